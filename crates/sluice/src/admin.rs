@@ -1,0 +1,229 @@
+//! The status HTTP server on `SC4S_LISTEN_STATUS_PORT`: `/health` and `/metrics`.
+//!
+//! `/health` answers like SC4S's health check (`200 {"status":"healthy"}`, `503
+//! {"status":"unhealthy: <reason>"}`) so existing load-balancer and orchestrator probes keep
+//! working. `/metrics` is Prometheus text rendered at scrape time from atomics; nothing on the
+//! receive path takes a lock for it.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// What the admin server asks the daemon.
+pub trait Status: Send + Sync + 'static {
+    /// `Err(reason)` when sluice cannot currently receive or deliver.
+    fn health(&self) -> Result<(), String>;
+    /// Prometheus text exposition format.
+    fn render_metrics(&self) -> String;
+}
+
+/// Binds the admin listener (so a port conflict is a startup error) and returns the task
+/// that serves it until `shutdown` fires.
+pub async fn bind(
+    addr: SocketAddr,
+    status: Arc<dyn Status>,
+    shutdown: CancellationToken,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let listener = TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let task = tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                () = shutdown.cancelled() => return,
+            };
+            let Ok((stream, _)) = accepted else { continue };
+            // Responses are small and written whole; without NODELAY a client that waits
+            // for the full body can stall on delayed ACKs.
+            let _ = stream.set_nodelay(true);
+            let status = status.clone();
+            tokio::spawn(async move {
+                let svc = service_fn(move |req| handle(req, status.clone()));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    Ok((local, task))
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    status: Arc<dyn Status>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (code, ctype, body) = match (req.method(), req.uri().path()) {
+        (&Method::GET, "/health") => match status.health() {
+            Ok(()) => (
+                StatusCode::OK,
+                "application/json",
+                r#"{"status":"healthy"}"#.to_string(),
+            ),
+            Err(reason) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "application/json",
+                serde_json::json!({ "status": format!("unhealthy: {reason}") }).to_string(),
+            ),
+        },
+        (&Method::GET, "/metrics") => (
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            status.render_metrics(),
+        ),
+        (_, "/health" | "/metrics") => (
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "method not allowed\n".into(),
+        ),
+        _ => (StatusCode::NOT_FOUND, "text/plain", "not found\n".into()),
+    };
+    let mut resp = Response::new(Full::new(Bytes::from(body)));
+    *resp.status_mut() = code;
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
+    Ok(resp)
+}
+
+/// Writes Prometheus text exposition: `# HELP`/`# TYPE` once per family, then samples.
+#[derive(Debug, Default)]
+pub struct PromWriter {
+    out: String,
+}
+
+impl PromWriter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn family(&mut self, name: &str, kind: &str, help: &str) -> &mut Self {
+        use std::fmt::Write;
+        let _ = writeln!(self.out, "# HELP {name} {help}");
+        let _ = writeln!(self.out, "# TYPE {name} {kind}");
+        self
+    }
+
+    /// One sample; label values are escaped as the format requires.
+    pub fn sample(
+        &mut self,
+        name: &str,
+        labels: &[(&str, &str)],
+        value: impl std::fmt::Display,
+    ) -> &mut Self {
+        use std::fmt::Write;
+        self.out.push_str(name);
+        if !labels.is_empty() {
+            self.out.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                let _ = write!(self.out, "{k}=\"");
+                for c in v.chars() {
+                    match c {
+                        '\\' => self.out.push_str("\\\\"),
+                        '"' => self.out.push_str("\\\""),
+                        '\n' => self.out.push_str("\\n"),
+                        c => self.out.push(c),
+                    }
+                }
+                self.out.push('"');
+            }
+            self.out.push('}');
+        }
+        let _ = writeln!(self.out, " {value}");
+        self
+    }
+
+    pub fn finish(self) -> String {
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fake(bool);
+    impl Status for Fake {
+        fn health(&self) -> Result<(), String> {
+            if self.0 {
+                Ok(())
+            } else {
+                Err("HEC unreachable".into())
+            }
+        }
+        fn render_metrics(&self) -> String {
+            let mut w = PromWriter::new();
+            w.family("sluice_x_total", "counter", "x").sample(
+                "sluice_x_total",
+                &[("reason", "a\"b")],
+                3,
+            );
+            w.finish()
+        }
+    }
+
+    async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut buf = String::new();
+        s.read_to_string(&mut buf).await.unwrap();
+        let code = buf[9..12].parse().unwrap();
+        let body = buf.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (code, body)
+    }
+
+    #[tokio::test]
+    async fn health_and_metrics() {
+        let cancel = CancellationToken::new();
+        let (addr, task) = bind(
+            "127.0.0.1:0".parse().unwrap(),
+            Arc::new(Fake(true)),
+            cancel.clone(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            get(addr, "/health").await,
+            (200, r#"{"status":"healthy"}"#.into())
+        );
+        let (code, body) = get(addr, "/metrics").await;
+        assert_eq!(code, 200);
+        assert!(body.contains("# TYPE sluice_x_total counter\n"), "{body}");
+        assert!(
+            body.contains("sluice_x_total{reason=\"a\\\"b\"} 3\n"),
+            "{body}"
+        );
+        assert_eq!(get(addr, "/nope").await.0, 404);
+        cancel.cancel();
+        task.await.unwrap();
+
+        let cancel = CancellationToken::new();
+        let (addr, _t) = bind(
+            "127.0.0.1:0".parse().unwrap(),
+            Arc::new(Fake(false)),
+            cancel.clone(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            get(addr, "/health").await,
+            (503, r#"{"status":"unhealthy: HEC unreachable"}"#.into())
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! The input window: a bound on events received and not yet delivered.
+//!
+//! SC4S's `log-iw-size` is counted in messages, so this is too. It is a semaphore whose
+//! permits travel with the events: a receiver acquires permits before it reads (UDP: one
+//! `fetch_limit`-sized acquisition per `recvmmsg`; TCP: one per read chunk, after framing),
+//! moves them into the batch that carries those events, and they return to the window only
+//! when the batch leaves memory — delivered to HEC, written to the output file, or
+//! deliberately dropped and counted. Acquisition is the only place a receiver waits; waiting
+//! means not reading, which for TCP is backpressure on the sender and for UDP lets the
+//! (large) kernel buffer absorb the pause.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use tokio::runtime::Handle;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
+use tokio_util::sync::CancellationToken;
+
+/// Permits for some number of in-flight events. Dropping it returns them to the window.
+pub type Permit = OwnedSemaphorePermit;
+
+#[derive(Debug)]
+pub struct Window {
+    name: &'static str,
+    capacity: u32,
+    sem: Arc<Semaphore>,
+    /// Times a receiver found the window full and had to wait.
+    full: AtomicU64,
+    /// Total time receivers spent waiting, in microseconds.
+    waited_micros: AtomicU64,
+}
+
+impl Window {
+    /// `capacity` is clamped to what a semaphore can hold (far above any sane window).
+    pub fn new(name: &'static str, capacity: u64) -> Arc<Window> {
+        let capacity =
+            capacity.clamp(1, u64::from(u32::MAX).min(Semaphore::MAX_PERMITS as u64)) as u32;
+        Arc::new(Window {
+            name,
+            capacity,
+            sem: Arc::new(Semaphore::new(capacity as usize)),
+            full: AtomicU64::new(0),
+            waited_micros: AtomicU64::new(0),
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Events currently received and not yet delivered.
+    pub fn in_use(&self) -> u64 {
+        u64::from(self.capacity) - self.sem.available_permits() as u64
+    }
+
+    pub fn full_count(&self) -> u64 {
+        self.full.load(Ordering::Relaxed)
+    }
+
+    pub fn waited_micros(&self) -> u64 {
+        self.waited_micros.load(Ordering::Relaxed)
+    }
+
+    /// Waits for `n` permits (clamped to the capacity, so a request can always be met).
+    /// `None` when `cancel` fires first: the caller is shutting down.
+    pub async fn acquire(&self, n: u32, cancel: &CancellationToken) -> Option<Permit> {
+        let n = n.clamp(1, self.capacity);
+        match self.sem.clone().try_acquire_many_owned(n) {
+            Ok(p) => return Some(p),
+            Err(TryAcquireError::Closed) => return None,
+            Err(TryAcquireError::NoPermits) => {}
+        }
+        self.full.fetch_add(1, Ordering::Relaxed);
+        let start = Instant::now();
+        let got = tokio::select! {
+            p = self.sem.clone().acquire_many_owned(n) => p.ok(),
+            () = cancel.cancelled() => None,
+        };
+        self.waited_micros
+            .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        got
+    }
+
+    /// The same, for the plain OS threads that run the UDP receive loops.
+    pub fn acquire_blocking(
+        &self,
+        n: u32,
+        rt: &Handle,
+        cancel: &CancellationToken,
+    ) -> Option<Permit> {
+        let n = n.clamp(1, self.capacity);
+        match self.sem.clone().try_acquire_many_owned(n) {
+            Ok(p) => Some(p),
+            Err(TryAcquireError::Closed) => None,
+            Err(TryAcquireError::NoPermits) => rt.block_on(self.acquire(n, cancel)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn permits_bound_in_flight_events_and_return_on_drop() {
+        let w = Window::new("test", 10);
+        let cancel = CancellationToken::new();
+        let mut a = w.acquire(6, &cancel).await.unwrap();
+        assert_eq!(w.in_use(), 6);
+        // Split the permits the way a receiver hands part of them to a finished batch.
+        let batch = a.split(4).unwrap();
+        assert_eq!((a.num_permits(), batch.num_permits()), (2, 4));
+        drop(batch);
+        assert_eq!(w.in_use(), 2);
+        drop(a);
+        assert_eq!(w.in_use(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_full_window_blocks_until_delivery_and_counts_the_wait() {
+        let w = Window::new("test", 4);
+        let cancel = CancellationToken::new();
+        let held = w.acquire(4, &cancel).await.unwrap();
+        let w2 = w.clone();
+        let c2 = cancel.clone();
+        let waiter = tokio::spawn(async move { w2.acquire(2, &c2).await.map(|p| p.num_permits()) });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !waiter.is_finished(),
+            "acquire must wait while the window is full"
+        );
+        drop(held);
+        assert_eq!(waiter.await.unwrap(), Some(2));
+        assert_eq!(w.full_count(), 1);
+    }
+
+    #[tokio::test]
+    async fn cancellation_releases_a_waiting_receiver() {
+        let w = Window::new("test", 1);
+        let cancel = CancellationToken::new();
+        let _held = w.acquire(1, &cancel).await.unwrap();
+        let (w2, c2) = (w.clone(), cancel.clone());
+        let waiter = tokio::spawn(async move { w2.acquire(1, &c2).await.is_none() });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        cancel.cancel();
+        assert!(waiter.await.unwrap());
+    }
+
+    #[test]
+    fn oversized_requests_are_clamped_and_blocking_acquire_works_off_runtime() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let w = Window::new("test", 3);
+        let cancel = CancellationToken::new();
+        let p = w.acquire_blocking(1000, rt.handle(), &cancel).unwrap();
+        assert_eq!(p.num_permits(), 3);
+        let w2 = w.clone();
+        let h = rt.handle().clone();
+        let c2 = cancel.clone();
+        let t =
+            std::thread::spawn(move || w2.acquire_blocking(1, &h, &c2).map(|p| p.num_permits()));
+        std::thread::sleep(Duration::from_millis(50));
+        drop(p);
+        assert_eq!(t.join().unwrap(), Some(1));
+    }
+}
