@@ -1,2 +1,42 @@
+//! `sluice` — the daemon and its tools.
 #![forbid(unsafe_code)]
-fn main() {}
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "sluice",
+    version,
+    about = "High-performance syslog receiver for Splunk HEC, drop-in for SC4S"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the receiver. Configuration: defaults → --config → --env-file → environment.
+    Run(sluice::cli::RunArgs),
+    /// Parse raw syslog messages from stdin and print one JSON object per message
+    /// (the conformance-corpus schema).
+    Parse(sluice::cli::ParseArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => sluice::cli::run(args),
+        Command::Parse(args) => sluice::cli::parse(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // `{:#}` prints the whole context chain on one line: "cannot bind …: …".
+            eprintln!("sluice: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

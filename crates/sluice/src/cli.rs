@@ -1,0 +1,172 @@
+//! Subcommand implementations behind `main.rs`.
+
+use std::io::{BufRead, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use sluice_proto::time::Zone;
+use sluice_proto::{ParseOptions, ParsedRecord, parse as parse_message};
+
+use crate::config::{Config, EnvReport};
+use crate::env::Env;
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// TOML configuration file (see config/sluice.toml for every key).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// SC4S env_file (`KEY=value` lines), e.g. /opt/sc4s/env_file.
+    #[arg(long, value_name = "FILE")]
+    pub env_file: Option<PathBuf>,
+    /// Load and validate the configuration, print a summary, and exit.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// Loads the layered configuration: defaults → TOML → env_file → environment.
+pub fn load_config(args: &RunArgs) -> anyhow::Result<(Config, EnvReport)> {
+    let mut config = match &args.config {
+        Some(path) => Config::from_toml_file(path)?,
+        None => Config::default(),
+    };
+    let env = Env::load(args.env_file.as_deref())?;
+    let report = config.apply_env(&env)?;
+    config.validate()?;
+    Zone::from_name(&config.parse.default_timezone).map_err(|e| {
+        anyhow::anyhow!(
+            "SC4S_DEFAULT_TIMEZONE / parse.default_timezone {:?}: {e}",
+            config.parse.default_timezone
+        )
+    })?;
+    Ok((config, report))
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    crate::daemon::init_logging();
+    let (config, report) = load_config(&args)?;
+    if args.check {
+        println!("configuration OK");
+        println!(
+            "udp ports {:?} ({} sockets, balance {:?}), tcp ports {:?}",
+            config.listen.udp_ports, config.udp.sockets, config.udp.balance, config.listen.tcp_ports
+        );
+        if config.uses_hec() {
+            println!("output: Splunk HEC {:?}", config.hec.urls);
+        } else {
+            println!("output: file {}", config.output.file.display());
+        }
+        for v in &report.unsupported {
+            println!("not supported (ignored): {v}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::daemon::run(config, report)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ParseArgs {
+    /// Messages are separated by NUL bytes instead of newlines (to carry embedded LFs).
+    #[arg(long)]
+    pub null: bool,
+    /// Read the conformance corpus format (JSON lines with "id" and "input") and print
+    /// `{"id": ..., "actual": {...}}` per line.
+    #[arg(long)]
+    pub corpus: bool,
+    /// Pin "now" to 1 July of this year, for reproducible year inference.
+    #[arg(long)]
+    pub year: Option<i16>,
+    /// Zone for stamps without one (default GMT, as SC4S_DEFAULT_TIMEZONE).
+    #[arg(long, default_value = "GMT")]
+    pub timezone: String,
+}
+
+pub fn parse(args: ParseArgs) -> anyhow::Result<ExitCode> {
+    let zone = Zone::from_name(&args.timezone)
+        .map_err(|e| anyhow::anyhow!("--timezone {:?}: {e}", args.timezone))?;
+    let now_unix_secs = match args.year {
+        Some(y) => july_first_unix(y).context("--year")?,
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0),
+    };
+    let opts = ParseOptions {
+        now_unix_secs,
+        zone: &zone,
+    };
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let stdout = std::io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let mut emit = |bytes: &[u8], id: Option<serde_json::Value>| -> anyhow::Result<()> {
+        let record = ParsedRecord::from(&parse_message(bytes, &opts));
+        match id {
+            Some(id) => serde_json::to_writer(&mut out, &serde_json::json!({"id": id, "actual": record}))?,
+            None => serde_json::to_writer(&mut out, &record)?,
+        }
+        out.write_all(b"\n")?;
+        Ok(())
+    };
+    if args.corpus {
+        for (n, line) in input.lines().enumerate() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let case: serde_json::Value = serde_json::from_str(&line)
+                .with_context(|| format!("stdin line {}: not JSON", n + 1))?;
+            let text = case["input"]
+                .as_str()
+                .with_context(|| format!("stdin line {}: no \"input\" string", n + 1))?;
+            let bytes: Vec<u8> = if case["input_encoding"] == "latin1" {
+                text.chars().map(|c| c as u32 as u8).collect()
+            } else {
+                text.as_bytes().to_vec()
+            };
+            emit(&bytes, Some(case["id"].clone()))?;
+        }
+    } else {
+        let mut all = Vec::new();
+        input.read_to_end(&mut all)?;
+        let sep = if args.null { b'\0' } else { b'\n' };
+        let mut parts: Vec<&[u8]> = all.split(|&b| b == sep).collect();
+        // A trailing separator ends the last message; it does not start an empty one.
+        if parts.last().is_some_and(|p| p.is_empty()) {
+            parts.pop();
+        }
+        for part in parts {
+            emit(part, None)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Unix seconds of 1 July `year`, 00:00 UTC — computed with the civil-date formula so the
+/// CLI does not need a calendar library for one number.
+fn july_first_unix(year: i16) -> anyhow::Result<i64> {
+    if !(1970..=9999).contains(&year) {
+        anyhow::bail!("year {year} is out of range (1970-9999)");
+    }
+    let (y, m, d) = (i64::from(year), 7i64, 1i64);
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Ok((era * 146_097 + doe - 719_468) * 86_400)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn july_first() {
+        // 2026-07-01T00:00:00Z
+        assert_eq!(super::july_first_unix(2026).unwrap(), 1_782_864_000);
+        assert_eq!(super::july_first_unix(1970).unwrap(), 181 * 86_400);
+    }
+}

@@ -1,0 +1,126 @@
+//! Where encoded batches go: Splunk HEC, or — with no HEC URL configured — a local
+//! JSON-lines file holding exactly the JSON objects HEC would have received, one per line.
+//!
+//! The file output exists so `sluice run` is useful on a fresh machine with no Splunk, and so
+//! an operator can see precisely what would be sent. A batch is released (its window permits
+//! returned) only after its bytes were handed to the kernel with `write`; a failed write
+//! (disk full, permission) is retried with backoff and the batch is kept, never dropped.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use sluice_hec::{DrainReport, EncodedBatch};
+use tokio_util::sync::CancellationToken;
+
+/// Counters for the file output.
+#[derive(Debug, Default)]
+pub struct FileStats {
+    pub events: AtomicU64,
+    pub batches: AtomicU64,
+    pub bytes: AtomicU64,
+    pub write_errors: AtomicU64,
+    /// False while the last write failed.
+    pub healthy: AtomicBool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open output file {path}: {source}")]
+pub struct FileOpenError {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+/// Appends batches to a file.
+#[derive(Debug)]
+pub struct FileOutput {
+    path: PathBuf,
+    file: File,
+    stats: Arc<FileStats>,
+}
+
+impl FileOutput {
+    /// Opens (creating, appending) the file now, so a bad path is a startup error.
+    pub fn open(path: &Path, stats: Arc<FileStats>) -> Result<FileOutput, FileOpenError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| FileOpenError {
+                path: path.to_owned(),
+                source,
+            })?;
+        stats.healthy.store(true, Ordering::Relaxed);
+        Ok(FileOutput {
+            path: path.to_owned(),
+            file,
+            stats,
+        })
+    }
+
+    /// Writes batches until the channel is closed and empty, or `abort` fires. Runs on a
+    /// blocking thread: file writes are synchronous.
+    pub fn run(
+        mut self,
+        rx: async_channel::Receiver<EncodedBatch>,
+        abort: CancellationToken,
+    ) -> DrainReport {
+        let mut report = DrainReport::default();
+        while let Ok(batch) = rx.recv_blocking() {
+            if !self.write_with_retry(&batch, &abort) {
+                report.undelivered_events += u64::from(batch.events);
+                report.undelivered_batches += 1;
+                break;
+            }
+        }
+        // Only reached early on abort: count what is left so the daemon can report it.
+        while let Ok(batch) = rx.try_recv() {
+            report.undelivered_events += u64::from(batch.events);
+            report.undelivered_batches += 1;
+        }
+        report
+    }
+
+    fn write_with_retry(&mut self, batch: &EncodedBatch, abort: &CancellationToken) -> bool {
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            // One write per batch: the body plus its terminating newline, so lines from two
+            // batches never interleave even if the file is shared.
+            let mut buf = Vec::with_capacity(batch.body.len() + 1);
+            buf.extend_from_slice(&batch.body);
+            buf.push(b'\n');
+            match self.file.write_all(&buf) {
+                Ok(()) => {
+                    self.stats
+                        .events
+                        .fetch_add(u64::from(batch.events), Ordering::Relaxed);
+                    self.stats.batches.fetch_add(1, Ordering::Relaxed);
+                    self.stats
+                        .bytes
+                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
+                    self.stats.healthy.store(true, Ordering::Relaxed);
+                    return true;
+                }
+                Err(e) => {
+                    self.stats.write_errors.fetch_add(1, Ordering::Relaxed);
+                    self.stats.healthy.store(false, Ordering::Relaxed);
+                    tracing::error!(
+                        path = %self.path.display(),
+                        error = %e,
+                        events = batch.events,
+                        "writing to the output file failed; keeping the batch and retrying in {:?}",
+                        backoff
+                    );
+                    if abort.is_cancelled() {
+                        return false;
+                    }
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The per-message path shared by every listener: parse → classify → encode into the open
+//! batch. Receivers call it from their own loop, on their own thread or task, so the raw
+//! bytes never leave the place they were received into.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
+use sluice_proto::classify::{SourceMeta, Tables, classify};
+use sluice_proto::hec::{EncodeOptions, encode_event};
+use sluice_proto::time::Zone;
+use sluice_proto::{Format, ParseOptions, parse};
+
+use crate::window::Permit;
+
+/// Everything a receiver needs to turn bytes into events; built once at startup.
+#[derive(Debug)]
+pub struct Processor {
+    pub zone: Zone,
+    pub tables: Tables,
+    pub encode: EncodeOptions,
+    pub batch: BatchPolicy,
+}
+
+/// Counts kept by one receiver in plain integers while it works through a batch of input,
+/// then added to its shared [`ReceiverCounters`] once.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalCounts {
+    pub messages: u64,
+    pub bytes: u64,
+    pub by_format: [u64; 3],
+    pub truncated: u64,
+}
+
+impl LocalCounts {
+    pub fn flush_into(&mut self, shared: &ReceiverCounters) {
+        if self.messages == 0 && self.truncated == 0 {
+            return;
+        }
+        shared.messages.fetch_add(self.messages, Ordering::Relaxed);
+        shared.bytes.fetch_add(self.bytes, Ordering::Relaxed);
+        for (slot, n) in shared.by_format.iter().zip(self.by_format) {
+            slot.fetch_add(n, Ordering::Relaxed);
+        }
+        shared.truncated.fetch_add(self.truncated, Ordering::Relaxed);
+        *self = LocalCounts::default();
+    }
+}
+
+/// Shared counters of one receiver (a UDP socket thread, or a TCP port). Read at scrape time.
+#[derive(Debug, Default)]
+pub struct ReceiverCounters {
+    /// Messages accepted into the pipeline (parsed and encoded into a batch).
+    pub messages: AtomicU64,
+    pub bytes: AtomicU64,
+    /// Indexed by [`format_index`].
+    pub by_format: [AtomicU64; 3],
+    /// Messages cut to the maximum message size.
+    pub truncated: AtomicU64,
+    /// Batches handed to the output.
+    pub batches: AtomicU64,
+    /// Batches that could not be handed over because the output was gone (a bug or a crash
+    /// of the output stage; never expected).
+    pub lost_events: AtomicU64,
+}
+
+pub const FORMATS: [Format; 3] = [Format::Rfc5424, Format::Rfc3164, Format::Unparsed];
+
+pub fn format_index(f: Format) -> usize {
+    match f {
+        Format::Rfc5424 => 0,
+        Format::Rfc3164 => 1,
+        Format::Unparsed => 2,
+    }
+}
+
+/// The wall-clock moment a group of messages was received, read once per group.
+#[derive(Clone, Copy, Debug)]
+pub struct RecvTime {
+    pub instant: Instant,
+    pub unix_micros: i64,
+}
+
+impl RecvTime {
+    pub fn now() -> RecvTime {
+        let unix_micros = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0);
+        RecvTime {
+            instant: Instant::now(),
+            unix_micros,
+        }
+    }
+}
+
+impl Processor {
+    pub fn new_builder(&self) -> BatchBuilder {
+        BatchBuilder::new(self.batch.clone())
+    }
+
+    /// Parses, classifies and encodes one message into `builder`; returns a batch when the
+    /// builder filled up.
+    #[inline]
+    pub fn process(
+        &self,
+        payload: &[u8],
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+    ) -> Option<EncodedBatch> {
+        let opts = ParseOptions {
+            now_unix_secs: at.unix_micros.div_euclid(1_000_000),
+            zone: &self.zone,
+        };
+        let msg = parse(payload, &opts);
+        counts.messages += 1;
+        counts.bytes += payload.len() as u64;
+        counts.by_format[format_index(msg.format)] += 1;
+        let class = classify(&msg, src, &self.tables);
+        builder.push_with(at.instant, |out| {
+            encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
+        })
+    }
+}
+
+/// Hands batches to the output together with the window permits of their events.
+///
+/// A receiver holds permits for every event in its open batch (plus, transiently, the unused
+/// part of its last acquisition). When a batch is finished, exactly its event count moves
+/// into the batch; they return to the window when the output is done with it.
+#[derive(Debug)]
+pub struct Emitter {
+    out: async_channel::Sender<EncodedBatch>,
+    held: Option<Permit>,
+    counters: Arc<ReceiverCounters>,
+}
+
+impl Emitter {
+    pub fn new(out: async_channel::Sender<EncodedBatch>, counters: Arc<ReceiverCounters>) -> Self {
+        Emitter {
+            out,
+            held: None,
+            counters,
+        }
+    }
+
+    pub fn counters(&self) -> &Arc<ReceiverCounters> {
+        &self.counters
+    }
+
+    /// Adds freshly acquired permits to the ones held for the open batch.
+    pub fn hold(&mut self, permit: Permit) {
+        match &mut self.held {
+            Some(h) => h.merge(permit),
+            None => self.held = Some(permit),
+        }
+    }
+
+    /// Returns `n` unused permits to the window.
+    pub fn release_unused(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        if let Some(h) = &mut self.held {
+            if h.num_permits() <= n {
+                self.held = None;
+            } else {
+                drop(h.split(n));
+            }
+        }
+    }
+
+    /// Sends a finished batch, moving its events' permits into it.
+    pub fn emit(&mut self, mut batch: EncodedBatch) {
+        let n = batch.events as usize;
+        if let Some(h) = &mut self.held {
+            if h.num_permits() <= n {
+                if let Some(all) = self.held.take() {
+                    batch.attach(all);
+                }
+            } else if let Some(part) = h.split(n) {
+                batch.attach(part);
+            }
+        }
+        self.counters.batches.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = self.out.try_send(batch) {
+            let lost = e.into_inner().events;
+            self.counters
+                .lost_events
+                .fetch_add(u64::from(lost), Ordering::Relaxed);
+            tracing::error!(
+                events = lost,
+                "the output stage is gone; a batch could not be handed over (this is a bug)"
+            );
+        }
+    }
+}
