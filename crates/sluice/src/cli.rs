@@ -34,6 +34,9 @@ pub fn load_config(args: &RunArgs) -> anyhow::Result<(Config, EnvReport)> {
     let env = Env::load(args.env_file.as_deref())?;
     let report = config.apply_env(&env)?;
     config.validate()?;
+    if config.uses_hec() {
+        crate::hecconf::hec_config(&config)?;
+    }
     Zone::from_name(&config.parse.default_timezone).map_err(|e| {
         anyhow::anyhow!(
             "SC4S_DEFAULT_TIMEZONE / parse.default_timezone {:?}: {e}",

@@ -5,6 +5,14 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod cli;
 pub mod config;
+pub mod daemon;
 pub mod env;
+pub mod hecconf;
+pub mod metrics;
+pub mod output;
+pub mod pipeline;
+pub mod tcp;
+pub mod udp;
 pub mod window;

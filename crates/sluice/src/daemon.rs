@@ -1,0 +1,355 @@
+//! `sluice run`: bind everything, start the pipeline, and drain it on SIGTERM/SIGINT.
+//!
+//! Startup binds every socket before anything starts, so a port conflict or a missing
+//! privilege is one clear error naming the setting to change. Shutdown follows the order
+//! of the data: stop reading, flush every open batch into the output channel, let the
+//! output deliver until the channel is empty or the drain timeout passes, then exit 0.
+//! Whatever is still undelivered at the timeout is logged with its count.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::Context;
+use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
+use sluice_net::{UdpGroup, UdpGroupConfig};
+use sluice_proto::classify::Tables;
+use sluice_proto::hec::EncodeOptions;
+use sluice_proto::time::Zone;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Balance, Config, EnvReport};
+use crate::metrics::{OutputMetrics, Registry, TcpPortMetrics, UdpPortMetrics};
+use crate::output::{FileOutput, FileStats};
+use crate::pipeline::{Processor, ReceiverCounters};
+use crate::tcp::{TcpContext, TcpLimits, TcpStats};
+use crate::udp::{UdpContext, UdpPort};
+use crate::window::Window;
+
+/// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
+pub fn init_logging() {
+    let filter = std::env::var("SLUICE_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| "info".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+pub fn run(config: Config, report: EnvReport) -> anyhow::Result<()> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .thread_name("sluice-rt")
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let handle = rt.handle().clone();
+    rt.block_on(run_async(config, report, handle))
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+fn to_net_balance(b: Balance) -> sluice_net::Balance {
+    match b {
+        Balance::Ebpf => sluice_net::Balance::Ebpf,
+        Balance::Cbpf => sluice_net::Balance::Cbpf,
+        Balance::Kernel => sluice_net::Balance::Kernel,
+    }
+}
+
+async fn run_async(config: Config, report: EnvReport, rt: tokio::runtime::Handle) -> anyhow::Result<()> {
+    for note in &report.notes {
+        tracing::warn!("{note}");
+    }
+    if !report.unsupported.is_empty() {
+        tracing::warn!(
+            vars = %report.unsupported.join(","),
+            "these SC4S settings are set but not supported by sluice; they are ignored"
+        );
+    }
+
+    let processor = Arc::new(build_processor(&config)?);
+    let stop = CancellationToken::new();
+    let stopping = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = async_channel::unbounded::<EncodedBatch>();
+
+    // --- bind everything first --------------------------------------------------------
+    let mut udp_groups = Vec::new();
+    for &port in &config.listen.udp_ports {
+        let addr = SocketAddr::new(config.listen.address, port);
+        let mut g = UdpGroupConfig::new(addr);
+        g.sockets = config.udp.sockets;
+        g.balance = to_net_balance(config.udp.balance);
+        g.rcvbuf = (config.udp.rcvbuf.0 > 0).then_some(config.udp.rcvbuf.0 as usize);
+        g.batch = config.udp.fetch_limit.clamp(1, sluice_net::MAX_BATCH);
+        g.max_datagram = config.listen.max_message_size.min(sluice_net::DEFAULT_MAX_DATAGRAM);
+        let group = UdpGroup::bind(&g).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen on UDP {addr}: {e}; change the port with \
+                 SC4S_LISTEN_DEFAULT_UDP_PORT (or [listen] udp_ports in the config file)"
+            )
+        })?;
+        if let Some(reason) = group.fallback_reason() {
+            tracing::warn!(
+                port,
+                requested = %g.balance,
+                using = %group.balance_mode(),
+                "UDP balancing fell back: {reason}"
+            );
+        }
+        for r in group.rcvbuf_reports() {
+            if let Some(hint) = r.sysctl_hint() {
+                tracing::warn!(port, "UDP receive buffer smaller than requested: {hint}");
+                break;
+            }
+        }
+        udp_groups.push((g.balance, group));
+    }
+    let mut tcp_ports = Vec::new();
+    for &port in &config.listen.tcp_ports {
+        let addr = SocketAddr::new(config.listen.address, port);
+        let bound = crate::tcp::bind(addr).await.map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen on TCP {addr}: {e}{}; change the port with \
+                 SC4S_LISTEN_DEFAULT_TCP_PORT (or [listen] tcp_ports in the config file)",
+                privilege_hint(&e, port)
+            )
+        })?;
+        tcp_ports.push(bound);
+    }
+
+    // --- output ------------------------------------------------------------------------
+    let abort = AbortSignal::new();
+    let (output_metrics, mut output_task) = if config.uses_hec() {
+        let stats = Arc::new(HecStats::default());
+        let hec = HecOutput::new(crate::hecconf::hec_config(&config)?, stats.clone())
+            .context("cannot set up the HEC client")?;
+        for p in hec.probe().await {
+            if p.reachable && p.token_accepted != Some(false) {
+                tracing::info!(url = %p.url, "{}", p.message);
+            } else {
+                tracing::error!(url = %p.url, "{}", p.message);
+            }
+        }
+        let abort2 = abort.clone();
+        let task = tokio::spawn(async move { hec.run(rx, abort2).await });
+        (OutputMetrics::Hec(stats), task)
+    } else {
+        let stats = Arc::new(FileStats::default());
+        let file = FileOutput::open(&config.output.file, stats.clone())?;
+        tracing::info!(
+            path = %config.output.file.display(),
+            "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
+        );
+        let abort2 = abort.clone();
+        let task = tokio::task::spawn_blocking(move || file.run(rx, abort2));
+        (OutputMetrics::File(stats), task)
+    };
+
+    // --- receivers ---------------------------------------------------------------------
+    let udp_window = Window::new("udp", config.udp.window);
+    let tcp_window = Window::new("tcp", config.tcp.window);
+    let mut udp_ports = Vec::new();
+    let mut udp_metrics = Vec::new();
+    for (requested, group) in udp_groups {
+        let ctx = UdpContext {
+            processor: processor.clone(),
+            window: udp_window.clone(),
+            fetch_limit: config.udp.fetch_limit,
+            rt: rt.clone(),
+            stop: stop.clone(),
+        };
+        let port = UdpPort::start(group, ctx, &tx).context("cannot start UDP receive threads")?;
+        tracing::info!(
+            addr = %port.local_addr,
+            sockets = port.counters.len(),
+            balance = %port.group.balance_mode(),
+            rcvbuf = port.group.rcvbuf_reports().first().map_or(0, |r| r.effective),
+            "listening on UDP"
+        );
+        udp_metrics.push(UdpPortMetrics {
+            port: port.local_addr.port(),
+            requested_balance: requested.as_str(),
+            balance: port.group.balance_mode().as_str(),
+            fallback_reason: port.group.fallback_reason().map(str::to_owned),
+            sockets: port.group.stats().to_vec(),
+            counters: port.counters.clone(),
+            rcvbuf: port.group.rcvbuf_reports().to_vec(),
+        });
+        udp_ports.push(port);
+    }
+    let mut tcp_tasks = Vec::new();
+    let mut tcp_metrics = Vec::new();
+    for bound in tcp_ports {
+        let counters = Arc::new(ReceiverCounters::default());
+        let stats = Arc::new(TcpStats::default());
+        tracing::info!(addr = %bound.local_addr, "listening on TCP");
+        tcp_metrics.push(TcpPortMetrics {
+            port: bound.local_addr.port(),
+            counters: counters.clone(),
+            stats: stats.clone(),
+        });
+        let ctx = Arc::new(TcpContext {
+            processor: processor.clone(),
+            window: tcp_window.clone(),
+            limits: TcpLimits {
+                max_connections: config.tcp.max_connections,
+                max_message_size: config.listen.max_message_size,
+                frame_timeout: config.tcp.frame_timeout,
+                idle_timeout: config.tcp.idle_timeout,
+            },
+            counters,
+            stats,
+            stop: stop.clone(),
+        });
+        tcp_tasks.push(tokio::spawn(crate::tcp::serve(bound, ctx, tx.clone())));
+    }
+    drop(tx);
+
+    let registry = Arc::new(Registry {
+        started: Instant::now(),
+        udp: udp_metrics,
+        tcp: tcp_metrics,
+        windows: vec![udp_window, tcp_window],
+        output: output_metrics,
+        stopping: stopping.clone(),
+    });
+    let admin_stop = CancellationToken::new();
+    if config.admin.port != 0 {
+        let addr = SocketAddr::new(config.admin.address, config.admin.port);
+        let (local, _task) = crate::admin::bind(addr, registry.clone(), admin_stop.clone())
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot listen on the status port {addr}: {e}; change it with \
+                     SC4S_LISTEN_STATUS_PORT (0 disables it)"
+                )
+            })?;
+        tracing::info!(addr = %local, "serving /health and /metrics");
+    }
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
+
+    // --- wait for a signal, or for the output to die --------------------------------------
+    let early_output_end = tokio::select! {
+        sig = shutdown_signal() => {
+            tracing::info!(signal = sig, "stopping: no longer reading; delivering what is in flight");
+            None
+        }
+        r = &mut output_task => Some(r),
+    };
+
+    // --- drain -----------------------------------------------------------------------
+    stopping.store(true, Ordering::Relaxed);
+    stop.cancel();
+    let drain_start = Instant::now();
+    let mut joins = udp_ports;
+    let udp_join = tokio::task::spawn_blocking(move || {
+        for p in &mut joins {
+            p.join();
+        }
+        joins
+    });
+    for t in tcp_tasks {
+        let _ = t.await;
+    }
+    let _ports = udp_join.await;
+    let received = registry.received_total();
+    tracing::info!(received, "receivers stopped; every open batch has been handed to the output");
+
+    let report: DrainReport = match early_output_end {
+        Some(r) => r.context("the output task failed")?,
+        None => {
+            let budget = config.shutdown.drain_timeout.saturating_sub(drain_start.elapsed());
+            match tokio::time::timeout(budget, &mut output_task).await {
+                Ok(r) => r.context("the output task failed")?,
+                Err(_) => {
+                    abort.abort();
+                    output_task.await.context("the output task failed")?
+                }
+            }
+        }
+    };
+    admin_stop.cancel();
+    let delivered = registry.delivered_total();
+    if report.undelivered_events > 0 {
+        tracing::error!(
+            received,
+            delivered,
+            undelivered = report.undelivered_events,
+            batches = report.undelivered_batches,
+            "drain timeout ({:?}) reached: these events were not delivered",
+            config.shutdown.drain_timeout
+        );
+    } else {
+        tracing::info!(received, delivered, elapsed = ?drain_start.elapsed(), "stopped cleanly");
+    }
+    Ok(())
+}
+
+fn privilege_hint(e: &std::io::Error, port: u16) -> &'static str {
+    if e.kind() == std::io::ErrorKind::PermissionDenied && port < 1024 {
+        " (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
+    } else {
+        ""
+    }
+}
+
+fn build_processor(config: &Config) -> anyhow::Result<Processor> {
+    let zone = Zone::from_name(&config.parse.default_timezone).map_err(|e| {
+        anyhow::anyhow!(
+            "SC4S_DEFAULT_TIMEZONE={:?}: {e}",
+            config.parse.default_timezone
+        )
+    })?;
+    let mut tables = match &config.parse.metadata_csv {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read metadata csv {}", path.display()))?;
+            Tables::from_csv(&text).with_context(|| format!("metadata csv {}", path.display()))?
+        }
+        None => Tables::default(),
+    };
+    tables.set_source_as_sc4s(config.parse.set_source_as_sc4s);
+    let encode = EncodeOptions::new(
+        &config.fields.indexed_fields,
+        config.fields.loghost.clone().unwrap_or_else(hostname),
+        config.fields.container_host.clone(),
+        config.parse.store_raw_message,
+    );
+    Ok(Processor {
+        zone,
+        tables,
+        encode,
+        batch: BatchPolicy {
+            max_events: config.hec.batch_lines,
+            max_bytes: config.hec.batch_bytes.0 as usize,
+            timeout: config.hec.batch_timeout,
+        },
+    })
+}
+
+async fn shutdown_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot install signal handlers; stop sluice with SIGKILL only");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}

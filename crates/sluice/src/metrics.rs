@@ -1,0 +1,426 @@
+//! `/metrics` and `/health`: read the counters every stage keeps and render them.
+//!
+//! One family per thing that happens, each with its reason label (see DESIGN.md):
+//! received, kernel drops, parsed by format, truncated, delivered, retried, dropped, window
+//! occupancy. All values are atomics updated once per batch by their owners and summed
+//! here at scrape time, so nothing on the receive path takes a lock for telemetry.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use sluice_hec::HecStats;
+use sluice_net::{RcvbufReport, SocketStats};
+
+use crate::admin::{PromWriter, Status};
+use crate::output::FileStats;
+use crate::pipeline::{FORMATS, ReceiverCounters};
+use crate::tcp::TcpStats;
+use crate::window::Window;
+
+/// One UDP port as the registry sees it.
+#[derive(Debug)]
+pub struct UdpPortMetrics {
+    pub port: u16,
+    pub requested_balance: &'static str,
+    pub balance: &'static str,
+    pub fallback_reason: Option<String>,
+    pub sockets: Vec<Arc<SocketStats>>,
+    pub counters: Vec<Arc<ReceiverCounters>>,
+    pub rcvbuf: Vec<RcvbufReport>,
+}
+
+/// One TCP port.
+#[derive(Debug)]
+pub struct TcpPortMetrics {
+    pub port: u16,
+    pub counters: Arc<ReceiverCounters>,
+    pub stats: Arc<TcpStats>,
+}
+
+#[derive(Debug)]
+pub enum OutputMetrics {
+    Hec(Arc<HecStats>),
+    File(Arc<FileStats>),
+}
+
+/// Everything `/metrics` and `/health` read. Built once at startup, then immutable apart
+/// from the atomics it points to.
+#[derive(Debug)]
+pub struct Registry {
+    pub started: Instant,
+    pub udp: Vec<UdpPortMetrics>,
+    pub tcp: Vec<TcpPortMetrics>,
+    pub windows: Vec<Arc<Window>>,
+    pub output: OutputMetrics,
+    /// Set when shutdown begins: the receivers are stopping.
+    pub stopping: Arc<AtomicBool>,
+}
+
+impl Registry {
+    fn receiver_counters(&self) -> impl Iterator<Item = &Arc<ReceiverCounters>> {
+        self.udp
+            .iter()
+            .flat_map(|u| u.counters.iter())
+            .chain(self.tcp.iter().map(|t| &t.counters))
+    }
+
+    /// Messages accepted into the pipeline so far (all listeners).
+    pub fn received_total(&self) -> u64 {
+        self.receiver_counters()
+            .map(|c| c.messages.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Events the output has finished with successfully.
+    pub fn delivered_total(&self) -> u64 {
+        match &self.output {
+            OutputMetrics::Hec(h) => h.snapshot().delivered_events,
+            OutputMetrics::File(f) => f.events.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Status for Registry {
+    fn health(&self) -> Result<(), String> {
+        if self.stopping.load(Ordering::Relaxed) {
+            return Err("shutting down".into());
+        }
+        match &self.output {
+            OutputMetrics::Hec(h) if !h.healthy() => {
+                Err("cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into())
+            }
+            OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
+                Err("cannot write the output file".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn render_metrics(&self) -> String {
+        let mut w = PromWriter::new();
+        let up = self.started.elapsed().as_secs_f64();
+        w.family("sluice_uptime_seconds", "gauge", "Seconds since sluice started.")
+            .sample("sluice_uptime_seconds", &[], format!("{up:.3}"));
+
+        // Received, per listener and socket.
+        w.family(
+            "sluice_received_total",
+            "counter",
+            "Messages accepted into the pipeline (parsed and encoded into a batch).",
+        );
+        for u in &self.udp {
+            let port = u.port.to_string();
+            for (i, c) in u.counters.iter().enumerate() {
+                let s = i.to_string();
+                w.sample(
+                    "sluice_received_total",
+                    &[("transport", "udp"), ("port", &port), ("socket", &s)],
+                    c.messages.load(Ordering::Relaxed),
+                );
+            }
+        }
+        for t in &self.tcp {
+            let port = t.port.to_string();
+            w.sample(
+                "sluice_received_total",
+                &[("transport", "tcp"), ("port", &port), ("socket", "")],
+                t.counters.messages.load(Ordering::Relaxed),
+            );
+        }
+        w.family(
+            "sluice_received_bytes_total",
+            "counter",
+            "Bytes of accepted messages.",
+        );
+        for u in &self.udp {
+            let port = u.port.to_string();
+            for (i, c) in u.counters.iter().enumerate() {
+                let s = i.to_string();
+                w.sample(
+                    "sluice_received_bytes_total",
+                    &[("transport", "udp"), ("port", &port), ("socket", &s)],
+                    c.bytes.load(Ordering::Relaxed),
+                );
+            }
+        }
+        for t in &self.tcp {
+            let port = t.port.to_string();
+            w.sample(
+                "sluice_received_bytes_total",
+                &[("transport", "tcp"), ("port", &port), ("socket", "")],
+                t.counters.bytes.load(Ordering::Relaxed),
+            );
+        }
+
+        // The kernel's side of UDP: what reached the socket, what it dropped.
+        w.family(
+            "sluice_udp_datagrams_total",
+            "counter",
+            "Datagrams returned by recvmmsg, per socket (shows the balance).",
+        );
+        for u in &self.udp {
+            let port = u.port.to_string();
+            for (i, s) in u.sockets.iter().enumerate() {
+                let idx = i.to_string();
+                w.sample(
+                    "sluice_udp_datagrams_total",
+                    &[("port", &port), ("socket", &idx)],
+                    s.received(),
+                );
+            }
+        }
+        w.family(
+            "sluice_kernel_dropped_total",
+            "counter",
+            "Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL).",
+        );
+        for u in &self.udp {
+            let port = u.port.to_string();
+            for (i, s) in u.sockets.iter().enumerate() {
+                let idx = i.to_string();
+                w.sample(
+                    "sluice_kernel_dropped_total",
+                    &[("port", &port), ("socket", &idx)],
+                    s.kernel_drops(),
+                );
+            }
+        }
+        w.family(
+            "sluice_udp_rcvbuf_bytes",
+            "gauge",
+            "Effective receive buffer per socket as read back from the kernel.",
+        );
+        for u in &self.udp {
+            let port = u.port.to_string();
+            for (i, r) in u.rcvbuf.iter().enumerate() {
+                let idx = i.to_string();
+                w.sample(
+                    "sluice_udp_rcvbuf_bytes",
+                    &[("port", &port), ("socket", &idx)],
+                    r.effective,
+                );
+            }
+        }
+        w.family(
+            "sluice_udp_balance_info",
+            "gauge",
+            "Active UDP balancing mode per port (1), with the requested one and why they differ.",
+        );
+        for u in &self.udp {
+            let port = u.port.to_string();
+            w.sample(
+                "sluice_udp_balance_info",
+                &[
+                    ("port", &port),
+                    ("mode", u.balance),
+                    ("requested", u.requested_balance),
+                    ("fallback_reason", u.fallback_reason.as_deref().unwrap_or("")),
+                ],
+                1,
+            );
+        }
+
+        // Parsing.
+        w.family("sluice_parsed_total", "counter", "Messages by the grammar they were read with.");
+        for (i, f) in FORMATS.iter().enumerate() {
+            let n: u64 = self
+                .receiver_counters()
+                .map(|c| c.by_format[i].load(Ordering::Relaxed))
+                .sum();
+            w.sample("sluice_parsed_total", &[("format", f.as_str())], n);
+        }
+        w.family(
+            "sluice_truncated_total",
+            "counter",
+            "Messages cut to listen.max_message_size (delivered truncated).",
+        );
+        let udp_trunc: u64 = self
+            .udp
+            .iter()
+            .flat_map(|u| u.counters.iter())
+            .map(|c| c.truncated.load(Ordering::Relaxed))
+            .sum();
+        let tcp_trunc: u64 = self
+            .tcp
+            .iter()
+            .map(|t| t.counters.truncated.load(Ordering::Relaxed))
+            .sum();
+        w.sample("sluice_truncated_total", &[("transport", "udp")], udp_trunc);
+        w.sample("sluice_truncated_total", &[("transport", "tcp")], tcp_trunc);
+
+        // TCP connections and framing.
+        if !self.tcp.is_empty() {
+            w.family("sluice_tcp_connections", "gauge", "Open TCP connections.");
+            for t in &self.tcp {
+                let port = t.port.to_string();
+                w.sample("sluice_tcp_connections", &[("port", &port)], t.stats.open());
+            }
+            w.family("sluice_tcp_connections_total", "counter", "Accepted TCP connections.");
+            for t in &self.tcp {
+                let port = t.port.to_string();
+                w.sample(
+                    "sluice_tcp_connections_total",
+                    &[("port", &port)],
+                    t.stats.accepted.load(Ordering::Relaxed),
+                );
+            }
+            w.family(
+                "sluice_tcp_frames_total",
+                "counter",
+                "Notable TCP frames: octet-counted, partial (delivered at close/timeout), \
+                 truncated; and skipped empty lines.",
+            );
+            for t in &self.tcp {
+                let port = t.port.to_string();
+                for (kind, v) in [
+                    ("octet_counted", &t.stats.octet_counted),
+                    ("partial", &t.stats.partial),
+                    ("truncated", &t.stats.truncated),
+                    ("empty_line", &t.stats.empty_lines),
+                ] {
+                    w.sample(
+                        "sluice_tcp_frames_total",
+                        &[("port", &port), ("kind", kind)],
+                        v.load(Ordering::Relaxed),
+                    );
+                }
+            }
+            w.family(
+                "sluice_tcp_discarded_bytes_total",
+                "counter",
+                "Bytes beyond max_message_size skipped after a truncated frame.",
+            );
+            for t in &self.tcp {
+                let port = t.port.to_string();
+                w.sample(
+                    "sluice_tcp_discarded_bytes_total",
+                    &[("port", &port)],
+                    t.stats.discarded_bytes.load(Ordering::Relaxed),
+                );
+            }
+            w.family(
+                "sluice_tcp_closed_total",
+                "counter",
+                "Connections sluice closed, by reason.",
+            );
+            for t in &self.tcp {
+                let port = t.port.to_string();
+                for (reason, v) in [
+                    ("frame_timeout", &t.stats.frame_timeouts),
+                    ("idle_timeout", &t.stats.idle_timeouts),
+                    ("read_error", &t.stats.read_errors),
+                ] {
+                    w.sample(
+                        "sluice_tcp_closed_total",
+                        &[("port", &port), ("reason", reason)],
+                        v.load(Ordering::Relaxed),
+                    );
+                }
+            }
+        }
+
+        // The window.
+        w.family(
+            "sluice_window_events",
+            "gauge",
+            "Events received and not yet delivered, per input window.",
+        );
+        for win in &self.windows {
+            w.sample("sluice_window_events", &[("window", win.name())], win.in_use());
+        }
+        w.family("sluice_window_capacity", "gauge", "Input window size in events.");
+        for win in &self.windows {
+            w.sample("sluice_window_capacity", &[("window", win.name())], win.capacity());
+        }
+        w.family(
+            "sluice_window_full_total",
+            "counter",
+            "Times a receiver found its window full and stopped reading until delivery caught up.",
+        );
+        for win in &self.windows {
+            w.sample("sluice_window_full_total", &[("window", win.name())], win.full_count());
+        }
+        w.family(
+            "sluice_window_wait_seconds_total",
+            "counter",
+            "Time receivers spent waiting for window space.",
+        );
+        for win in &self.windows {
+            w.sample(
+                "sluice_window_wait_seconds_total",
+                &[("window", win.name())],
+                format!("{:.6}", win.waited_micros() as f64 / 1e6),
+            );
+        }
+
+        // Output.
+        let lost: u64 = self
+            .receiver_counters()
+            .map(|c| c.lost_events.load(Ordering::Relaxed))
+            .sum();
+        match &self.output {
+            OutputMetrics::Hec(h) => render_hec(&mut w, h, lost),
+            OutputMetrics::File(f) => {
+                w.family("sluice_delivered_total", "counter", "Events delivered.")
+                    .sample(
+                        "sluice_delivered_total",
+                        &[("output", "file")],
+                        f.events.load(Ordering::Relaxed),
+                    );
+                w.family("sluice_dropped_total", "counter", "Events dropped, by reason.")
+                    .sample("sluice_dropped_total", &[("reason", "output_gone")], lost);
+                w.family(
+                    "sluice_output_write_errors_total",
+                    "counter",
+                    "Failed writes to the output file (the batch is kept and retried).",
+                )
+                .sample(
+                    "sluice_output_write_errors_total",
+                    &[],
+                    f.write_errors.load(Ordering::Relaxed),
+                );
+            }
+        }
+        w.finish()
+    }
+}
+
+fn render_hec(w: &mut PromWriter, h: &HecStats, lost: u64) {
+    let s = h.snapshot();
+    w.family("sluice_delivered_total", "counter", "Events delivered.")
+        .sample("sluice_delivered_total", &[("output", "hec")], s.delivered_events);
+    w.family("sluice_dropped_total", "counter", "Events dropped, by reason.");
+    for (reason, n) in &s.dropped_events {
+        w.sample("sluice_dropped_total", &[("reason", reason)], n);
+    }
+    w.sample("sluice_dropped_total", &[("reason", "output_gone")], lost);
+    w.family(
+        "sluice_retried_total",
+        "counter",
+        "Events whose HEC request was retried, by reason.",
+    );
+    for (reason, n) in &s.retried_events {
+        w.sample("sluice_retried_total", &[("reason", reason)], n);
+    }
+    w.family("sluice_hec_requests_total", "counter", "HEC requests by outcome.");
+    for (outcome, n) in &s.requests {
+        w.sample("sluice_hec_requests_total", &[("outcome", outcome)], n);
+    }
+    w.family("sluice_hec_bytes_total", "counter", "HEC request body bytes.")
+        .sample("sluice_hec_bytes_total", &[("kind", "raw")], s.bytes_raw)
+        .sample("sluice_hec_bytes_total", &[("kind", "sent")], s.bytes_sent);
+    w.family("sluice_hec_in_flight_events", "gauge", "Events in HEC requests now.")
+        .sample("sluice_hec_in_flight_events", &[], s.in_flight_events);
+    w.family(
+        "sluice_hec_request_seconds",
+        "histogram",
+        "HEC request latency.",
+    );
+    for (le, n) in &s.request_seconds.buckets {
+        let le = if le.is_infinite() { "+Inf".to_string() } else { le.to_string() };
+        w.sample("sluice_hec_request_seconds_bucket", &[("le", &le)], n);
+    }
+    w.sample("sluice_hec_request_seconds_sum", &[], format!("{:.6}", s.request_seconds.sum_seconds));
+    w.sample("sluice_hec_request_seconds_count", &[], s.request_seconds.count);
+}

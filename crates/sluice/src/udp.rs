@@ -1,0 +1,154 @@
+//! UDP receive threads: one plain OS thread per `SO_REUSEPORT` socket.
+//!
+//! Each loop iteration acquires `fetch_limit` window permits (the only place the thread can
+//! wait on the rest of the pipeline), receives up to that many datagrams with one `recvmmsg`,
+//! returns the unused permits, and parses, classifies and encodes every datagram straight
+//! into the thread's open batch while the datagram still sits in its receive slot. Finished
+//! batches go to the output with their permits. The socket's read timeout (`SO_RCVTIMEO`)
+//! wakes the loop often enough to flush a partial batch on time and to notice shutdown, so
+//! no timer thread is involved.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_hec::EncodedBatch;
+use sluice_net::{UdpGroup, UdpReceiver};
+use sluice_proto::classify::{SourceMeta, Transport};
+use tokio::runtime::Handle;
+use tokio_util::sync::CancellationToken;
+
+use crate::pipeline::{Emitter, LocalCounts, Processor, ReceiverCounters, RecvTime};
+use crate::window::Window;
+
+/// A bound UDP port: the reuseport group (kept alive for its eBPF program) and the threads
+/// draining it.
+#[derive(Debug)]
+pub struct UdpPort {
+    pub local_addr: SocketAddr,
+    pub group: UdpGroup,
+    /// One per socket, index = socket index.
+    pub counters: Vec<Arc<ReceiverCounters>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// What every receive thread of a port shares.
+#[derive(Clone, Debug)]
+pub struct UdpContext {
+    pub processor: Arc<Processor>,
+    pub window: Arc<Window>,
+    pub fetch_limit: usize,
+    pub rt: Handle,
+    pub stop: CancellationToken,
+}
+
+impl UdpPort {
+    /// Starts one receive thread per socket of `group`.
+    pub fn start(
+        mut group: UdpGroup,
+        ctx: UdpContext,
+        out: &async_channel::Sender<EncodedBatch>,
+    ) -> std::io::Result<UdpPort> {
+        let local_addr = group.local_addr();
+        let receivers = group.take_receivers();
+        let mut counters = Vec::with_capacity(receivers.len());
+        let mut threads = Vec::with_capacity(receivers.len());
+        for rx in receivers {
+            let c = Arc::new(ReceiverCounters::default());
+            counters.push(c.clone());
+            let ctx = ctx.clone();
+            let emitter = Emitter::new(out.clone(), c);
+            let name = format!("udp-{}-{}", local_addr.port(), rx.index());
+            threads.push(
+                std::thread::Builder::new()
+                    .name(name)
+                    .spawn(move || receive_loop(rx, local_addr.port(), ctx, emitter))?,
+            );
+        }
+        Ok(UdpPort {
+            local_addr,
+            group,
+            counters,
+            threads,
+        })
+    }
+
+    /// Waits for the threads, which exit after `stop` fired and their batches were flushed.
+    pub fn join(&mut self) {
+        for t in self.threads.drain(..) {
+            if t.join().is_err() {
+                tracing::error!(port = self.local_addr.port(), "a UDP receive thread panicked");
+            }
+        }
+    }
+}
+
+/// How often an idle receive wakes up. Partial batches must leave within the batch timeout,
+/// so the tick is a fraction of it; a floor keeps idle CPU negligible.
+fn tick(batch_timeout: Duration) -> Duration {
+    (batch_timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100))
+}
+
+fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Emitter) {
+    let processor = &ctx.processor;
+    if let Err(e) = rx.set_read_timeout(Some(tick(processor.batch.timeout))) {
+        tracing::error!(port, error = %e, "cannot set the UDP read timeout; partial batches may wait");
+    }
+    let fetch = ctx.fetch_limit.clamp(1, rx.batch_capacity());
+    let mut builder = processor.new_builder();
+    let mut counts = LocalCounts::default();
+    let mut consecutive_errors = 0u32;
+
+    while !ctx.stop.is_cancelled() {
+        let Some(permit) = ctx.window.acquire_blocking(fetch as u32, &ctx.rt, &ctx.stop) else {
+            break;
+        };
+        let granted = permit.num_permits();
+        emitter.hold(permit);
+        let received = match rx.recv(granted) {
+            Ok(datagrams) => {
+                consecutive_errors = 0;
+                let at = RecvTime::now();
+                let n = datagrams.len();
+                for d in datagrams {
+                    if d.truncated {
+                        counts.truncated += 1;
+                    }
+                    let src = SourceMeta {
+                        transport: Transport::Udp,
+                        dest_port: port,
+                        source_ip: d.source.ip(),
+                        listener_id: "DEFAULT",
+                    };
+                    if let Some(batch) = processor.process(d.payload, &src, at, &mut builder, &mut counts) {
+                        emitter.emit(batch);
+                    }
+                }
+                n
+            }
+            Err(e) => {
+                consecutive_errors += 1;
+                // Transient errors (ENOMEM, a pending ICMP error) must not kill the loop;
+                // back off so a persistent one cannot spin a core.
+                if consecutive_errors == 1 || consecutive_errors.is_power_of_two() {
+                    tracing::warn!(port, socket = rx.index(), error = %e, "recvmmsg failed");
+                }
+                std::thread::sleep(Duration::from_millis(10).min(Duration::from_millis(consecutive_errors as u64)));
+                0
+            }
+        };
+        emitter.release_unused(granted - received);
+        counts.flush_into(emitter.counters());
+        if builder
+            .deadline()
+            .is_some_and(|d| d <= std::time::Instant::now())
+            && let Some(batch) = builder.take()
+        {
+            emitter.emit(batch);
+        }
+    }
+    if let Some(batch) = builder.take() {
+        emitter.emit(batch);
+    }
+    counts.flush_into(emitter.counters());
+}
