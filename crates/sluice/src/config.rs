@@ -710,17 +710,33 @@ impl Config {
         if self.listen.max_message_size < 1024 {
             return bad("listen.max_message_size must be at least 1024 bytes".into());
         }
-        if !self.hec.urls.is_empty() && self.hec.token.is_empty() {
-            return bad(
-                "a HEC URL is configured but no token: set SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN \
-                 (or hec.token)"
-                    .into(),
-            );
-        }
         if self.listen.udp_ports.is_empty() && self.listen.tcp_ports.is_empty() {
             return bad("no listener: both UDP and TCP port lists are empty".into());
         }
         Ok(())
+    }
+
+    /// Settings that are valid but almost certainly not what the operator wants; logged at
+    /// startup. A missing token is one: like SC4S, sluice still starts (Splunk answers 401,
+    /// events are kept in the window and retried, `/health` reports unhealthy), so fixing the
+    /// token loses nothing that was accepted.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.uses_hec() && self.hec.token.trim().is_empty() {
+            w.push(
+                "a HEC URL is configured but no token: Splunk will reject every request (401) \
+                 and events will be held and retried; set SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN \
+                 (or hec.token)"
+                    .to_string(),
+            );
+        }
+        if self.uses_hec() && !self.hec.tls_verify {
+            w.push(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY=no: indexer certificates are not checked"
+                    .to_string(),
+            );
+        }
+        w
     }
 
     /// Whether events go to Splunk (otherwise to the JSON-lines file).
@@ -989,15 +1005,15 @@ mod tests {
     }
 
     #[test]
-    fn url_without_token_is_rejected() {
+    fn url_without_token_starts_with_a_warning_naming_the_variable() {
         let mut c = Config::default();
-        c.apply_env(&env(&[(
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
-            "https://x:8088",
-        )]))
-        .unwrap();
-        let err = c.validate().unwrap_err().to_string();
-        assert!(err.contains("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN"), "{err}");
+        c.apply_env(&env(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "https://x:8088")]))
+            .unwrap();
+        c.validate().unwrap();
+        let w = c.warnings();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN"), "{w:?}");
+        assert!(Config::default().warnings().is_empty());
     }
 
     #[test]

@@ -72,6 +72,9 @@ async fn run_async(config: Config, report: EnvReport, rt: tokio::runtime::Handle
     for note in &report.notes {
         tracing::warn!("{note}");
     }
+    for w in config.warnings() {
+        tracing::error!("{w}");
+    }
     if !report.unsupported.is_empty() {
         tracing::warn!(
             vars = %report.unsupported.join(","),
