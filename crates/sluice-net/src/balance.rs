@@ -231,21 +231,23 @@ mod tests {
 
     #[test]
     fn embedded_object_is_an_aligned_bpf_elf() {
+        // aya parses the ELF in place and needs it 8-byte aligned.
+        assert_eq!(REUSEPORT_SELECT_OBJ.as_ptr() as usize % 8, 0);
         assert_eq!(&REUSEPORT_SELECT_OBJ[..4], b"\x7fELF");
         // EM_BPF = 247 at e_machine (offset 18, little endian).
         assert_eq!(
             u16::from_le_bytes([REUSEPORT_SELECT_OBJ[18], REUSEPORT_SELECT_OBJ[19]]),
             247
         );
-        let obj = aya_obj_names(REUSEPORT_SELECT_OBJ);
-        for name in [PROGRAM, SOCKET_MAP, NUM_SOCKS] {
-            assert!(obj.contains(name), "object lacks symbol {name}");
+        // The names used by the loader exist in the object's symbol/section string tables
+        // (loading itself is covered by the integration tests).
+        for name in [PROGRAM, SOCKET_MAP, NUM_SOCKS, "sk_reuseport"] {
+            assert!(
+                REUSEPORT_SELECT_OBJ
+                    .windows(name.len())
+                    .any(|w| w == name.as_bytes()),
+                "object lacks {name}"
+            );
         }
-    }
-
-    /// The symbol names present in the object's string tables (a cheap check that the source
-    /// and the names used here agree; loading is tested in the integration tests).
-    fn aya_obj_names(obj: &[u8]) -> String {
-        String::from_utf8_lossy(obj).into_owned()
     }
 }

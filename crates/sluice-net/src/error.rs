@@ -88,8 +88,8 @@ fn bind_hint(addr: SocketAddr, cause: &io::Error) -> String {
                 addr.port()
             )
         }
-        Some(libc::EADDRINUSE) => " (address already in use: another socket is bound to it \
-             without SO_REUSEPORT, or by another user; find it with `ss -ulpn`)"
+        Some(libc::EADDRINUSE) => " (another socket holds this address without SO_REUSEPORT, \
+             or as another user; find it with `ss -ulpn`)"
             .to_owned(),
         Some(libc::EADDRNOTAVAIL) => {
             " (the address is not configured on any interface of this host)".to_owned()

@@ -194,8 +194,7 @@ impl UdpGroup {
         let keepalive: Arc<dyn Send + Sync> = Arc::new(KeepAlive {
             _ebpf: applied.ebpf,
         });
-        let stats: Vec<Arc<SocketStats>> =
-            (0..n).map(|i| Arc::new(SocketStats::new(i))).collect();
+        let stats: Vec<Arc<SocketStats>> = (0..n).map(|i| Arc::new(SocketStats::new(i))).collect();
         let receivers = socks
             .into_iter()
             .enumerate()

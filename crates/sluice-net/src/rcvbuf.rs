@@ -112,7 +112,10 @@ mod tests {
             ..ok
         };
         let hint = clamped.sysctl_hint().unwrap();
-        assert!(hint.contains("sysctl -w net.core.rmem_max=16777216"), "{hint}");
+        assert!(
+            hint.contains("sysctl -w net.core.rmem_max=16777216"),
+            "{hint}"
+        );
         assert!(hint.contains("granted 4194304"), "{hint}");
         let huge = RcvbufReport {
             requested: Some(4 << 30),

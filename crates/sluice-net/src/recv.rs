@@ -55,11 +55,17 @@ pub(crate) struct MmsgHdr(pub(crate) libc::mmsghdr);
 // SAFETY: see the type's comment: the pointers are only used during a call that rewrote them,
 // by the thread making that call.
 unsafe impl Send for MmsgHdr {}
+// SAFETY: the headers are only read or written through `&mut` of their owner (`recv`,
+// `send_batch`); no `&self` method of UdpReceiver/UdpSender touches them, so sharing `&owner`
+// across threads cannot race on them.
+unsafe impl Sync for MmsgHdr {}
 
 #[repr(transparent)]
 pub(crate) struct IoVec(pub(crate) libc::iovec);
 // SAFETY: as for MmsgHdr.
 unsafe impl Send for IoVec {}
+// SAFETY: as for MmsgHdr.
+unsafe impl Sync for IoVec {}
 
 impl MmsgHdr {
     pub(crate) fn zeroed() -> MmsgHdr {
@@ -174,9 +180,10 @@ impl UdpReceiver {
 
     /// The address the socket is bound to.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.socket.local_addr()?.as_socket().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "socket has no IP address")
-        })
+        self.socket
+            .local_addr()?
+            .as_socket()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "socket has no IP address"))
     }
 
     /// How many datagrams one [`recv`](Self::recv) can return.
@@ -343,6 +350,8 @@ impl AsFd for UdpReceiver {
 
 /// The `SO_RXQ_OVFL` value in a received message's control data, if any. The kernel only adds
 /// it once the counter is non-zero, so `None` means "no drops yet" or "unchanged".
+// msg_controllen/cmsg_len are usize on glibc but u32 on musl: the casts are for portability.
+#[allow(clippy::unnecessary_cast)]
 fn rxq_ovfl(msg: &libc::msghdr) -> Option<u32> {
     if (msg.msg_controllen as usize) < mem::size_of::<libc::cmsghdr>() {
         return None;

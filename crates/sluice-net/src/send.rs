@@ -118,9 +118,10 @@ impl UdpSender {
 
     /// The local address (with the port the kernel chose).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.socket.local_addr()?.as_socket().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "socket has no IP address")
-        })
+        self.socket
+            .local_addr()?
+            .as_socket()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "socket has no IP address"))
     }
 
     /// The destination.

@@ -27,7 +27,10 @@ fn spread(mut group: UdpGroup) -> Vec<u64> {
     // The balancing program must keep working without the group object.
     drop(group);
     let d = send_and_drain(receivers, dest, COUNT, MAX_IN_FLIGHT);
-    println!("per-socket={:?} drops={:?} sent={}", d.per_socket, d.drops, d.sent);
+    println!(
+        "per-socket={:?} drops={:?} sent={}",
+        d.per_socket, d.drops, d.sent
+    );
     assert_eq!(d.sent, COUNT);
     assert_eq!(d.dropped(), 0, "kernel drops: {:?}", d.drops);
     assert_eq!(d.received(), COUNT, "per socket {:?}", d.per_socket);
@@ -55,14 +58,27 @@ fn kernel_hash_puts_one_sender_on_one_socket() {
     assert_eq!(group.balance_mode(), Balance::Kernel);
     assert_eq!(group.fallback_reason(), None);
     let per_socket = spread(group);
-    assert_eq!(per_socket.iter().filter(|&&n| n == COUNT).count(), 1, "{per_socket:?}");
-    assert_eq!(per_socket.iter().filter(|&&n| n == 0).count(), SOCKETS - 1, "{per_socket:?}");
+    assert_eq!(
+        per_socket.iter().filter(|&&n| n == COUNT).count(),
+        1,
+        "{per_socket:?}"
+    );
+    assert_eq!(
+        per_socket.iter().filter(|&&n| n == 0).count(),
+        SOCKETS - 1,
+        "{per_socket:?}"
+    );
 }
 
 #[test]
 fn cbpf_spreads_one_sender_evenly() {
     let group = UdpGroup::bind(&config(Balance::Cbpf)).unwrap();
-    assert_eq!(group.balance_mode(), Balance::Cbpf, "{:?}", group.fallback_reason());
+    assert_eq!(
+        group.balance_mode(),
+        Balance::Cbpf,
+        "{:?}",
+        group.fallback_reason()
+    );
     assert_eq!(group.fallback_reason(), None);
     assert_even(&spread(group));
 }
@@ -100,8 +116,16 @@ fn ebpf_falls_back_to_cbpf_without_cap_bpf() {
     assert!(!can_bpf(), "the child still has CAP_BPF or CAP_SYS_ADMIN");
     let group = UdpGroup::bind(&config(Balance::Ebpf)).unwrap();
     assert_eq!(group.balance_requested(), Balance::Ebpf);
-    assert_eq!(group.balance_mode(), Balance::Cbpf, "{:?}", group.fallback_reason());
-    let reason = group.fallback_reason().expect("a fallback reason").to_owned();
+    assert_eq!(
+        group.balance_mode(),
+        Balance::Cbpf,
+        "{:?}",
+        group.fallback_reason()
+    );
+    let reason = group
+        .fallback_reason()
+        .expect("a fallback reason")
+        .to_owned();
     println!("fallback reason: {reason}");
     assert!(reason.starts_with("eBPF load refused"), "{reason}");
     assert!(reason.contains("CAP_BPF"), "{reason}");

@@ -151,7 +151,8 @@ pub fn send_and_drain(
         let total = total.clone();
         let done_sending = done_sending.clone();
         handles.push(thread::spawn(move || {
-            rx.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+            rx.set_read_timeout(Some(Duration::from_millis(50)))
+                .unwrap();
             let deadline = Instant::now() + Duration::from_secs(120);
             let mut idle_since: Option<Instant> = None;
             let mut mine = 0u64;
@@ -179,7 +180,9 @@ pub fn send_and_drain(
     }
 
     let mut sender = UdpSender::connect(&UdpSenderConfig::new(dest)).unwrap();
-    let payloads: Vec<Vec<u8>> = (0..64).map(|i| format!("<13>datagram {i:04}").into_bytes()).collect();
+    let payloads: Vec<Vec<u8>> = (0..64)
+        .map(|i| format!("<13>datagram {i:04}").into_bytes())
+        .collect();
     let batch: Vec<&[u8]> = payloads.iter().map(|p| p.as_slice()).collect();
     let mut sent = 0u64;
     let send_deadline = Instant::now() + Duration::from_secs(120);
@@ -194,7 +197,8 @@ pub fn send_and_drain(
     }
     done_sending.store(true, Ordering::Relaxed);
 
-    let mut results: Vec<(usize, u64, u64)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut results: Vec<(usize, u64, u64)> =
+        handles.into_iter().map(|h| h.join().unwrap()).collect();
     results.sort();
     Drained {
         per_socket: results.iter().map(|r| r.1).collect(),
@@ -206,14 +210,26 @@ pub fn send_and_drain(
 /// The `drops` column of `/proc/net/udp` (or `udp6`) for the socket bound to `addr`, which must
 /// be the only socket on that port.
 pub fn proc_udp_drops(addr: SocketAddr) -> u64 {
-    let file = if addr.is_ipv4() { "/proc/net/udp" } else { "/proc/net/udp6" };
+    let file = if addr.is_ipv4() {
+        "/proc/net/udp"
+    } else {
+        "/proc/net/udp6"
+    };
     let text = std::fs::read_to_string(file).unwrap();
     let port = format!(":{:04X}", addr.port());
     let lines: Vec<&str> = text
         .lines()
         .skip(1)
-        .filter(|l| l.split_whitespace().nth(1).is_some_and(|local| local.ends_with(&port)))
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|local| local.ends_with(&port))
+        })
         .collect();
-    assert_eq!(lines.len(), 1, "expected one socket on {addr} in {file}: {lines:?}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "expected one socket on {addr} in {file}: {lines:?}"
+    );
     lines[0].split_whitespace().last().unwrap().parse().unwrap()
 }
