@@ -4,7 +4,10 @@ mod common;
 
 use std::net::SocketAddr;
 
-use common::{CHILD_OK, Rerun, can_net_admin, is_child, rerun_unprivileged, rmem_max};
+use common::{
+    CHILD_OK, Rerun, can_bind_privileged_ports, can_net_admin, is_child, rerun_unprivileged,
+    rmem_max,
+};
 use sluice_net::{Balance, NetError, UdpGroup, UdpGroupConfig};
 
 fn config(sockets: usize, rcvbuf: Option<usize>) -> UdpGroupConfig {
@@ -146,7 +149,7 @@ fn unavailable_address_names_the_address() {
 /// the message says why. Runs as nobody through setpriv when the test runs as root.
 #[test]
 fn privileged_port_without_privilege_says_so() {
-    if !is_child() {
+    if !is_child() && can_bind_privileged_ports() {
         match rerun_unprivileged("privileged_port_without_privilege_says_so") {
             Rerun::Ran { stdout, .. } => println!("unprivileged child:\n{stdout}"),
             Rerun::Unavailable(why) => println!("SKIPPED: cannot run as nobody: {why}"),

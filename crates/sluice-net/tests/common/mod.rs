@@ -20,6 +20,7 @@ pub const CHILD_MARKER: &str = "SLUICE_NET_TEST_UNPRIVILEGED_CHILD";
 /// Printed by a child test that reached its end.
 pub const CHILD_OK: &str = "SLUICE-NET-CHILD-OK";
 
+const CAP_NET_BIND_SERVICE: u32 = 10;
 const CAP_NET_ADMIN: u32 = 12;
 const CAP_SYS_ADMIN: u32 = 21;
 const CAP_BPF: u32 = 39;
@@ -49,6 +50,10 @@ fn euid() -> u32 {
 
 pub fn can_bpf() -> bool {
     cap_eff() & ((1 << CAP_BPF) | (1 << CAP_SYS_ADMIN)) != 0
+}
+
+pub fn can_bind_privileged_ports() -> bool {
+    cap_eff() & (1 << CAP_NET_BIND_SERVICE) != 0
 }
 
 pub fn can_net_admin() -> bool {
