@@ -49,7 +49,7 @@
 //!   probe is closed; the group then holds exactly the N sockets.
 //!   IPv6 sockets clear `IPV6_V6ONLY`, so `[::]:514` is dual stack and also receives IPv4 (as
 //!   SC4S does with `SC4S_IPV6_ENABLE`); IPv4 sources then arrive as `::ffff:a.b.c.d` and are
-//!   reported as plain IPv4 [`SocketAddr`]s.
+//!   reported as plain IPv4 [`SocketAddr`](std::net::SocketAddr)s.
 //! * **Balancing** ([`Balance`]). Without a program the kernel picks the socket by a 4-tuple
 //!   hash, so one chatty sender (the common case: one relay, one firewall) lands on one socket
 //!   and one thread however many there are. `Ebpf` loads `ebpf/reuseport_select.c`
