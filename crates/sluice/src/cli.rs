@@ -173,3 +173,36 @@ mod tests {
         assert_eq!(super::july_first_unix(1970).unwrap(), 181 * 86_400);
     }
 }
+
+#[derive(Args, Debug, Clone)]
+pub struct HealthArgs {
+    /// Status port to ask (default: SC4S_LISTEN_STATUS_PORT, else 8080).
+    #[arg(long, env = "SC4S_LISTEN_STATUS_PORT", default_value_t = 8080)]
+    pub port: u16,
+    /// Address of the status server.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+}
+
+/// Asks a running sluice for `/health`; exit 0 when healthy, 1 otherwise. For container
+/// HEALTHCHECKs, where no HTTP client is installed.
+pub fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
+    use std::io::Read;
+    use std::net::{SocketAddr, TcpStream};
+    use std::time::Duration;
+    let addr = SocketAddr::new(args.host, args.port);
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(3))
+        .with_context(|| format!("cannot reach the status server at {addr}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let status_line = response.lines().next().unwrap_or_default();
+    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
+    println!("{}", body.trim());
+    Ok(if status_line.split_whitespace().nth(1) == Some("200") {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

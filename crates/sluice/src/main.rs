@@ -23,6 +23,8 @@ enum Command {
     /// Parse raw syslog messages from stdin and print one JSON object per message
     /// (the conformance-corpus schema).
     Parse(sluice::cli::ParseArgs),
+    /// Ask a running sluice for /health (exit 0 when healthy); for container HEALTHCHECKs.
+    Health(sluice::cli::HealthArgs),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => sluice::cli::run(args),
         Command::Parse(args) => sluice::cli::parse(args),
+        Command::Health(args) => sluice::cli::health(args),
     };
     match result {
         Ok(code) => code,
