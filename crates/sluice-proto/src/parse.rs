@@ -333,7 +333,15 @@ mod tests {
     #[test]
     fn rfc3164_tag_rules() {
         let z = Zone::utc();
-        let cases: &[(&[u8], Option<&[u8]>, Option<&[u8]>, Option<&[u8]>, &[u8])] = &[
+        // (line, hostname, appname, procid, message)
+        type Case<'c> = (
+            &'c [u8],
+            Option<&'c [u8]>,
+            Option<&'c [u8]>,
+            Option<&'c [u8]>,
+            &'c [u8],
+        );
+        let cases: &[Case<'_>] = &[
             (
                 b"<13>Mar  1 12:00:00 host app[42] x",
                 Some(b"host"),

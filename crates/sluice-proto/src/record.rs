@@ -128,4 +128,29 @@ mod tests {
         assert!(sd[1].params.is_empty());
         assert_eq!(r.message.as_deref(), Some("caf\u{FFFD}"));
     }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serializes_in_the_corpus_schema() {
+        let zone = Zone::utc();
+        let opts = ParseOptions {
+            now_unix_secs: 1_781_481_600,
+            zone: &zone,
+        };
+        let m = parse(
+            b"<13>1 2019-02-13T19:48:34Z h app - - [ex@1 a=\"1\" a=\"2\"] hi",
+            &opts,
+        );
+        let v = serde_json::to_value(ParsedRecord::from(&m)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "format": "rfc5424", "facility": 1, "severity": 5,
+                "timestamp": "2019-02-13T19:48:34.000000Z", "year_inferred": false,
+                "hostname": "h", "appname": "app", "procid": null, "msgid": null,
+                "structured_data": [{"id": "ex@1", "params": [["a", "1"], ["a", "2"]]}],
+                "message": "hi"
+            })
+        );
+    }
 }
