@@ -160,6 +160,7 @@
 
 mod rfc3164;
 mod rfc5424;
+mod scan;
 mod stamp;
 
 use crate::message::{Message, Priority};

@@ -34,6 +34,9 @@ use crate::message::Timestamp;
 /// Seconds per civil day.
 const DAY: i64 = 86_400;
 
+/// 182 days: a stamp this close to "now" in the current year needs no other candidate year.
+const HALF_YEAR_SECS: i64 = 182 * DAY;
+
 /// Why a time zone setting was rejected. Each variant carries the value as given.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ZoneError {
@@ -252,8 +255,7 @@ impl Zone {
     ) -> Option<i32> {
         let now_local = now_unix_secs.saturating_add(i64::from(self.offset_at(now_unix_secs)));
         let (now_year, _, _) = civil_from_days(now_local.div_euclid(DAY));
-        let mut best: Option<(i64, i32)> = None;
-        for year in [now_year, now_year - 1, now_year + 1] {
+        let at = |year: i32| {
             let dt = CivilDateTime {
                 year,
                 month,
@@ -262,14 +264,24 @@ impl Zone {
                 minute,
                 second,
             };
-            if !dt.is_valid() {
-                continue;
-            }
             // Comparing local wall-clock times is enough to pick the year: offsets differ by
             // hours, candidates by a year.
-            let distance = (dt.as_utc_secs() - now_local).abs();
-            if best.is_none_or(|(d, _)| distance < d) {
-                best = Some((distance, year));
+            dt.is_valid().then(|| dt.as_utc_secs() - now_local)
+        };
+        // Within 182 days of now in the current year: every other candidate is at least 183
+        // days away, so this is the answer without computing the neighbours (the common case).
+        let this_year = at(now_year);
+        if let Some(d) = this_year
+            && d.abs() <= HALF_YEAR_SECS
+        {
+            return Some(now_year);
+        }
+        let mut best: Option<(i64, i32)> = this_year.map(|d| (d.abs(), now_year));
+        for year in [now_year - 1, now_year + 1] {
+            if let Some(d) = at(year)
+                && best.is_none_or(|(b, _)| d.abs() < b)
+            {
+                best = Some((d.abs(), year));
             }
         }
         best.map(|(_, y)| y)
@@ -581,5 +593,36 @@ mod tests {
             offset_secs: 0,
         };
         assert_eq!(format_rfc3339(&ts), "1969-12-31T23:59:59.999999Z");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn nearest_year_matches_brute_force(
+            now in -2_000_000_000i64..5_000_000_000,
+            month in 1u8..=12,
+            day in 1u8..=31,
+            hour in 0u8..=23,
+            minute in 0u8..=59,
+            second in 0u8..=59,
+            offset_min in -(23 * 60 + 59)..=(23 * 60 + 59),
+        ) {
+            let zone = Zone::fixed(offset_min * 60).unwrap();
+            let now_local = now + i64::from(offset_min) * 60;
+            let (y, _, _) = civil_from_days(now_local.div_euclid(DAY));
+            let mut want: Option<(i64, i32)> = None;
+            for year in [y, y - 1, y + 1] {
+                let dt = civil(year, month, day, hour, minute, second);
+                if dt.is_valid() {
+                    let d = (dt.as_utc_secs() - now_local).abs();
+                    if want.is_none_or(|(b, _)| d < b) {
+                        want = Some((d, year));
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(
+                zone.nearest_year(month, day, hour, minute, second, now),
+                want.map(|(_, y)| y)
+            );
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::ParseOptions;
 use super::rfc5424::strip_bom;
+use super::scan;
 use super::stamp::{self, Mode};
 use crate::message::{Format, Message, Priority, Timestamp};
 
@@ -38,10 +39,7 @@ struct Tag<'a> {
 /// `name` is non-empty and has no SP, `[`, `]`, `:` and `pid` is non-empty with no SP, `[`, `]`.
 #[inline]
 fn tag(s: &[u8], i: usize) -> Option<Tag<'_>> {
-    let mut j = i;
-    while j < s.len() && !matches!(s[j], b' ' | b'[' | b']' | b':') {
-        j += 1;
-    }
+    let j = scan::tag_name_end(s, i);
     if j == i || j == s.len() {
         return None;
     }

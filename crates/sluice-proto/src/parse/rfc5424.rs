@@ -2,6 +2,7 @@
 //! whole line as `Unparsed` (grammar and deviations: see the `parse` module docs).
 
 use super::ParseOptions;
+use super::scan;
 use super::stamp::{self, Mode};
 use crate::message::{Format, Message, Priority, StructuredData};
 
@@ -18,26 +19,13 @@ const INLINE_IDS: usize = 16;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-#[inline]
-fn is_print_ascii(b: u8) -> bool {
-    (33..=126).contains(&b)
-}
-
-#[inline]
-fn is_sd_name_char(b: u8) -> bool {
-    is_print_ascii(b) && !matches!(b, b'=' | b']' | b'"')
-}
-
 /// A header field of 1..=`max` PRINTUSASCII bytes followed by SP. Returns the field (`None`
 /// for NILVALUE) and the index after the SP; the outer `None` is a grammar violation.
 #[inline]
 fn header_field(s: &[u8], i: usize, max: usize) -> Option<(Option<&[u8]>, usize)> {
-    let mut j = i;
-    let limit = (i + max).min(s.len());
-    while j < limit && is_print_ascii(s[j]) {
-        j += 1;
-    }
-    if j == i || s.get(j) != Some(&b' ') {
+    // Scan at most one byte past the limit: enough to tell "too long" from "ends here".
+    let j = scan::print_run_end(&s[..(i + max + 1).min(s.len())], i);
+    if j == i || j > i + max || s.get(j) != Some(&b' ') {
         return None;
     }
     let field = &s[i..j];
@@ -47,13 +35,8 @@ fn header_field(s: &[u8], i: usize, max: usize) -> Option<(Option<&[u8]>, usize)
 /// An SD-NAME (SD-ID or PARAM-NAME) of 1..=`max` bytes at `i`; returns its end.
 #[inline]
 fn sd_name(s: &[u8], i: usize, max: usize) -> Option<usize> {
-    let mut j = i;
-    let limit = (i + max).min(s.len());
-    while j < limit && is_sd_name_char(s[j]) {
-        j += 1;
-    }
-    // One byte past the limit that is still a name char means the name is too long.
-    if j == i || s.get(j).is_some_and(|&b| is_sd_name_char(b)) {
+    let j = scan::sd_name_run_end(&s[..(i + max + 1).min(s.len())], i);
+    if j == i || j > i + max {
         return None;
     }
     Some(j)
@@ -65,15 +48,14 @@ fn sd_name(s: &[u8], i: usize, max: usize) -> Option<usize> {
 #[inline]
 fn quoted_value(s: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
-    while j < s.len() {
-        match s[j] {
-            b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            b']' => return None,
-            _ => j += 1,
+    loop {
+        let k = scan::value_special(s, j);
+        match s.get(k)? {
+            b'"' => return Some(k + 1),
+            b'\\' => j = k + 2,
+            _ => return None, // an unescaped `]`
         }
     }
-    None
 }
 
 /// The lenient unquoted PARAM-VALUE (VMware ESXi, syslog-ng): 1+ bytes up to SP or `]`, none of

@@ -116,33 +116,39 @@ fn instant(dt: &CivilDateTime, micros: u32, off: Option<i32>, zone: &Zone) -> Op
     }
 }
 
+/// Two ASCII digits as a number; `None` unless both are digits.
+#[inline(always)]
+fn pair(hi: u8, lo: u8) -> Option<u8> {
+    let (h, l) = (hi.wrapping_sub(b'0'), lo.wrapping_sub(b'0'));
+    (h < 10 && l < 10).then_some(h * 10 + l)
+}
+
 /// `YYYY-MM-DD(T| )hh:mm:ss[.frac][offset]` at `i`.
 pub(super) fn iso(s: &[u8], i: usize, mode: Mode, zone: &Zone) -> Option<(Timestamp, usize)> {
-    let year = four(s, i)?;
-    if s.get(i + 4) != Some(&b'-') || s.get(i + 7) != Some(&b'-') {
+    // The fixed-width part as an array: one bounds check instead of nineteen.
+    let b: &[u8; 19] = s.get(i..i + 19)?.try_into().ok()?;
+    if b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
         return None;
     }
-    let month = two(s, i + 5)?;
-    let day = two(s, i + 8)?;
-    match (s.get(i + 10), mode) {
-        (Some(b'T'), _) => {}
-        (Some(b't' | b' '), Mode::Lenient) => {}
+    match (b[10], mode) {
+        (b'T', _) => {}
+        (b't' | b' ', Mode::Lenient) => {}
         _ => return None,
     }
-    let (hour, minute, second) = hms(s, i + 11)?;
+    let year = i32::from(pair(b[0], b[1])?) * 100 + i32::from(pair(b[2], b[3])?);
+    let dt = CivilDateTime {
+        year,
+        month: pair(b[5], b[6])?,
+        day: pair(b[8], b[9])?,
+        hour: pair(b[11], b[12])?,
+        minute: pair(b[14], b[15])?,
+        second: pair(b[17], b[18])?,
+    };
     let (micros, j) = match mode {
         Mode::Strict => fraction(s, i + 19, 6, false)?,
         Mode::Lenient => fraction(s, i + 19, usize::MAX, true)?,
     };
     let (off, j) = offset(s, j, mode)?;
-    let dt = CivilDateTime {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-    };
     Some((instant(&dt, micros, off, zone)?, j))
 }
 
