@@ -6,5 +6,11 @@
 #![forbid(unsafe_code)]
 
 pub mod message;
+pub mod parse;
+pub mod record;
+pub mod time;
 
 pub use message::{Format, Message, Priority, StructuredData, Timestamp};
+pub use parse::{ParseOptions, parse};
+pub use record::{ParsedRecord, SdElementRecord};
+pub use time::{Zone, ZoneError};

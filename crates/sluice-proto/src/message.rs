@@ -235,14 +235,17 @@ impl<'a> Iterator for SdParams<'a> {
             Some(SdParam {
                 name,
                 raw_value: &quoted[..end],
+                quoted: true,
             })
         } else {
             // Lenient form some devices (VMware) send: an unquoted value up to the next space.
+            // It has no escapes: a backslash in it is data (`DOMAIN\user`).
             let end = after.iter().position(|&b| b == b' ').unwrap_or(after.len());
             self.rest = &after[end..];
             Some(SdParam {
                 name,
                 raw_value: &after[..end],
+                quoted: false,
             })
         }
     }
@@ -253,6 +256,8 @@ impl<'a> Iterator for SdParams<'a> {
 pub struct SdParam<'a> {
     name: &'a [u8],
     raw_value: &'a [u8],
+    /// `false` for the lenient unquoted form, whose value has no escapes.
+    quoted: bool,
 }
 
 impl<'a> SdParam<'a> {
@@ -265,10 +270,16 @@ impl<'a> SdParam<'a> {
         self.raw_value
     }
 
+    /// `false` for the lenient unquoted form (`name=value`, as VMware ESXi sends).
+    pub fn is_quoted(&self) -> bool {
+        self.quoted
+    }
+
     /// The value with `\"`, `\\` and `\]` unescaped. A backslash before any other byte is
-    /// kept, as RFC 5424 section 6.3.3 requires. Borrows unless an escape is present.
+    /// kept, as RFC 5424 section 6.3.3 requires. An unquoted (lenient) value is returned as is.
+    /// Borrows unless an escape is present.
     pub fn value(&self) -> Cow<'a, [u8]> {
-        if !self.raw_value.contains(&b'\\') {
+        if !self.quoted || !self.raw_value.contains(&b'\\') {
             return Cow::Borrowed(self.raw_value);
         }
         let mut out = Vec::with_capacity(self.raw_value.len());
