@@ -5,6 +5,8 @@
 //! isolation, in the manner of `quinn-proto`.
 #![forbid(unsafe_code)]
 
+pub mod framing;
+pub mod json;
 pub mod message;
 
 pub use message::{Format, Message, Priority, StructuredData, Timestamp};
