@@ -5,8 +5,15 @@
 //! isolation, in the manner of `quinn-proto`.
 #![forbid(unsafe_code)]
 
+pub mod classify;
 pub mod framing;
+pub mod hec;
 pub mod json;
 pub mod message;
 
+pub use classify::{
+    Classification, SourceMeta, Tables, TablesError, Template, Transport, classify,
+};
+pub use framing::{Decoder, Frame, FramingStats};
+pub use hec::{EncodeOptions, IndexedFields, encode_event};
 pub use message::{Format, Message, Priority, StructuredData, Timestamp};
