@@ -146,12 +146,25 @@ fn flush<const LOWER: bool>(out: &mut Vec<u8>, run: &[u8]) {
 #[inline]
 fn next_special(bytes: &[u8], mut i: usize) -> usize {
     let n = bytes.len();
+    // Two words per step: the loop overhead is then paid once per 16 bytes.
+    while i + 16 <= n {
+        let low = special_mask(load_u64(bytes, i));
+        let high = special_mask(load_u64(bytes, i + 8));
+        if low | high != 0 {
+            // The lowest flagged byte is exact: each term of the mask can only produce false
+            // positives *above* (more significant than) a genuinely special byte, because
+            // borrows propagate upwards. Little-endian load: lowest bit = first byte.
+            return if low != 0 {
+                i + (low.trailing_zeros() / 8) as usize
+            } else {
+                i + 8 + (high.trailing_zeros() / 8) as usize
+            };
+        }
+        i += 16;
+    }
     while i + 8 <= n {
         let mask = special_mask(load_u64(bytes, i));
         if mask != 0 {
-            // The lowest flagged byte is exact: each term below can only produce false
-            // positives *above* (more significant than) a genuinely special byte, because
-            // borrows propagate upwards. Little-endian load: lowest bit = first byte.
             return i + (mask.trailing_zeros() / 8) as usize;
         }
         i += 8;
