@@ -57,6 +57,28 @@
 //! [`Frame::partial`] (octet-counted: the payload bytes that arrived; LF: the unterminated
 //! line). Bytes left over from a frame already delivered truncated are counted as discarded.
 //!
+//! ```
+//! use sluice_proto::framing::Decoder;
+//!
+//! let mut decoder = Decoder::new(64 * 1024);
+//! let mut buf: Vec<u8> = Vec::new(); // a `BytesMut` in the TCP task
+//! let mut messages: Vec<Vec<u8>> = Vec::new();
+//! for read in [&b"<13>one\n7 <13>t"[..], b"wo<13>thr", b"ee\n<13>four"] {
+//!     buf.extend_from_slice(read);
+//!     let mut frames = decoder.frames(&buf);
+//!     for (_frame, bytes) in &mut frames {
+//!         messages.push(bytes.to_vec()); // the task parses `bytes` in place instead
+//!     }
+//!     let consumed = frames.consumed();
+//!     buf.drain(..consumed); // `BytesMut::advance`
+//! }
+//! // The connection closes: the unterminated last line is not lost.
+//! let last = decoder.finish(&buf).expect("pending frame");
+//! assert!(last.partial);
+//! messages.push(last.bytes(&buf).to_vec());
+//! assert_eq!(messages, [&b"<13>one"[..], b"<13>two", b"<13>three", b"<13>four"]);
+//! ```
+//!
 //! Counters are plain integers in [`FramingStats`]; the caller reads them and publishes them
 //! however it likes (no atomics here).
 
@@ -354,7 +376,9 @@ impl Decoder {
     /// resets the decoder to a frame boundary. `rest` is the unconsumed tail after `decode`
     /// last returned no frame (so it holds no complete frame). The range is relative to
     /// `rest`. Bytes of a frame that was already delivered truncated are counted as
-    /// discarded instead.
+    /// discarded instead. Afterwards the caller drops all of `rest`. Used on an idle timeout
+    /// of a connection that stays open, it flushes the pending text; bytes of that frame
+    /// arriving later are then read as the start of a new frame.
     pub fn finish(&mut self, rest: &[u8]) -> Option<Frame> {
         let state = std::mem::replace(&mut self.state, State::Boundary);
         match state {

@@ -1017,6 +1017,74 @@ mod tests {
         assert_eq!(fmt(i64::MIN), "-9223372036854.775");
     }
 
+    fn field() -> impl proptest::strategy::Strategy<Value = Option<Vec<u8>>> {
+        use proptest::prelude::*;
+        proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 500, ..Default::default() })]
+
+        /// Whatever the parser hands over (any bytes in any field, any format, garbage SD,
+        /// hostile CSV-free defaults), every template yields one valid, complete event.
+        #[test]
+        fn any_message_encodes_to_valid_json(
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            host in field(), app in field(), pid in field(), msgid in field(), body in field(),
+            sd in proptest::option::of(proptest::prop_oneof![
+                proptest::strategy::Just(br#"[a b="c\" d\]"][e]"#.to_vec()),
+                proptest::strategy::Just(b"[x y=unquoted\"]".to_vec()),
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            ]),
+            format in 0u8..3,
+            pri in proptest::option::of(0u8..=191),
+            micros in proptest::option::of(-1_000_000_000_000i64..4_000_000_000_000_000),
+            listener in proptest::prop_oneof![
+                proptest::strategy::Just("DEFAULT"),
+                proptest::strategy::Just("CISCO_ASA"),
+                proptest::strategy::Just("we\"ird"),
+            ],
+            store_raw in proptest::prelude::any::<bool>(),
+        ) {
+            let msg = Message {
+                raw: &raw,
+                format: [Format::Rfc5424, Format::Rfc3164, Format::Unparsed][usize::from(format)],
+                priority: pri.and_then(Priority::new),
+                timestamp: micros.map(|m| Timestamp {
+                    unix_secs: m.div_euclid(1_000_000),
+                    micros: m.rem_euclid(1_000_000) as u32,
+                    offset_secs: 0,
+                }),
+                year_inferred: false,
+                hostname: host.as_deref(),
+                appname: app.as_deref(),
+                procid: pid.as_deref(),
+                msgid: msgid.as_deref(),
+                structured_data: sd.as_deref().map(StructuredData::from_validated),
+                message: body.as_deref(),
+            };
+            let mut tables = Tables::default();
+            tables.add_listener("CISCO_ASA");
+            let src = SourceMeta { listener_id: listener, ..udp() };
+            let mut o = opts();
+            o.store_raw_message = store_raw;
+            for template in [Template::HdrMsg, Template::Rfc5424Compact, Template::FallbackKv] {
+                let mut class = classify(&msg, &src, &tables);
+                class.template = template;
+                let mut out = Vec::new();
+                encode_event(&mut out, &msg, &class, &src, RECV, &o);
+                let text = std::str::from_utf8(&out).map_err(|e| {
+                    proptest::test_runner::TestCaseError::fail(e.to_string())
+                })?;
+                let v = check(text);
+                proptest::prop_assert_eq!(
+                    v["fields"]["sc4s_tags"].as_str().map(|t| t.starts_with(".source.s_")),
+                    Some(true)
+                );
+            }
+        }
+    }
+
     #[test]
     fn indexed_fields_parsing() {
         let d = IndexedFields::default();
