@@ -5,11 +5,20 @@
 //! isolation, in the manner of `quinn-proto`.
 #![forbid(unsafe_code)]
 
+pub mod classify;
+pub mod framing;
+pub mod hec;
+pub mod json;
 pub mod message;
 pub mod parse;
 pub mod record;
 pub mod time;
 
+pub use classify::{
+    Classification, SourceMeta, Tables, TablesError, Template, Transport, classify,
+};
+pub use framing::{Decoder, Frame, FramingStats};
+pub use hec::{EncodeOptions, IndexedFields, encode_event};
 pub use message::{Format, Message, Priority, StructuredData, Timestamp};
 pub use parse::{ParseOptions, parse};
 pub use record::{ParsedRecord, SdElementRecord};

@@ -1,0 +1,210 @@
+//! Classify + encode cost per event for loggen-shaped 800-byte messages (RFC 3164 and
+//! RFC 5424, `Message` values built by hand the way the parser borrows them), and gzip
+//! throughput of a 5000-event HEC batch (SC4S's batch-lines) at levels 1 and 6.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use sluice_proto::classify::{SourceMeta, Tables, Transport, classify};
+use sluice_proto::hec::{EncodeOptions, encode_event};
+use sluice_proto::message::{Format, Message, Priority, StructuredData, Timestamp};
+use std::hint::black_box;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr};
+
+const RECV: i64 = 1_772_713_731_250_000;
+
+fn find(raw: &[u8], needle: &[u8]) -> usize {
+    raw.windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap_or(raw.len())
+}
+
+/// Like [`line`] but padded with pseudo-random words, closer to real device text than
+/// loggen's repeated pattern (which compresses 50-150x).
+fn noisy_line(prefix: &str, seq: u64) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "src=", "dst=", "10.1.", "192.168.", "port", "allow", "deny", "user", "session", "TCP",
+        "UDP", "bytes=", "action", "policy", "id=", "rule", "in", "out", "eth0", "vlan",
+    ];
+    let mut raw = line(prefix, seq);
+    raw.truncate(prefix.len() + 79);
+    let mut state = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    while raw.len() < 799 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        raw.extend_from_slice(WORDS[(state % WORDS.len() as u64) as usize].as_bytes());
+        raw.extend_from_slice(format!("{} ", state % 65536).as_bytes());
+    }
+    raw.truncate(799);
+    raw
+}
+
+fn line(prefix: &str, seq: u64) -> Vec<u8> {
+    let mut raw = prefix.as_bytes().to_vec();
+    raw.extend_from_slice(
+        format!("seq: {seq:010}, thread: 0003, runid: 1772713731, stamp: 2026-03-05T12:28:51 ")
+            .as_bytes(),
+    );
+    while raw.len() < 799 {
+        raw.extend_from_slice(b"PADD");
+    }
+    raw.truncate(799);
+    raw
+}
+
+fn rfc3164(raw: &[u8]) -> Message<'_> {
+    let host = find(raw, b"localhost");
+    let prog = find(raw, b"prg00000");
+    let pid = find(raw, b"1234");
+    let msg = find(raw, b"seq:");
+    Message {
+        raw,
+        format: Format::Rfc3164,
+        priority: Priority::new(38),
+        timestamp: Some(Timestamp {
+            unix_secs: 1_772_713_731,
+            micros: 0,
+            offset_secs: 0,
+        }),
+        year_inferred: false,
+        hostname: Some(&raw[host..host + 9]),
+        appname: Some(&raw[prog..prog + 8]),
+        procid: Some(&raw[pid..pid + 4]),
+        msgid: None,
+        structured_data: None,
+        message: Some(&raw[msg..]),
+    }
+}
+
+fn rfc5424(raw: &[u8]) -> Message<'_> {
+    let host = find(raw, b"localhost");
+    let prog = find(raw, b"prg00000");
+    let pid = find(raw, b"1234");
+    let sd = find(raw, b"[meta");
+    let sd_end = find(raw, b"] ") + 1;
+    let msg = find(raw, b"seq:");
+    Message {
+        raw,
+        format: Format::Rfc5424,
+        priority: Priority::new(38),
+        timestamp: Some(Timestamp {
+            unix_secs: 1_772_713_731,
+            micros: 0,
+            offset_secs: 0,
+        }),
+        year_inferred: false,
+        hostname: Some(&raw[host..host + 9]),
+        appname: Some(&raw[prog..prog + 8]),
+        procid: Some(&raw[pid..pid + 4]),
+        msgid: None,
+        structured_data: Some(StructuredData::from_validated(&raw[sd..sd_end])),
+        message: Some(&raw[msg..]),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let tables = Tables::default();
+    let opts = EncodeOptions::new("sc4s-bench");
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: "DEFAULT",
+    };
+    const P3164: &str = "<38>2026-03-05T12:28:51 localhost prg00000[1234]: ";
+    const P5424: &str =
+        "<38>1 2026-03-05T12:28:51+00:00 localhost prg00000 1234 - [meta sequenceId=\"42\"] ";
+    let raw3164 = line(P3164, 42);
+    let raw5424 = line(P5424, 42);
+    let cases = [
+        ("rfc3164", rfc3164(&raw3164)),
+        ("rfc5424", rfc5424(&raw5424)),
+    ];
+
+    let mut group = c.benchmark_group("json_write_str_800B");
+    group.throughput(Throughput::Bytes(raw3164.len() as u64));
+    let mut out = Vec::with_capacity(4096);
+    group.bench_function("ascii", |b| {
+        b.iter(|| {
+            out.clear();
+            sluice_proto::json::write_str(&mut out, black_box(&raw3164));
+            black_box(out.len())
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("encode_event_800B");
+    group.throughput(Throughput::Elements(1));
+    for (name, msg) in &cases {
+        let mut batch: Vec<u8> = Vec::with_capacity(8 << 20);
+        group.bench_function(format!("{name}/classify+encode"), |b| {
+            b.iter(|| {
+                if batch.len() > 6 << 20 {
+                    batch.clear();
+                }
+                let class = classify(black_box(msg), &src, &tables);
+                encode_event(&mut batch, msg, &class, &src, RECV, &opts);
+                batch.push(b'\n');
+            })
+        });
+    }
+    group.finish();
+
+    // A 5000-event batch, as the HEC worker would compress it: loggen lines with their
+    // running sequence numbers, half RFC 3164, half RFC 5424. loggen pads with a repeated
+    // pattern, so this compresses far better than real device logs do.
+    for (payload, make) in [
+        ("loggen", line as fn(&str, u64) -> Vec<u8>),
+        ("words", noisy_line),
+    ] {
+        let raws: Vec<Vec<u8>> = (0..5000u64)
+            .map(|i| make(if i.is_multiple_of(2) { P3164 } else { P5424 }, i))
+            .collect();
+        let mut batch = Vec::new();
+        for (i, raw) in raws.iter().enumerate() {
+            let msg = if i.is_multiple_of(2) {
+                rfc3164(raw)
+            } else {
+                rfc5424(raw)
+            };
+            let class = classify(&msg, &src, &tables);
+            if i > 0 {
+                batch.push(b'\n');
+            }
+            encode_event(&mut batch, &msg, &class, &src, RECV, &opts);
+        }
+        gzip(c, payload, &batch);
+    }
+}
+
+fn gzip(c: &mut Criterion, payload: &str, batch: &[u8]) {
+    let mut group = c.benchmark_group(format!("gzip_5000_events_{payload}"));
+    group.throughput(Throughput::Bytes(batch.len() as u64));
+    for level in [1u32, 6] {
+        let mut sink = Vec::with_capacity(batch.len());
+        group.bench_function(format!("level{level}"), |b| {
+            b.iter(|| {
+                sink.clear();
+                let mut gz = GzEncoder::new(&mut sink, Compression::new(level));
+                let _ = gz.write_all(black_box(batch));
+                let _ = gz.finish();
+                black_box(sink.len())
+            })
+        });
+        let mut gz = GzEncoder::new(Vec::new(), Compression::new(level));
+        let _ = gz.write_all(batch);
+        let compressed = gz.finish().map(|v| v.len()).unwrap_or(0);
+        eprintln!(
+            "gzip {payload} level {level}: {} -> {} bytes ({:.1}x)",
+            batch.len(),
+            compressed,
+            batch.len() as f64 / compressed.max(1) as f64
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
