@@ -33,7 +33,7 @@ pub struct SeqId {
 
 fn digits_after(text: &str, key: &str) -> Option<u64> {
     let at = text.find(key)? + key.len();
-    let rest = text[at..].as_bytes();
+    let rest = &text.as_bytes()[at..];
     let n = rest
         .iter()
         .take(20)
@@ -114,20 +114,17 @@ impl Stream {
             let chunk = (s >> CHUNK_BITS) as usize;
             let chunk_end = ((chunk as u64) + 1) << CHUNK_BITS;
             let end = hi.min(chunk_end);
-            match self.chunks.get(chunk) {
-                Some(Some(words)) => {
-                    if s % 64 == 0 && end % 64 == 0 {
-                        let w0 = ((s & ((1 << CHUNK_BITS) - 1)) / 64) as usize;
-                        let w1 = w0 + ((end - s) / 64) as usize;
-                        n += words[w0..w1]
-                            .iter()
-                            .map(|w| u64::from(w.count_ones()))
-                            .sum::<u64>();
-                    } else {
-                        n += (s..end).filter(|&x| self.has(x)).count() as u64;
-                    }
+            if let Some(Some(words)) = self.chunks.get(chunk) {
+                if s.is_multiple_of(64) && end.is_multiple_of(64) {
+                    let w0 = ((s & ((1 << CHUNK_BITS) - 1)) / 64) as usize;
+                    let w1 = w0 + ((end - s) / 64) as usize;
+                    n += words[w0..w1]
+                        .iter()
+                        .map(|w| u64::from(w.count_ones()))
+                        .sum::<u64>();
+                } else {
+                    n += (s..end).filter(|&x| self.has(x)).count() as u64;
                 }
-                _ => {}
             }
             s = end;
         }

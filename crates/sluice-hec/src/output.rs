@@ -507,7 +507,7 @@ impl Inner {
                     }
                     // Fail over to the next URL at once; back off once every URL has failed
                     // this batch in the current round.
-                    if failures % n_urls == 0 {
+                    if failures.is_multiple_of(n_urls) {
                         let wait = self.cfg.backoff.delay(failures / n_urls);
                         tokio::select! {
                             biased;

@@ -344,7 +344,9 @@ impl Shared {
 
         let n = self.counters.collector_requests.fetch_add(1, Relaxed) + 1;
         let faults = lock(&self.faults).clone();
-        let reset_now = faults.reset_every.is_some_and(|k| k > 0 && n % k == 0);
+        let reset_now = faults
+            .reset_every
+            .is_some_and(|k| k > 0 && n.is_multiple_of(k));
         let answer = self.process(endpoint, &body, &faults, reset_now);
         if let Some(d) = faults.delay {
             tokio::time::sleep(d).await;
