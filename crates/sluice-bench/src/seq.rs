@@ -31,20 +31,33 @@ pub struct SeqId {
     pub seq: u64,
 }
 
-fn digits_after(text: &str, key: &str) -> Option<u64> {
-    let at = text.find(key)? + key.len();
-    let rest = &text.as_bytes()[at..];
-    let n = rest
-        .iter()
-        .take(20)
-        .take_while(|b| b.is_ascii_digit())
-        .count();
+/// Position just past the first `key` in `hay[from..]`, else in `hay[..from]`. loggen writes
+/// the fields in order, so the search normally continues where the previous one stopped.
+fn find_after(hay: &[u8], key: &[u8], from: usize) -> Option<usize> {
+    let first = key[0];
+    let scan = |lo: usize, hi: usize| {
+        let mut i = lo;
+        while i < hi {
+            let off = hay[i..hi].iter().position(|&b| b == first)?;
+            let at = i + off;
+            if hay[at..].starts_with(key) {
+                return Some(at + key.len());
+            }
+            i = at + 1;
+        }
+        None
+    };
+    scan(from, hay.len()).or_else(|| scan(0, from.min(hay.len())))
+}
+
+/// Leading digits of `s` (up to 20) as a number.
+fn digits(s: &[u8]) -> Option<u64> {
+    let n = s.iter().take(20).take_while(|b| b.is_ascii_digit()).count();
     if n == 0 {
         return None;
     }
-    // At most 19 digits fit u64 comfortably; 20 might overflow, so parse checked.
     let mut v: u64 = 0;
-    for &b in &rest[..n] {
+    for &b in &s[..n] {
         v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
     }
     Some(v)
@@ -52,12 +65,20 @@ fn digits_after(text: &str, key: &str) -> Option<u64> {
 
 /// Extracts the loggen identity from a message text.
 pub fn parse_seq(text: &str) -> Option<SeqId> {
-    let seq = digits_after(text, "seq: ")?;
+    let t = text.as_bytes();
+    let at = find_after(t, b"seq: ", 0)?;
+    let seq = digits(&t[at..])?;
     if seq > MAX_SEQ {
         return None;
     }
-    let thread = digits_after(text, "thread: ").map_or(0, |t| t.min(u64::from(u32::MAX)) as u32);
-    let runid = digits_after(text, "runid: ");
+    let (thread, next) = match find_after(t, b"thread: ", at) {
+        Some(p) => (
+            digits(&t[p..]).map_or(0, |v| v.min(u64::from(u32::MAX)) as u32),
+            p,
+        ),
+        None => (0, at),
+    };
+    let runid = find_after(t, b"runid: ", next).and_then(|p| digits(&t[p..]));
     Some(SeqId { runid, thread, seq })
 }
 
@@ -210,6 +231,19 @@ impl SeqTracker {
             .insert(id.seq)
     }
 
+    /// Records many identities; consecutive ones of the same stream share one map lookup.
+    pub fn record_all(&mut self, ids: &[SeqId]) {
+        let mut it = ids.iter().peekable();
+        while let Some(first) = it.next() {
+            let key = (first.runid, first.thread);
+            let stream = self.streams.entry(key).or_default();
+            stream.insert(first.seq);
+            while let Some(next) = it.next_if(|n| (n.runid, n.thread) == key) {
+                stream.insert(next.seq);
+            }
+        }
+    }
+
     /// Parses and records one event text; `None` if it holds no sequence number.
     pub fn observe(&mut self, text: &str) -> Option<bool> {
         match parse_seq(text) {
@@ -318,14 +352,19 @@ mod tests {
             t.observe(&line(seq, 0));
             t.observe(&line(seq, 1));
         }
-        t.observe(&line(10, 1)); // the duplicate
+        t.record_all(&[
+            parse_seq(&line(10, 1)).unwrap(), // the duplicate
+            parse_seq(&line(1000, 3)).unwrap(),
+        ]);
         t.observe("garbage");
         let r = t.report(Some(1000));
         assert_eq!(r.duplicates, 1);
-        assert_eq!(r.missing, 8);
-        assert_eq!(r.distinct, 2 * 996);
+        // Thread 3 holds only seq 1000, outside 0..1000: all 1000 expected are missing.
+        assert_eq!(r.missing, 8 + 1000);
+        assert_eq!(r.distinct, 2 * 996 + 1);
         assert_eq!(r.unparsed, 1);
-        assert_eq!(r.per_thread.len(), 2);
+        assert_eq!(r.per_thread.len(), 3);
+        assert_eq!(r.per_thread[2].out_of_range, 1);
         let t1 = &r.per_thread[1];
         assert_eq!((t1.thread, t1.duplicates, t1.missing), (1, 1, 4));
         assert_eq!(t1.gaps, vec![(500, 500), (700, 702)]);

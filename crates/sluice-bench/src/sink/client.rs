@@ -1,8 +1,9 @@
 //! A minimal blocking HTTP/1.1 client for driving the sink from tests and measurement tools
-//! without pulling an HTTP client stack in: one keep-alive connection, `TCP_NODELAY`, each
-//! request written with a single `write_all`, responses read by `Content-Length`.
+//! without pulling an HTTP client stack in: one keep-alive connection, `TCP_NODELAY`, head and
+//! body handed to the kernel together (`writev`, no copy of the body), responses read by
+//! `Content-Length`.
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, IoSlice, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -59,11 +60,11 @@ impl RawClient {
             write!(self.request, "{k}: {v}\r\n")?;
         }
         self.request.extend_from_slice(b"\r\n");
-        self.request.extend_from_slice(body);
-        self.reader.get_mut().write_all(&self.request)?;
+        write_all_vectored(self.reader.get_mut(), &self.request, body)?;
         self.read_response()
     }
 
+    /// Reconnects (after a reset).
     pub fn reconnect(&mut self) -> io::Result<()> {
         *self = RawClient::connect(self.addr)?;
         Ok(())
@@ -115,4 +116,21 @@ impl RawClient {
         self.reader.read_exact(&mut body)?;
         Ok(RawResponse { status, body })
     }
+}
+
+fn write_all_vectored(w: &mut TcpStream, head: &[u8], body: &[u8]) -> io::Result<()> {
+    let (mut h, mut b) = (head, body);
+    while !h.is_empty() || !b.is_empty() {
+        let n = w.write_vectored(&[IoSlice::new(h), IoSlice::new(b)])?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "socket accepted no bytes",
+            ));
+        }
+        let from_head = n.min(h.len());
+        h = &h[from_head..];
+        b = &b[n - from_head..];
+    }
+    Ok(())
 }
