@@ -153,8 +153,17 @@ fn header_value(name: &str, value: &str) -> Result<HeaderValue, HecError> {
     })
 }
 
-/// The error and its causes, e.g. "error sending request: client error (Connect): tcp
-/// connect error: Connection refused (os error 111)".
+/// The innermost cause of an error, e.g. "Connection refused (os error 111)": the outer
+/// layers only repeat the URL and "error sending request".
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The whole chain, for errors where every layer may matter (client construction).
 fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut s = e.to_string();
     let mut cur = e.source();
@@ -551,7 +560,7 @@ impl Inner {
             token_accepted: None,
             message: format!(
                 "HEC at {base} unreachable: {} — events are kept in memory until it comes back",
-                error_chain(e)
+                root_cause(e)
             ),
         };
         let health = match self
@@ -647,7 +656,7 @@ fn classify(result: Result<(StatusCode, Bytes), reqwest::Error>) -> (RequestOutc
     let (status, body) = match result {
         Ok(r) => r,
         Err(e) => {
-            let detail = error_chain(&e);
+            let detail = root_cause(&e);
             return if e.is_timeout() {
                 (
                     RequestOutcome::Timeout,

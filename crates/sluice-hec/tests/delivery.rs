@@ -489,3 +489,116 @@ fn invalid_configs_are_named() {
     cfg.workers = 0;
     assert!(HecOutput::new(cfg, stats).is_err());
 }
+
+#[tokio::test]
+async fn requests_carry_sc4s_headers_and_reuse_connections() {
+    let s = SinkHandle::spawn_thread(SinkConfig {
+        token: TOKEN.into(),
+        record: true,
+        threads: 1,
+        ..SinkConfig::default()
+    })
+    .unwrap();
+    let tickets = Tickets::new();
+    let mut cfg = config(vec![s.event_url()]);
+    cfg.workers = 1;
+    cfg.compression = true;
+    cfg.user_agent = "sc4s/3.30.0".into();
+    cfg.headers = vec![("X-Custom".into(), "one".into())];
+    cfg.headers.extend(sluice_hec::sc4s_app_headers("3.30.0"));
+    let batches = (0..5).map(|i| batch(i, 10, "", &tickets)).collect();
+    let (report, _) = deliver_all(cfg, batches).await;
+    assert_eq!(report.undelivered_events, 0);
+    let h = s.last_headers();
+    let get = |name: &str| {
+        h.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("header {name} missing in {h:?}"))
+    };
+    assert_eq!(get("authorization"), format!("Splunk {TOKEN}"));
+    assert_eq!(get("user-agent"), "sc4s/3.30.0");
+    assert_eq!(get("x-custom"), "one");
+    assert_eq!(get("__splunk_app_name"), "sc4syslog");
+    assert_eq!(get("__splunk_app_version"), "3.30.0");
+    assert_eq!(get("content-encoding"), "gzip");
+    assert!(
+        h.iter().all(|(k, _)| k != "connection"),
+        "keep-alive is the default: {h:?}"
+    );
+    assert_eq!(
+        s.stats().connections,
+        1,
+        "one worker, one pooled connection"
+    );
+    assert_eq!(s.events().len(), 50);
+    assert_eq!(s.events()[49]["index"], "osnix");
+}
+
+#[tokio::test]
+async fn connection_close_opens_a_connection_per_request() {
+    let s = SinkHandle::spawn_thread(SinkConfig {
+        token: TOKEN.into(),
+        record: true,
+        threads: 1,
+        ..SinkConfig::default()
+    })
+    .unwrap();
+    let tickets = Tickets::new();
+    let mut cfg = config(vec![s.event_url()]);
+    cfg.workers = 1;
+    cfg.connection_close = true;
+    let batches = (0..5).map(|i| batch(i, 10, "", &tickets)).collect();
+    let (report, _) = deliver_all(cfg, batches).await;
+    assert_eq!(report.undelivered_events, 0);
+    assert!(
+        s.last_headers()
+            .contains(&("connection".into(), "close".into()))
+    );
+    assert_eq!(s.stats().connections, 5);
+}
+
+#[tokio::test]
+async fn a_timeout_is_retried_and_may_duplicate_what_splunk_already_indexed() {
+    // The sink indexes first and answers late: the client's timeout fires after the data
+    // was accepted, which is exactly the at-least-once duplicate case.
+    let s = sink_with(
+        TOKEN,
+        Faults {
+            delay: Some(Duration::from_millis(800)),
+            ..Faults::default()
+        },
+    );
+    let tickets = Tickets::new();
+    let stats = Arc::new(HecStats::new());
+    let mut cfg = config(vec![s.event_url()]);
+    cfg.timeout = Duration::from_millis(200);
+    cfg.workers = 2;
+    let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
+    let (tx, rx) = async_channel::unbounded();
+    for i in 0..4 {
+        tx.send(batch(i, 100, "", &tickets)).await.unwrap();
+    }
+    drop(tx);
+    let run = tokio::spawn(out.run(rx, AbortSignal::new()));
+    wait_until("timeouts", || {
+        stats.snapshot().retried_requests(RetryReason::Timeout) >= 4
+    })
+    .await;
+    s.set_faults(Faults::default());
+    let report = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("delivers once the sink is fast again")
+        .unwrap();
+    assert_eq!(report.undelivered_events, 0);
+    let snap = stats.snapshot();
+    assert_eq!(snap.delivered_events, 400);
+    assert!(snap.requests(RequestOutcome::Timeout) >= 4);
+    let rep = s.seq_report(Some(400));
+    assert_eq!(rep.missing, 0);
+    assert!(
+        rep.duplicates >= 100,
+        "timed-out batches were indexed: {rep:?}"
+    );
+    assert_eq!(tickets.live(), 0);
+}

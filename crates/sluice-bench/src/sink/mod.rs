@@ -105,8 +105,9 @@ pub struct SinkConfig {
     /// Where to listen; port 0 picks a free one ([`SinkHandle::addr`] tells which).
     pub addr: SocketAddr,
     pub token: String,
-    /// Keep every accepted event (as `serde_json::Value`) for [`SinkHandle::events`]. Costs a
-    /// second parse per event: for tests, not for throughput runs.
+    /// Keep every accepted event (as `serde_json::Value`) for [`SinkHandle::events`] and the
+    /// last collector request's headers for [`SinkHandle::last_headers`]. Costs a second
+    /// parse per event: for tests, not for throughput runs.
     pub record: bool,
     /// Feed every accepted event's text to a [`SeqTracker`].
     pub track_seq: bool,
@@ -175,6 +176,8 @@ pub struct SinkStats {
     pub bytes_decoded: u64,
     pub gzip_requests: u64,
     pub health_requests: u64,
+    /// TCP connections accepted (shows whether clients keep connections alive).
+    pub connections: u64,
     /// Refused requests by reason (resets included); all reasons listed, zeros too.
     pub rejected: Vec<(&'static str, u64)>,
 }
@@ -200,6 +203,7 @@ struct Counters {
     bytes_decoded: AtomicU64,
     gzip_requests: AtomicU64,
     health_requests: AtomicU64,
+    connections: AtomicU64,
     collector_requests: AtomicU64,
     rejected: [AtomicU64; RejectReason::COUNT],
 }
@@ -240,6 +244,7 @@ struct Shared {
     faults: Mutex<Faults>,
     counters: Counters,
     recorded: Mutex<Vec<serde_json::Value>>,
+    last_headers: Mutex<Vec<(String, String)>>,
     seq: Mutex<SeqTracker>,
 }
 
@@ -330,6 +335,18 @@ impl Shared {
             } else {
                 json(200, r#"{"text":"HEC is healthy","code":17}"#)
             });
+        }
+        if self.record {
+            *lock(&self.last_headers) = req
+                .headers()
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect();
         }
         if let Err(r) = self.check_token(req.headers().get(AUTHORIZATION)) {
             return Ok(self.reject(&r));
@@ -533,6 +550,7 @@ impl Shared {
             bytes_decoded: c.bytes_decoded.load(Relaxed),
             gzip_requests: c.gzip_requests.load(Relaxed),
             health_requests: c.health_requests.load(Relaxed),
+            connections: c.connections.load(Relaxed),
             rejected: RejectReason::ALL
                 .iter()
                 .map(|r| (r.label(), c.rejected[*r as usize].load(Relaxed)))
@@ -607,6 +625,7 @@ fn prepare(cfg: &SinkConfig) -> (Arc<Shared>, watch::Sender<bool>, watch::Receiv
         faults: Mutex::new(cfg.faults.clone()),
         counters: Counters::default(),
         recorded: Mutex::new(Vec::new()),
+        last_headers: Mutex::new(Vec::new()),
         seq: Mutex::new(SeqTracker::new()),
     });
     let (tx, rx) = watch::channel(false);
@@ -633,6 +652,7 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
+        shared.counters.connections.fetch_add(1, Relaxed);
         let shared = Arc::clone(&shared);
         let mut shutdown = shutdown.clone();
         tokio::spawn(async move {
@@ -751,6 +771,12 @@ impl SinkHandle {
     /// Accepted events in arrival order (only with [`SinkConfig::record`]).
     pub fn events(&self) -> Vec<serde_json::Value> {
         lock(&self.shared.recorded).clone()
+    }
+
+    /// Headers (lower-case names, in order) of the last collector request (only with
+    /// [`SinkConfig::record`]).
+    pub fn last_headers(&self) -> Vec<(String, String)> {
+        lock(&self.shared.last_headers).clone()
     }
 
     pub fn seq_report(&self, expected_per_thread: Option<u64>) -> SeqReport {
