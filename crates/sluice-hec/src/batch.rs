@@ -90,8 +90,11 @@ impl EncodedBatch {
     }
 
     /// Number of tickets attached (a split batch holds one shared ticket per half).
-    pub fn ticket_count(&mut self) -> usize {
-        self.tickets_mut().len()
+    pub fn ticket_count(&self) -> usize {
+        match self.tickets.lock() {
+            Ok(t) => t.len(),
+            Err(p) => p.into_inner().len(),
+        }
     }
 
     fn tickets_mut(&mut self) -> &mut Vec<Ticket> {
@@ -150,14 +153,10 @@ impl EncodedBatch {
 
 impl fmt::Debug for EncodedBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tickets = match self.tickets.lock() {
-            Ok(t) => t.len(),
-            Err(p) => p.into_inner().len(),
-        };
         f.debug_struct("EncodedBatch")
             .field("bytes", &self.body.len())
             .field("events", &self.events)
-            .field("tickets", &tickets)
+            .field("tickets", &self.ticket_count())
             .finish()
     }
 }
@@ -527,7 +526,7 @@ mod tests {
         assert_eq!(b.len(), 4);
         assert_eq!(b.bytes(), 11);
         // 11 + 1 + 20 > 30: the open batch closes first, the chunk starts the next one.
-        let mut closed = b
+        let closed = b
             .push_chunk(t, chunk("dddddddddd\neeeeeeeee", 2))
             .expect("flush before overflow");
         assert_eq!(&closed.body[..], b"e0\nc1\nc2\nc3");
@@ -541,7 +540,7 @@ mod tests {
             1,
             "first chunk's ticket released"
         );
-        let mut rest = b.take().unwrap();
+        let rest = b.take().unwrap();
         assert_eq!(rest.ticket_count(), 1);
         drop(rest);
         assert_eq!(live.load(Ordering::SeqCst), 0);

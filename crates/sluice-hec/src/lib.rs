@@ -21,7 +21,12 @@
 //! URLs are used round-robin per worker; a URL whose last request failed is skipped until its
 //! own backoff expires (unless every URL is failing), and a retry always goes to the next URL.
 //! The client is HTTP/1.1 only, one pooled connection per worker, `TCP_NODELAY` on.
-//! Compression (gzip level 1) runs on tokio's blocking pool, once per batch, not per retry.
+//! Compression (gzip level 1, flate2's zlib-rs backend: about 1.3 µs of CPU and a 5x ratio
+//! per 740-byte SC4S event, against 1.9 µs with the default miniz_oxide) runs on tokio's
+//! blocking pool so it never stalls the async workers, once per batch, not per retry.
+//!
+//! Measure with `cargo run --release -p sluice-hec --example hec_throughput -- <workers>
+//! <seconds> <events per batch> <gzip 0|1>` (it runs the `sluice-bench` sink in-process).
 //!
 //! # Responses
 //!
