@@ -1,0 +1,181 @@
+//! Measures the HEC client's delivery rate against the test sink over loopback.
+//!
+//! `cargo run --release -p sluice-hec --example hec_throughput -- [workers] [seconds]
+//! [events_per_batch] [gzip 0|1]` (defaults 4 3 5000 0). A producer feeds pre-built
+//! SC4S-shaped batches through a bounded channel; the rate is the client's delivered count.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use sluice_bench::{SinkConfig, SinkHandle};
+use sluice_hec::{AbortSignal, EncodedBatch, HecConfig, HecOutput, HecStats};
+
+fn arg(i: usize, default: u64) -> u64 {
+    std::env::args()
+        .nth(i)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let workers = arg(1, 4) as usize;
+    let secs = arg(2, 3);
+    let per = arg(3, 5000);
+    let gzip = arg(4, 0) == 1;
+
+    let sink = SinkHandle::spawn_thread(SinkConfig {
+        token: "bench".into(),
+        track_seq: false,
+        threads: 1,
+        ..SinkConfig::default()
+    })
+    .expect("sink starts");
+    // Log-like text with varied words, addresses and numbers, so gzip sees a realistic
+    // ratio (identical padded events would compress ~100x and flatter the numbers).
+    const WORDS: &[&str] = &[
+        "connection",
+        "accepted",
+        "denied",
+        "from",
+        "port",
+        "user",
+        "session",
+        "opened",
+        "closed",
+        "for",
+        "src",
+        "dst",
+        "proto",
+        "TCP",
+        "UDP",
+        "bytes",
+        "duration",
+        "action",
+        "allow",
+        "drop",
+        "policy",
+        "rule",
+        "interface",
+        "outside",
+        "inside",
+        "login",
+        "failed",
+        "password",
+        "publickey",
+        "root",
+        "admin",
+        "service",
+        "started",
+        "stopped",
+    ];
+    let mut rng = fastrand::Rng::with_seed(7);
+    let body = Bytes::from(
+        (0..per)
+            .map(|s| {
+                let words: Vec<&str> = (0..24).map(|_| WORDS[rng.usize(..WORDS.len())]).collect();
+                format!(
+                    r#"{{"time":"{}.{:03}","host":"fw-{:02}","source":"program:prg00000","sourcetype":"nix:syslog","index":"osnix","event":"prg00000[{}]: seq: {s:010}, thread: 0000, runid: 1772713731, stamp: 2026-03-05T12:28:51 {} 10.{}.{}.{}:{} -> 192.168.{}.{}:{} {}","fields":{{"sc4s_vendor":"nix","sc4s_product":"syslog","sc4s_syslog_facility":"user","sc4s_syslog_severity":"info","sc4s_container":"sluice","sc4s_destport":"514","sc4s_fromhostip":"10.0.{}.{}","sc4s_proto":"UDP","sc4s_recv_time":"1710166925.{:03}","sc4s_tags":".source.s_DEFAULT|wireformat:rfc3164"}}}}"#,
+                    1_710_166_925 + s / 1000,
+                    rng.u32(..1000),
+                    rng.u32(..64),
+                    rng.u32(1000..65000),
+                    words.join(" "),
+                    rng.u8(..),
+                    rng.u8(..),
+                    rng.u8(..),
+                    rng.u16(1024..),
+                    rng.u8(..),
+                    rng.u8(..),
+                    rng.u16(..1024),
+                    rng.u64(..),
+                    rng.u8(..),
+                    rng.u8(..),
+                    rng.u32(..1000),
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    let body_len = body.len();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let stats = Arc::new(HecStats::new());
+    let cfg = HecConfig {
+        urls: vec![sink.event_url()],
+        token: "bench".into(),
+        workers,
+        compression: gzip,
+        ..HecConfig::default()
+    };
+    let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
+    let elapsed = rt.block_on(async move {
+        let (tx, rx) = async_channel::bounded(workers * 2);
+        let run = tokio::spawn(out.run(rx, AbortSignal::new()));
+        let start = Instant::now();
+        let end = start + Duration::from_secs(secs);
+        while Instant::now() < end {
+            tx.send(EncodedBatch::new(body.clone(), per as u32))
+                .await
+                .unwrap();
+        }
+        drop(tx);
+        let report = run.await.unwrap();
+        assert_eq!(report.undelivered_events, 0);
+        start.elapsed().as_secs_f64()
+    });
+    let (process_cpu, sink_cpu) = cpu_seconds().unwrap_or((0.0, 0.0));
+    let snap = stats.snapshot();
+    assert_eq!(
+        snap.retried_requests_total(),
+        0,
+        "{:?}",
+        snap.retried_requests
+    );
+    println!(
+        "client: {} events in {:.2}s = {:.0} events/s ({} batches of {per}, {} bytes/event, \
+         {:.0} MB/s raw, {:.0} MB/s on the wire, gzip={gzip}, {workers} workers; sink accepted {})",
+        snap.delivered_events,
+        elapsed,
+        snap.delivered_events as f64 / elapsed,
+        snap.delivered_batches,
+        body_len / per as usize,
+        snap.bytes_raw as f64 / elapsed / 1e6,
+        snap.bytes_sent as f64 / elapsed / 1e6,
+        sink.accepted_events(),
+    );
+    let client_cpu = process_cpu - sink_cpu;
+    if client_cpu > 0.0 {
+        println!(
+            "client CPU (everything but the sink threads): {client_cpu:.2} s = {:.3} µs/event; \
+             sink CPU {sink_cpu:.2} s",
+            client_cpu * 1e6 / snap.delivered_events as f64
+        );
+    }
+}
+
+/// (whole process, sink threads) CPU seconds from /proc (Linux only).
+fn cpu_seconds() -> Option<(f64, f64)> {
+    let ticks = 100.0; // USER_HZ
+    let cpu = |stat: &str| -> Option<u64> {
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+    };
+    let total = cpu(&std::fs::read_to_string("/proc/self/stat").ok()?)?;
+    let mut sink = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path();
+        if std::fs::read_to_string(path.join("comm"))
+            .ok()?
+            .trim()
+            .starts_with("hec-sink")
+        {
+            sink += cpu(&std::fs::read_to_string(path.join("stat")).ok()?)?;
+        }
+    }
+    Some((total as f64 / ticks, sink as f64 / ticks))
+}

@@ -1,0 +1,25 @@
+use thiserror::Error;
+
+/// Everything that can be wrong with an HEC output's configuration. Delivery failures are not
+/// errors: they are retried or counted (see the crate docs).
+#[derive(Debug, Error)]
+pub enum HecError {
+    #[error("HEC URL list is empty (expected one or more http(s)://host[:port] entries)")]
+    NoUrls,
+    #[error("HEC URL {entry:?}: {reason}")]
+    InvalidUrl { entry: String, reason: String },
+    #[error("HEC token is empty")]
+    EmptyToken,
+    #[error("HEC token cannot be sent in a header: {0}")]
+    InvalidToken(String),
+    #[error("HEC header {name:?}: {reason}")]
+    InvalidHeader { name: String, reason: String },
+    #[error("HEC user agent {value:?} cannot be sent in a header")]
+    InvalidUserAgent { value: String },
+    #[error("HEC workers must be at least 1 (got {0})")]
+    NoWorkers(usize),
+    #[error("HEC timeout must be greater than zero")]
+    ZeroTimeout,
+    #[error("building the HTTP client failed: {0}")]
+    Client(String),
+}

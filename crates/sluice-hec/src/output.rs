@@ -1,0 +1,778 @@
+//! HEC workers: pooled keep-alive HTTP client, URL round-robin with failover, retries by
+//! response class, drain and abort. The response table is in the crate docs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use reqwest::StatusCode;
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use tokio::sync::watch;
+use tracing::{debug, error, info, warn};
+
+use crate::HecError;
+use crate::batch::EncodedBatch;
+use crate::config::{HecConfig, check_url};
+use crate::stats::{DropReason, HecStats, RequestOutcome, RetryReason};
+
+/// Shutdown's "stop retrying now" signal (the drain timeout). Clones share one flag; once set
+/// it stays set. Dropping every clone without calling [`abort`](Self::abort) never aborts.
+#[derive(Debug, Clone)]
+pub struct AbortSignal {
+    tx: Arc<watch::Sender<bool>>,
+}
+
+impl Default for AbortSignal {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AbortSignal {
+    pub fn new() -> Self {
+        AbortSignal {
+            tx: Arc::new(watch::Sender::new(false)),
+        }
+    }
+
+    pub fn abort(&self) {
+        self.tx.send_replace(true);
+    }
+
+    pub fn is_aborted(&self) -> bool {
+        *self.tx.borrow()
+    }
+
+    /// Completes once [`abort`](Self::abort) has been called (at once if it already was).
+    pub async fn aborted(&self) {
+        let mut rx = self.tx.subscribe();
+        // The sender lives in `self`, so `wait_for` cannot see it closed.
+        let _ = rx.wait_for(|a| *a).await;
+    }
+}
+
+/// What [`HecOutput::run`] could not deliver. Zero after a normal drain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DrainReport {
+    /// Events held by workers or still queued in the channel when the abort came. They were
+    /// dropped (counted as `dropped{reason="drain_timeout"}`); an in-flight request among
+    /// them may still have been indexed by Splunk.
+    pub undelivered_events: u64,
+    pub undelivered_batches: u64,
+    /// Whether the run ended by abort rather than by draining the closed channel.
+    pub aborted: bool,
+}
+
+/// Result of the startup check of one URL ([`HecOutput::probe`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeResult {
+    pub url: String,
+    /// An HTTP answer came back.
+    pub reachable: bool,
+    /// `GET /services/collector/health`: `Some(true)` on 200, `Some(false)` on another
+    /// status, `None` when unreachable.
+    pub healthy: Option<bool>,
+    /// Judged from an empty `POST` to the event endpoint: HEC answers a valid token with
+    /// 400 "No data" (code 5) and a bad one with 401/403. `None` when it could not be told.
+    pub token_accepted: Option<bool>,
+    /// One line for the log.
+    pub message: String,
+}
+
+/// One HEC destination: a configured HTTP client plus its stats. [`run`](Self::run) consumes
+/// it and delivers batches until the channel drains or the abort signal fires.
+#[derive(Debug, Clone)]
+pub struct HecOutput {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    cfg: HecConfig,
+    client: reqwest::Client,
+    urls: Vec<reqwest::Url>,
+    url_state: Vec<UrlState>,
+    epoch: Instant,
+    stats: Arc<HecStats>,
+    log_rejected: LogLimit,
+    log_retry: LogLimit,
+}
+
+/// A URL that just failed is skipped by URL selection until `down_until` (milliseconds since
+/// `epoch`), so failover does not pay a dead endpoint's connect error or timeout per batch.
+#[derive(Debug, Default)]
+struct UrlState {
+    down_until_ms: AtomicU64,
+    failures: AtomicU32,
+}
+
+/// At most one log line per interval per kind; the lines in between are counted and the
+/// count is reported with the next line.
+#[derive(Debug, Default)]
+struct LogLimit {
+    next_ms: AtomicU64,
+    suppressed: AtomicU64,
+}
+
+const LOG_INTERVAL_MS: u64 = 5_000;
+
+impl LogLimit {
+    fn allow(&self, now_ms: u64) -> Option<u64> {
+        let next = self.next_ms.load(Relaxed);
+        if now_ms >= next
+            && self
+                .next_ms
+                .compare_exchange(next, now_ms + LOG_INTERVAL_MS, Relaxed, Relaxed)
+                .is_ok()
+        {
+            return Some(self.suppressed.swap(0, Relaxed));
+        }
+        self.suppressed.fetch_add(1, Relaxed);
+        None
+    }
+}
+
+enum Verdict {
+    Delivered,
+    Rejected(String),
+    TooLarge(String),
+    Retry(RetryReason, String),
+}
+
+enum Piece {
+    Done,
+    Split(EncodedBatch, EncodedBatch),
+    Aborted(EncodedBatch),
+}
+
+fn header_value(name: &str, value: &str) -> Result<HeaderValue, HecError> {
+    HeaderValue::from_str(value).map_err(|e| HecError::InvalidHeader {
+        name: name.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// The innermost cause of an error, e.g. "Connection refused (os error 111)": the outer
+/// layers only repeat the URL and "error sending request".
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// The whole chain, for errors where every layer may matter (client construction).
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+fn response_text(body: &[u8]) -> String {
+    const MAX: usize = 512;
+    let t = String::from_utf8_lossy(&body[..body.len().min(MAX)]);
+    t.trim().to_string()
+}
+
+fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    // Level 1: HEC payloads are repetitive JSON; higher levels buy little ratio for a lot
+    // of CPU that the receive threads need.
+    let mut enc = flate2::write::GzEncoder::new(
+        Vec::with_capacity(body.len() / 4 + 64),
+        flate2::Compression::fast(),
+    );
+    enc.write_all(body)?;
+    enc.finish()
+}
+
+impl HecOutput {
+    /// Validates `cfg` and builds the HTTP client. Opens no connection.
+    pub fn new(cfg: HecConfig, stats: Arc<HecStats>) -> Result<HecOutput, HecError> {
+        if cfg.urls.is_empty() {
+            return Err(HecError::NoUrls);
+        }
+        let mut urls = Vec::with_capacity(cfg.urls.len());
+        for u in &cfg.urls {
+            urls.push(check_url(u).map_err(|reason| HecError::InvalidUrl {
+                entry: u.clone(),
+                reason,
+            })?);
+        }
+        if cfg.token.is_empty() {
+            return Err(HecError::EmptyToken);
+        }
+        if cfg.workers == 0 {
+            return Err(HecError::NoWorkers(0));
+        }
+        if cfg.timeout.is_zero() {
+            return Err(HecError::ZeroTimeout);
+        }
+
+        // SC4S's order: user headers, Authorization, then connection handling.
+        let mut headers = HeaderMap::new();
+        for (name, value) in &cfg.headers {
+            let hn = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|e| {
+                HecError::InvalidHeader {
+                    name: name.clone(),
+                    reason: e.to_string(),
+                }
+            })?;
+            headers.append(hn, header_value(name, value.trim())?);
+        }
+        let mut auth = HeaderValue::from_str(&format!("Splunk {}", cfg.token))
+            .map_err(|e| HecError::InvalidToken(e.to_string()))?;
+        auth.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, auth);
+        if cfg.connection_close {
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        let user_agent =
+            HeaderValue::from_str(&cfg.user_agent).map_err(|_| HecError::InvalidUserAgent {
+                value: cfg.user_agent.clone(),
+            })?;
+
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .user_agent(user_agent)
+            .timeout(cfg.timeout)
+            .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
+            .tcp_nodelay(true)
+            .tcp_keepalive(Some(Duration::from_secs(60)))
+            // One connection per worker, like SC4S's http() workers; HTTP/2 would multiplex
+            // every worker onto one TCP stream.
+            .http1_only()
+            .pool_max_idle_per_host(cfg.workers)
+            .pool_idle_timeout(Some(Duration::from_secs(90)))
+            .danger_accept_invalid_certs(!cfg.tls_verify)
+            .build()
+            .map_err(|e| HecError::Client(error_chain(&e)))?;
+
+        stats.set_url_count(urls.len());
+        let url_state = urls.iter().map(|_| UrlState::default()).collect();
+        Ok(HecOutput {
+            inner: Arc::new(Inner {
+                cfg,
+                client,
+                urls,
+                url_state,
+                epoch: Instant::now(),
+                stats,
+                log_rejected: LogLimit::default(),
+                log_retry: LogLimit::default(),
+            }),
+        })
+    }
+
+    pub fn stats(&self) -> &Arc<HecStats> {
+        &self.inner.stats
+    }
+
+    pub fn config(&self) -> &HecConfig {
+        &self.inner.cfg
+    }
+
+    /// Delivers batches from `rx` with `workers` tasks until `rx` is closed and empty and
+    /// every held batch is finished, or until `abort` fires. After an abort the channel is
+    /// closed (later sends fail and hand the batch back to the sender), what is left in it
+    /// is counted and dropped, and the report says how much was not delivered.
+    pub async fn run(
+        self,
+        rx: async_channel::Receiver<EncodedBatch>,
+        abort: AbortSignal,
+    ) -> DrainReport {
+        let mut set = tokio::task::JoinSet::new();
+        for id in 0..self.inner.cfg.workers {
+            let inner = Arc::clone(&self.inner);
+            let rx = rx.clone();
+            let abort = abort.clone();
+            set.spawn(async move { inner.worker(id, rx, abort).await });
+        }
+        let mut report = DrainReport::default();
+        while let Some(joined) = set.join_next().await {
+            match joined {
+                Ok((events, batches)) => {
+                    report.undelivered_events += events;
+                    report.undelivered_batches += batches;
+                }
+                Err(e) => {
+                    // Unreachable unless there is a bug: the batch it held was dropped with it.
+                    error!(error = %e, "HEC worker task failed; the batch it held is lost");
+                }
+            }
+        }
+        if abort.is_aborted() {
+            report.aborted = true;
+            rx.close();
+            while let Ok(batch) = rx.try_recv() {
+                report.undelivered_events += u64::from(batch.events);
+                report.undelivered_batches += 1;
+                self.inner
+                    .stats
+                    .dropped(DropReason::DrainTimeout, batch.events);
+            }
+        }
+        report
+    }
+
+    /// Checks every URL once: reachable, HEC health, token. Never fails; the results say what
+    /// is wrong. Delivery does not depend on it (events are held and retried regardless).
+    pub async fn probe(&self) -> Vec<ProbeResult> {
+        let mut out = Vec::with_capacity(self.inner.urls.len());
+        for url in &self.inner.urls {
+            out.push(self.inner.probe_one(url).await);
+        }
+        out
+    }
+}
+
+impl Inner {
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Round-robin from this worker's cursor, skipping URLs that failed recently unless all
+    /// of them did.
+    fn pick(&self, cursor: &mut usize) -> usize {
+        let n = self.urls.len();
+        let now = self.now_ms();
+        for k in 0..n {
+            let idx = (*cursor + k) % n;
+            if self.url_state[idx].down_until_ms.load(Relaxed) <= now {
+                *cursor = idx + 1;
+                return idx;
+            }
+        }
+        let idx = *cursor % n;
+        *cursor = idx + 1;
+        idx
+    }
+
+    fn url_ok(&self, idx: usize) {
+        let st = &self.url_state[idx];
+        st.failures.store(0, Relaxed);
+        st.down_until_ms.store(0, Relaxed);
+    }
+
+    fn url_failed(&self, idx: usize) {
+        let st = &self.url_state[idx];
+        let n = st.failures.fetch_add(1, Relaxed).saturating_add(1);
+        let wait = self.cfg.backoff.delay(n);
+        st.down_until_ms
+            .store(self.now_ms() + wait.as_millis() as u64, Relaxed);
+    }
+
+    async fn worker(
+        &self,
+        id: usize,
+        rx: async_channel::Receiver<EncodedBatch>,
+        abort: AbortSignal,
+    ) -> (u64, u64) {
+        let mut cursor = id % self.urls.len();
+        loop {
+            let batch = tokio::select! {
+                biased;
+                _ = abort.aborted() => return (0, 0),
+                r = rx.recv() => match r {
+                    Ok(b) => b,
+                    Err(_) => return (0, 0),
+                },
+            };
+            self.stats.hold(batch.events);
+            let mut stack = vec![batch];
+            while let Some(piece) = stack.pop() {
+                match self.deliver(piece, &mut cursor, &abort).await {
+                    Piece::Done => {}
+                    Piece::Split(a, b) => {
+                        stack.push(b);
+                        stack.push(a);
+                    }
+                    Piece::Aborted(p) => {
+                        stack.push(p);
+                        let mut events = 0;
+                        let batches = stack.len() as u64;
+                        for p in stack.drain(..) {
+                            events += u64::from(p.events);
+                            self.stats.release(p.events);
+                            self.stats.dropped(DropReason::DrainTimeout, p.events);
+                        }
+                        return (events, batches);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends one batch until it is finished (delivered, dropped, split) or the abort fires.
+    async fn deliver(&self, piece: EncodedBatch, cursor: &mut usize, abort: &AbortSignal) -> Piece {
+        let raw_len = piece.body.len();
+        let wire = if self.cfg.compression {
+            let body = piece.body.clone();
+            // Compressing 4 MiB takes milliseconds: keep it off the executor threads.
+            match tokio::task::spawn_blocking(move || gzip(&body)).await {
+                Ok(Ok(z)) => Some(Bytes::from(z)),
+                Ok(Err(e)) => {
+                    warn!(error = %e, "gzip failed; sending the batch uncompressed");
+                    None
+                }
+                Err(e) => {
+                    warn!(error = %e, "gzip task failed; sending the batch uncompressed");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let n_urls = self.urls.len() as u32;
+        let mut failures: u32 = 0;
+        loop {
+            if abort.is_aborted() {
+                return Piece::Aborted(piece);
+            }
+            let idx = self.pick(cursor);
+            let (body, gz) = match &wire {
+                Some(z) => (z.clone(), true),
+                None => (piece.body.clone(), false),
+            };
+            self.stats.sent_bytes(raw_len, body.len());
+            let started = Instant::now();
+            let result = tokio::select! {
+                biased;
+                _ = abort.aborted() => return Piece::Aborted(piece),
+                r = self.send(idx, body, gz) => r,
+            };
+            let (outcome, verdict) = classify(result);
+            self.stats.request(idx, outcome, started.elapsed());
+            match verdict {
+                Verdict::Delivered => {
+                    self.url_ok(idx);
+                    self.stats.delivered(piece.events);
+                    self.stats.release(piece.events);
+                    return Piece::Done;
+                }
+                Verdict::Rejected(text) => {
+                    self.url_ok(idx);
+                    self.stats.dropped(DropReason::Hec400, piece.events);
+                    self.stats.release(piece.events);
+                    if let Some(suppressed) = self.log_rejected.allow(self.now_ms()) {
+                        error!(
+                            url = %self.urls[idx],
+                            events = piece.events,
+                            response = %text,
+                            suppressed_since_last = suppressed,
+                            "HEC rejected a batch with 400; its events are dropped"
+                        );
+                    }
+                    return Piece::Done;
+                }
+                Verdict::TooLarge(text) => {
+                    self.url_ok(idx);
+                    let events = piece.events;
+                    match piece.split_half() {
+                        Ok((a, b)) => {
+                            debug!(events, "HEC answered 413; retrying the batch as two halves");
+                            self.stats.release(events);
+                            self.stats.hold(a.events);
+                            self.stats.hold(b.events);
+                            return Piece::Split(a, b);
+                        }
+                        Err(single) => {
+                            self.stats.dropped(DropReason::Hec413, single.events);
+                            self.stats.release(single.events);
+                            error!(
+                                url = %self.urls[idx],
+                                bytes = single.body.len(),
+                                response = %text,
+                                "HEC answered 413 to a single event; it is dropped \
+                                 (raise max_content_length in Splunk's limits.conf)"
+                            );
+                            return Piece::Done;
+                        }
+                    }
+                }
+                Verdict::Retry(reason, detail) => {
+                    self.stats.retried(reason, piece.events);
+                    self.url_failed(idx);
+                    failures = failures.saturating_add(1);
+                    if let Some(suppressed) = self.log_retry.allow(self.now_ms()) {
+                        warn!(
+                            url = %self.urls[idx],
+                            reason = reason.label(),
+                            detail = %detail,
+                            events = piece.events,
+                            suppressed_since_last = suppressed,
+                            "HEC request failed; the batch stays in memory and is retried"
+                        );
+                    }
+                    // Fail over to the next URL at once; back off once every URL has failed
+                    // this batch in the current round.
+                    if failures.is_multiple_of(n_urls) {
+                        let wait = self.cfg.backoff.delay(failures / n_urls);
+                        tokio::select! {
+                            biased;
+                            _ = abort.aborted() => return Piece::Aborted(piece),
+                            _ = tokio::time::sleep(wait) => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn send(
+        &self,
+        idx: usize,
+        body: Bytes,
+        gz: bool,
+    ) -> Result<(StatusCode, Bytes), reqwest::Error> {
+        let mut req = self.client.post(self.urls[idx].clone()).body(body);
+        if gz {
+            req = req.header(header::CONTENT_ENCODING, "gzip");
+        }
+        let resp = req.send().await?;
+        let status = resp.status();
+        // The body is read to the end so the connection goes back to the pool.
+        match resp.bytes().await {
+            Ok(b) => Ok((status, b)),
+            // A 2xx status means HEC accepted the data even if the short answer got lost.
+            Err(_) if status.is_success() => Ok((status, Bytes::new())),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn probe_one(&self, url: &reqwest::Url) -> ProbeResult {
+        let base = url.origin().ascii_serialization();
+        let timeout = self.cfg.timeout.min(Duration::from_secs(10));
+        let unreachable = |e: &reqwest::Error| ProbeResult {
+            url: url.to_string(),
+            reachable: false,
+            healthy: None,
+            token_accepted: None,
+            message: format!(
+                "HEC at {base} unreachable: {} — events are kept in memory until it comes back",
+                root_cause(e)
+            ),
+        };
+        let health = match self
+            .client
+            .get(format!("{base}/services/collector/health"))
+            .timeout(timeout)
+            .send()
+            .await
+        {
+            Ok(r) => {
+                let status = r.status();
+                let text = r
+                    .bytes()
+                    .await
+                    .map(|b| response_text(&b))
+                    .unwrap_or_default();
+                (status, text)
+            }
+            Err(e) => return unreachable(&e),
+        };
+        let token = match self
+            .client
+            .post(url.clone())
+            .timeout(timeout)
+            .body(Bytes::new())
+            .send()
+            .await
+        {
+            Ok(r) => {
+                let status = r.status();
+                let text = r
+                    .bytes()
+                    .await
+                    .map(|b| response_text(&b))
+                    .unwrap_or_default();
+                (status, text)
+            }
+            Err(e) => return unreachable(&e),
+        };
+        let healthy = health.0.is_success();
+        let health_msg = if healthy {
+            "healthy".to_string()
+        } else {
+            format!("health check answered {} {}", health.0.as_u16(), health.1)
+        };
+        let hec_code = serde_json::from_str::<serde_json::Value>(&token.1)
+            .ok()
+            .and_then(|v| v.get("code").and_then(serde_json::Value::as_i64));
+        let (token_accepted, token_msg) = match token.0.as_u16() {
+            // Codes 10/11: the token requires an indexer-acknowledgement channel, which
+            // sluice does not send, so every batch would be answered 400 and dropped.
+            400 if matches!(hec_code, Some(10 | 11)) => (
+                Some(true),
+                format!(
+                    "token accepted, but it has indexer acknowledgement enabled ({}) — every \
+                     batch would be rejected with 400 and dropped; disable acknowledgement on \
+                     this token",
+                    token.1
+                ),
+            ),
+            // "No data" (code 5) is what a valid token gets for an empty body.
+            200..=299 | 400 => (Some(true), "token accepted".to_string()),
+            401 | 403 => (
+                Some(false),
+                format!(
+                    "token rejected ({} {}) — events are kept in memory and retried until the token is fixed",
+                    token.0.as_u16(),
+                    token.1
+                ),
+            ),
+            s => (
+                None,
+                format!("token check inconclusive: {url} answered {s} {}", token.1),
+            ),
+        };
+        let message = format!("HEC at {base}: {token_msg}; {health_msg}");
+        if token_accepted == Some(true) && healthy && !matches!(hec_code, Some(10 | 11)) {
+            info!(url = %url, "{message}");
+        } else {
+            warn!(url = %url, "{message}");
+        }
+        ProbeResult {
+            url: url.to_string(),
+            reachable: true,
+            healthy: Some(healthy),
+            token_accepted,
+            message,
+        }
+    }
+}
+
+fn classify(result: Result<(StatusCode, Bytes), reqwest::Error>) -> (RequestOutcome, Verdict) {
+    let (status, body) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let detail = root_cause(&e);
+            return if e.is_timeout() {
+                (
+                    RequestOutcome::Timeout,
+                    Verdict::Retry(RetryReason::Timeout, detail),
+                )
+            } else if e.is_connect() {
+                (
+                    RequestOutcome::Connect,
+                    Verdict::Retry(RetryReason::Connect, detail),
+                )
+            } else {
+                (RequestOutcome::Io, Verdict::Retry(RetryReason::Io, detail))
+            };
+        }
+    };
+    let text = || format!("{} {}", status.as_u16(), response_text(&body));
+    match status.as_u16() {
+        200..=299 => (RequestOutcome::Success, Verdict::Delivered),
+        400 => (RequestOutcome::BadRequest, Verdict::Rejected(text())),
+        413 => (RequestOutcome::TooLarge, Verdict::TooLarge(text())),
+        401 => (
+            RequestOutcome::Unauthorized,
+            Verdict::Retry(RetryReason::Http401, text()),
+        ),
+        403 => (
+            RequestOutcome::Forbidden,
+            Verdict::Retry(RetryReason::Http403, text()),
+        ),
+        404 => (
+            RequestOutcome::NotFound,
+            Verdict::Retry(RetryReason::Http404, text()),
+        ),
+        408 => (
+            RequestOutcome::RequestTimeout,
+            Verdict::Retry(RetryReason::Http408, text()),
+        ),
+        429 => (
+            RequestOutcome::TooManyRequests,
+            Verdict::Retry(RetryReason::Http429, text()),
+        ),
+        500..=599 => (
+            RequestOutcome::ServerError,
+            Verdict::Retry(RetryReason::Http5xx, text()),
+        ),
+        _ => (
+            RequestOutcome::OtherStatus,
+            Verdict::Retry(RetryReason::HttpOther, text()),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_limit_lets_one_line_through_per_interval_and_counts_the_rest() {
+        let l = LogLimit::default();
+        assert_eq!(l.allow(0), Some(0));
+        assert_eq!(l.allow(10), None);
+        assert_eq!(l.allow(4_999), None);
+        assert_eq!(l.allow(5_000), Some(2));
+    }
+
+    #[test]
+    fn gzip_round_trips() {
+        use std::io::Read;
+        let body = b"{\"event\":\"a\"}\n{\"event\":\"b\"}".repeat(100);
+        let z = gzip(&body).unwrap();
+        assert!(z.len() < body.len());
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&z[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        assert_eq!(out, body);
+    }
+
+    #[test]
+    fn statuses_map_to_the_documented_classes() {
+        let v = |code: u16| {
+            classify(Ok((
+                StatusCode::from_u16(code).unwrap(),
+                Bytes::from_static(b"{}"),
+            )))
+        };
+        assert!(matches!(
+            v(200),
+            (RequestOutcome::Success, Verdict::Delivered)
+        ));
+        assert!(matches!(
+            v(204),
+            (RequestOutcome::Success, Verdict::Delivered)
+        ));
+        assert!(matches!(
+            v(400),
+            (RequestOutcome::BadRequest, Verdict::Rejected(_))
+        ));
+        assert!(matches!(
+            v(413),
+            (RequestOutcome::TooLarge, Verdict::TooLarge(_))
+        ));
+        for (code, reason) in [
+            (401, RetryReason::Http401),
+            (403, RetryReason::Http403),
+            (404, RetryReason::Http404),
+            (408, RetryReason::Http408),
+            (429, RetryReason::Http429),
+            (500, RetryReason::Http5xx),
+            (503, RetryReason::Http5xx),
+            (301, RetryReason::HttpOther),
+            (422, RetryReason::HttpOther),
+        ] {
+            match v(code) {
+                (_, Verdict::Retry(r, _)) => assert_eq!(r, reason, "status {code}"),
+                _ => panic!("status {code} must be retried"),
+            }
+        }
+    }
+}
