@@ -53,7 +53,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         println!("configuration OK");
         println!(
             "udp ports {:?} ({} sockets, balance {:?}), tcp ports {:?}",
-            config.listen.udp_ports, config.udp.sockets, config.udp.balance, config.listen.tcp_ports
+            config.listen.udp_ports,
+            config.udp.sockets,
+            config.udp.balance,
+            config.listen.tcp_ports
         );
         if config.uses_hec() {
             println!("output: Splunk HEC {:?}", config.hec.urls);
@@ -107,7 +110,9 @@ pub fn parse(args: ParseArgs) -> anyhow::Result<ExitCode> {
     let mut emit = |bytes: &[u8], id: Option<serde_json::Value>| -> anyhow::Result<()> {
         let record = ParsedRecord::from(&parse_message(bytes, &opts));
         match id {
-            Some(id) => serde_json::to_writer(&mut out, &serde_json::json!({"id": id, "actual": record}))?,
+            Some(id) => {
+                serde_json::to_writer(&mut out, &serde_json::json!({"id": id, "actual": record}))?
+            }
             None => serde_json::to_writer(&mut out, &record)?,
         }
         out.write_all(b"\n")?;

@@ -1007,8 +1007,11 @@ mod tests {
     #[test]
     fn url_without_token_starts_with_a_warning_naming_the_variable() {
         let mut c = Config::default();
-        c.apply_env(&env(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "https://x:8088")]))
-            .unwrap();
+        c.apply_env(&env(&[(
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+            "https://x:8088",
+        )]))
+        .unwrap();
         c.validate().unwrap();
         let w = c.warnings();
         assert_eq!(w.len(), 1);

@@ -15,7 +15,7 @@ use anyhow::Context;
 use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
 use sluice_net::{UdpGroup, UdpGroupConfig};
 use sluice_proto::classify::Tables;
-use sluice_proto::hec::EncodeOptions;
+use sluice_proto::hec::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
@@ -35,12 +35,15 @@ pub fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .try_init();
 }
 
 pub fn run(config: Config, report: EnvReport) -> anyhow::Result<()> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .thread_name("sluice-rt")
@@ -68,7 +71,11 @@ fn to_net_balance(b: Balance) -> sluice_net::Balance {
     }
 }
 
-async fn run_async(config: Config, report: EnvReport, rt: tokio::runtime::Handle) -> anyhow::Result<()> {
+async fn run_async(
+    config: Config,
+    report: EnvReport,
+    rt: tokio::runtime::Handle,
+) -> anyhow::Result<()> {
     for note in &report.notes {
         tracing::warn!("{note}");
     }
@@ -96,7 +103,10 @@ async fn run_async(config: Config, report: EnvReport, rt: tokio::runtime::Handle
         g.balance = to_net_balance(config.udp.balance);
         g.rcvbuf = (config.udp.rcvbuf.0 > 0).then_some(config.udp.rcvbuf.0 as usize);
         g.batch = config.udp.fetch_limit.clamp(1, sluice_net::MAX_BATCH);
-        g.max_datagram = config.listen.max_message_size.min(sluice_net::DEFAULT_MAX_DATAGRAM);
+        g.max_datagram = config
+            .listen
+            .max_message_size
+            .min(sluice_net::DEFAULT_MAX_DATAGRAM);
         let group = UdpGroup::bind(&g).map_err(|e| {
             anyhow::anyhow!(
                 "cannot listen on UDP {addr}: {e}; change the port with \
@@ -268,12 +278,18 @@ async fn run_async(config: Config, report: EnvReport, rt: tokio::runtime::Handle
     }
     let _ports = udp_join.await;
     let received = registry.received_total();
-    tracing::info!(received, "receivers stopped; every open batch has been handed to the output");
+    tracing::info!(
+        received,
+        "receivers stopped; every open batch has been handed to the output"
+    );
 
     let report: DrainReport = match early_output_end {
         Some(r) => r.context("the output task failed")?,
         None => {
-            let budget = config.shutdown.drain_timeout.saturating_sub(drain_start.elapsed());
+            let budget = config
+                .shutdown
+                .drain_timeout
+                .saturating_sub(drain_start.elapsed());
             match tokio::time::timeout(budget, &mut output_task).await {
                 Ok(r) => r.context("the output task failed")?,
                 Err(_) => {
@@ -324,12 +340,12 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         None => Tables::default(),
     };
     tables.set_source_as_sc4s(config.parse.set_source_as_sc4s);
-    let encode = EncodeOptions::new(
-        &config.fields.indexed_fields,
-        config.fields.loghost.clone().unwrap_or_else(hostname),
-        config.fields.container_host.clone(),
-        config.parse.store_raw_message,
-    );
+    let encode = EncodeOptions {
+        indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
+        loghost: config.fields.loghost.clone().unwrap_or_else(hostname),
+        container_host: config.fields.container_host.clone(),
+        store_raw_message: config.parse.store_raw_message,
+    };
     Ok(Processor {
         zone,
         tables,

@@ -7,9 +7,7 @@ use crate::config::{Config, ConfigError};
 /// The HEC client settings; URL and header errors name the setting.
 pub fn hec_config(config: &Config) -> Result<HecConfig, ConfigError> {
     let urls = normalize_urls(&config.hec.urls.join(",")).map_err(|e| {
-        ConfigError::Invalid(format!(
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL / hec.urls: {e}"
-        ))
+        ConfigError::Invalid(format!("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL / hec.urls: {e}"))
     })?;
     let mut headers = Vec::with_capacity(config.hec.headers.len());
     for h in &config.hec.headers {

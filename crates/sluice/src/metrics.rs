@@ -100,8 +100,12 @@ impl Status for Registry {
     fn render_metrics(&self) -> String {
         let mut w = PromWriter::new();
         let up = self.started.elapsed().as_secs_f64();
-        w.family("sluice_uptime_seconds", "gauge", "Seconds since sluice started.")
-            .sample("sluice_uptime_seconds", &[], format!("{up:.3}"));
+        w.family(
+            "sluice_uptime_seconds",
+            "gauge",
+            "Seconds since sluice started.",
+        )
+        .sample("sluice_uptime_seconds", &[], format!("{up:.3}"));
 
         // Received, per listener and socket.
         w.family(
@@ -215,14 +219,21 @@ impl Status for Registry {
                     ("port", &port),
                     ("mode", u.balance),
                     ("requested", u.requested_balance),
-                    ("fallback_reason", u.fallback_reason.as_deref().unwrap_or("")),
+                    (
+                        "fallback_reason",
+                        u.fallback_reason.as_deref().unwrap_or(""),
+                    ),
                 ],
                 1,
             );
         }
 
         // Parsing.
-        w.family("sluice_parsed_total", "counter", "Messages by the grammar they were read with.");
+        w.family(
+            "sluice_parsed_total",
+            "counter",
+            "Messages by the grammar they were read with.",
+        );
         for (i, f) in FORMATS.iter().enumerate() {
             let n: u64 = self
                 .receiver_counters()
@@ -256,7 +267,11 @@ impl Status for Registry {
                 let port = t.port.to_string();
                 w.sample("sluice_tcp_connections", &[("port", &port)], t.stats.open());
             }
-            w.family("sluice_tcp_connections_total", "counter", "Accepted TCP connections.");
+            w.family(
+                "sluice_tcp_connections_total",
+                "counter",
+                "Accepted TCP connections.",
+            );
             for t in &self.tcp {
                 let port = t.port.to_string();
                 w.sample(
@@ -327,11 +342,23 @@ impl Status for Registry {
             "Events received and not yet delivered, per input window.",
         );
         for win in &self.windows {
-            w.sample("sluice_window_events", &[("window", win.name())], win.in_use());
+            w.sample(
+                "sluice_window_events",
+                &[("window", win.name())],
+                win.in_use(),
+            );
         }
-        w.family("sluice_window_capacity", "gauge", "Input window size in events.");
+        w.family(
+            "sluice_window_capacity",
+            "gauge",
+            "Input window size in events.",
+        );
         for win in &self.windows {
-            w.sample("sluice_window_capacity", &[("window", win.name())], win.capacity());
+            w.sample(
+                "sluice_window_capacity",
+                &[("window", win.name())],
+                win.capacity(),
+            );
         }
         w.family(
             "sluice_window_full_total",
@@ -339,7 +366,11 @@ impl Status for Registry {
             "Times a receiver found its window full and stopped reading until delivery caught up.",
         );
         for win in &self.windows {
-            w.sample("sluice_window_full_total", &[("window", win.name())], win.full_count());
+            w.sample(
+                "sluice_window_full_total",
+                &[("window", win.name())],
+                win.full_count(),
+            );
         }
         w.family(
             "sluice_window_wait_seconds_total",
@@ -368,8 +399,12 @@ impl Status for Registry {
                         &[("output", "file")],
                         f.events.load(Ordering::Relaxed),
                     );
-                w.family("sluice_dropped_total", "counter", "Events dropped, by reason.")
-                    .sample("sluice_dropped_total", &[("reason", "output_gone")], lost);
+                w.family(
+                    "sluice_dropped_total",
+                    "counter",
+                    "Events dropped, by reason.",
+                )
+                .sample("sluice_dropped_total", &[("reason", "output_gone")], lost);
                 w.family(
                     "sluice_output_write_errors_total",
                     "counter",
@@ -389,8 +424,16 @@ impl Status for Registry {
 fn render_hec(w: &mut PromWriter, h: &HecStats, lost: u64) {
     let s = h.snapshot();
     w.family("sluice_delivered_total", "counter", "Events delivered.")
-        .sample("sluice_delivered_total", &[("output", "hec")], s.delivered_events);
-    w.family("sluice_dropped_total", "counter", "Events dropped, by reason.");
+        .sample(
+            "sluice_delivered_total",
+            &[("output", "hec")],
+            s.delivered_events,
+        );
+    w.family(
+        "sluice_dropped_total",
+        "counter",
+        "Events dropped, by reason.",
+    );
     for (reason, n) in &s.dropped_events {
         w.sample("sluice_dropped_total", &[("reason", reason)], n);
     }
@@ -403,24 +446,48 @@ fn render_hec(w: &mut PromWriter, h: &HecStats, lost: u64) {
     for (reason, n) in &s.retried_events {
         w.sample("sluice_retried_total", &[("reason", reason)], n);
     }
-    w.family("sluice_hec_requests_total", "counter", "HEC requests by outcome.");
+    w.family(
+        "sluice_hec_requests_total",
+        "counter",
+        "HEC requests by outcome.",
+    );
     for (outcome, n) in &s.requests {
         w.sample("sluice_hec_requests_total", &[("outcome", outcome)], n);
     }
-    w.family("sluice_hec_bytes_total", "counter", "HEC request body bytes.")
-        .sample("sluice_hec_bytes_total", &[("kind", "raw")], s.bytes_raw)
-        .sample("sluice_hec_bytes_total", &[("kind", "sent")], s.bytes_sent);
-    w.family("sluice_hec_in_flight_events", "gauge", "Events in HEC requests now.")
-        .sample("sluice_hec_in_flight_events", &[], s.in_flight_events);
+    w.family(
+        "sluice_hec_bytes_total",
+        "counter",
+        "HEC request body bytes.",
+    )
+    .sample("sluice_hec_bytes_total", &[("kind", "raw")], s.bytes_raw)
+    .sample("sluice_hec_bytes_total", &[("kind", "sent")], s.bytes_sent);
+    w.family(
+        "sluice_hec_in_flight_events",
+        "gauge",
+        "Events in HEC requests now.",
+    )
+    .sample("sluice_hec_in_flight_events", &[], s.in_flight_events);
     w.family(
         "sluice_hec_request_seconds",
         "histogram",
         "HEC request latency.",
     );
     for (le, n) in &s.request_seconds.buckets {
-        let le = if le.is_infinite() { "+Inf".to_string() } else { le.to_string() };
+        let le = if le.is_infinite() {
+            "+Inf".to_string()
+        } else {
+            le.to_string()
+        };
         w.sample("sluice_hec_request_seconds_bucket", &[("le", &le)], n);
     }
-    w.sample("sluice_hec_request_seconds_sum", &[], format!("{:.6}", s.request_seconds.sum_seconds));
-    w.sample("sluice_hec_request_seconds_count", &[], s.request_seconds.count);
+    w.sample(
+        "sluice_hec_request_seconds_sum",
+        &[],
+        format!("{:.6}", s.request_seconds.sum_seconds),
+    );
+    w.sample(
+        "sluice_hec_request_seconds_count",
+        &[],
+        s.request_seconds.count,
+    );
 }

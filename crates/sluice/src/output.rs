@@ -13,8 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use sluice_hec::{DrainReport, EncodedBatch};
-use tokio_util::sync::CancellationToken;
+use sluice_hec::{AbortSignal, DrainReport, EncodedBatch};
 
 /// Counters for the file output.
 #[derive(Debug, Default)]
@@ -66,7 +65,7 @@ impl FileOutput {
     pub fn run(
         mut self,
         rx: async_channel::Receiver<EncodedBatch>,
-        abort: CancellationToken,
+        abort: AbortSignal,
     ) -> DrainReport {
         let mut report = DrainReport::default();
         while let Ok(batch) = rx.recv_blocking() {
@@ -84,7 +83,7 @@ impl FileOutput {
         report
     }
 
-    fn write_with_retry(&mut self, batch: &EncodedBatch, abort: &CancellationToken) -> bool {
+    fn write_with_retry(&mut self, batch: &EncodedBatch, abort: &AbortSignal) -> bool {
         let mut backoff = Duration::from_millis(100);
         loop {
             // One write per batch: the body plus its terminating newline, so lines from two
@@ -114,7 +113,7 @@ impl FileOutput {
                         "writing to the output file failed; keeping the batch and retrying in {:?}",
                         backoff
                     );
-                    if abort.is_cancelled() {
+                    if abort.is_aborted() {
                         return false;
                     }
                     std::thread::sleep(backoff);

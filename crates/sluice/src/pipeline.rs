@@ -43,7 +43,9 @@ impl LocalCounts {
         for (slot, n) in shared.by_format.iter().zip(self.by_format) {
             slot.fetch_add(n, Ordering::Relaxed);
         }
-        shared.truncated.fetch_add(self.truncated, Ordering::Relaxed);
+        shared
+            .truncated
+            .fetch_add(self.truncated, Ordering::Relaxed);
         *self = LocalCounts::default();
     }
 }
@@ -97,7 +99,7 @@ impl RecvTime {
 
 impl Processor {
     pub fn new_builder(&self) -> BatchBuilder {
-        BatchBuilder::new(self.batch.clone())
+        BatchBuilder::new(self.batch)
     }
 
     /// Parses, classifies and encodes one message into `builder`; returns a batch when the
@@ -128,9 +130,9 @@ impl Processor {
 
 /// Hands batches to the output together with the window permits of their events.
 ///
-/// A receiver holds permits for every event in its open batch (plus, transiently, the unused
-/// part of its last acquisition). When a batch is finished, exactly its event count moves
-/// into the batch; they return to the window when the output is done with it.
+/// A receiver holds permits for every event in its open batch. When a batch is finished,
+/// exactly its event count moves into the batch; they return to the window when the output
+/// is done with it.
 #[derive(Debug)]
 pub struct Emitter {
     out: async_channel::Sender<EncodedBatch>,
@@ -156,20 +158,6 @@ impl Emitter {
         match &mut self.held {
             Some(h) => h.merge(permit),
             None => self.held = Some(permit),
-        }
-    }
-
-    /// Returns `n` unused permits to the window.
-    pub fn release_unused(&mut self, n: usize) {
-        if n == 0 {
-            return;
-        }
-        if let Some(h) = &mut self.held {
-            if h.num_permits() <= n {
-                self.held = None;
-            } else {
-                drop(h.split(n));
-            }
         }
     }
 

@@ -66,8 +66,10 @@ impl TcpStats {
 
     fn add_framing(&self, now: FramingStats, before: &mut FramingStats) {
         let d = |a: u64, b: u64| a.saturating_sub(b);
-        self.octet_counted
-            .fetch_add(d(now.octet_counted, before.octet_counted), Ordering::Relaxed);
+        self.octet_counted.fetch_add(
+            d(now.octet_counted, before.octet_counted),
+            Ordering::Relaxed,
+        );
         self.truncated
             .fetch_add(d(now.truncated, before.truncated), Ordering::Relaxed);
         self.partial
@@ -129,7 +131,7 @@ pub async fn serve(port: TcpPort, ctx: Arc<TcpContext>, out: async_channel::Send
     let (chunk_tx, chunk_rx) = async_channel::unbounded::<EncodedBatch>();
     let combiner = tokio::spawn(combine(
         chunk_rx,
-        ctx.processor.batch.clone(),
+        ctx.processor.batch,
         out,
         ctx.counters.clone(),
     ));
@@ -234,7 +236,7 @@ async fn connection(
         frames.clear();
         let consumed = {
             let mut it = decoder.frames(&buf);
-            frames.extend(&mut it);
+            frames.extend(it.by_ref().map(|(f, _)| f));
             it.consumed()
         };
         if !frames.is_empty()
@@ -266,7 +268,7 @@ async fn connection(
     frames.clear();
     let consumed = {
         let mut it = decoder.frames(&buf);
-        frames.extend(&mut it);
+        frames.extend(it.by_ref().map(|(f, _)| f));
         it.consumed()
     };
     let rest_start = consumed;
@@ -346,9 +348,7 @@ fn encode_chunk(
             counts.truncated += 1;
         }
         // The chunk builder has no limits, so it never completes a batch on its own.
-        let _ = ctx
-            .processor
-            .process(f.bytes(buf), src, at, chunk, counts);
+        let _ = ctx.processor.process(f.bytes(buf), src, at, chunk, counts);
     }
     chunk.take()
 }
@@ -359,7 +359,10 @@ fn send_chunk(c: EncodedBatch, ctx: &TcpContext, chunks: &async_channel::Sender<
         ctx.counters
             .lost_events
             .fetch_add(u64::from(lost), Ordering::Relaxed);
-        tracing::error!(events = lost, "TCP combiner is gone; chunk lost (this is a bug)");
+        tracing::error!(
+            events = lost,
+            "TCP combiner is gone; chunk lost (this is a bug)"
+        );
     }
 }
 
@@ -378,7 +381,10 @@ async fn combine(
             counters
                 .lost_events
                 .fetch_add(u64::from(lost), Ordering::Relaxed);
-            tracing::error!(events = lost, "the output stage is gone; batch lost (this is a bug)");
+            tracing::error!(
+                events = lost,
+                "the output stage is gone; batch lost (this is a bug)"
+            );
         }
     };
     loop {

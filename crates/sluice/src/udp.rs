@@ -1,9 +1,12 @@
 //! UDP receive threads: one plain OS thread per `SO_REUSEPORT` socket.
 //!
-//! Each loop iteration acquires `fetch_limit` window permits (the only place the thread can
-//! wait on the rest of the pipeline), receives up to that many datagrams with one `recvmmsg`,
-//! returns the unused permits, and parses, classifies and encodes every datagram straight
-//! into the thread's open batch while the datagram still sits in its receive slot. Finished
+//! Each loop iteration receives up to `fetch_limit` datagrams with one `recvmmsg`, then
+//! acquires that many window permits — the only place the thread can wait on the rest of the
+//! pipeline. While it waits, the datagrams stay in their receive slots and nothing more is
+//! read, so the kernel buffer absorbs the pause; acquiring after the read (instead of
+//! reserving `fetch_limit` before it) keeps the window gauge exact: an idle thread holds no
+//! permits. Then every datagram is parsed, classified and encoded straight into the thread's
+//! open batch while it still sits in its receive slot. Finished
 //! batches go to the output with their permits. The socket's read timeout (`SO_RCVTIMEO`)
 //! wakes the loop often enough to flush a partial batch on time and to notice shutdown, so
 //! no timer thread is involved.
@@ -77,7 +80,10 @@ impl UdpPort {
     pub fn join(&mut self) {
         for t in self.threads.drain(..) {
             if t.join().is_err() {
-                tracing::error!(port = self.local_addr.port(), "a UDP receive thread panicked");
+                tracing::error!(
+                    port = self.local_addr.port(),
+                    "a UDP receive thread panicked"
+                );
             }
         }
     }
@@ -99,17 +105,22 @@ fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Em
     let mut counts = LocalCounts::default();
     let mut consecutive_errors = 0u32;
 
+    // Never ask for more datagrams than the window can ever grant at once.
+    let fetch = fetch.min(ctx.window.capacity() as usize);
     while !ctx.stop.is_cancelled() {
-        let Some(permit) = ctx.window.acquire_blocking(fetch as u32, &ctx.rt, &ctx.stop) else {
-            break;
-        };
-        let granted = permit.num_permits();
-        emitter.hold(permit);
-        let received = match rx.recv(granted) {
+        match rx.recv(fetch) {
             Ok(datagrams) => {
                 consecutive_errors = 0;
-                let at = RecvTime::now();
                 let n = datagrams.len();
+                if n > 0 {
+                    // On stop this still returns the permits (`acquire_blocking` falls back to
+                    // overshooting the window rather than losing what was already read).
+                    match ctx.window.acquire_blocking(n as u32, &ctx.rt, &ctx.stop) {
+                        Some(permit) => emitter.hold(permit),
+                        None => tracing::debug!(port, "stopping while the window was full"),
+                    }
+                }
+                let at = RecvTime::now();
                 for d in datagrams {
                     if d.truncated {
                         counts.truncated += 1;
@@ -120,11 +131,12 @@ fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Em
                         source_ip: d.source.ip(),
                         listener_id: "DEFAULT",
                     };
-                    if let Some(batch) = processor.process(d.payload, &src, at, &mut builder, &mut counts) {
+                    if let Some(batch) =
+                        processor.process(d.payload, &src, at, &mut builder, &mut counts)
+                    {
                         emitter.emit(batch);
                     }
                 }
-                n
             }
             Err(e) => {
                 consecutive_errors += 1;
@@ -133,11 +145,12 @@ fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Em
                 if consecutive_errors == 1 || consecutive_errors.is_power_of_two() {
                     tracing::warn!(port, socket = rx.index(), error = %e, "recvmmsg failed");
                 }
-                std::thread::sleep(Duration::from_millis(10).min(Duration::from_millis(consecutive_errors as u64)));
-                0
+                std::thread::sleep(
+                    Duration::from_millis(10).min(Duration::from_millis(consecutive_errors as u64)),
+                );
+                continue;
             }
-        };
-        emitter.release_unused(granted - received);
+        }
         counts.flush_into(emitter.counters());
         if builder
             .deadline()
