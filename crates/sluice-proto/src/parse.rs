@@ -127,6 +127,8 @@
 //!      TAG, `appname` is `None` and MSG starts at that token.
 //! * After a TAG exactly one `:` (if present) and at most one SP are consumed; further SPs are
 //!   MSG (`rsyslogd:  [origin ...]` keeps the leading SP).
+//! * SPs right after the PRI (or at the start of a PRI-less line) are skipped, as are runs of
+//!   SP between header fields. Without a STAMP, a lone `:` is CONTENT, not an empty TAG.
 //! * A leading UTF-8 BOM in MSG is removed, as in RFC 5424.
 //! * `message` is always `Some` for RFC 3164.
 //!

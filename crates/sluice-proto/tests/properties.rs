@@ -121,6 +121,9 @@ fn syslogish() -> impl Strategy<Value = Vec<u8>> {
         Just(" 2007 ".to_string()),
         Just("2026-03-05T12:28:51".to_string()),
         Just("2026-03-05 12:28:51".to_string()),
+        // Truncated stamps: non-digits where digits belong (fuzz crash 9ed7251b).
+        Just("2016-01-15T01:00:4".to_string()),
+        Just("Mar  1 12:0".to_string()),
         Just(".123".to_string()),
         Just("+01:00".to_string()),
         Just("-0530".to_string()),

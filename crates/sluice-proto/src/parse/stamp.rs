@@ -120,7 +120,12 @@ fn instant(dt: &CivilDateTime, micros: u32, off: Option<i32>, zone: &Zone) -> Op
 #[inline(always)]
 fn pair(hi: u8, lo: u8) -> Option<u8> {
     let (h, l) = (hi.wrapping_sub(b'0'), lo.wrapping_sub(b'0'));
-    (h < 10 && l < 10).then_some(h * 10 + l)
+    // Not `then_some`: its argument is evaluated first and would overflow for non-digits.
+    if h < 10 && l < 10 {
+        Some(h * 10 + l)
+    } else {
+        None
+    }
 }
 
 /// `YYYY-MM-DD(T| )hh:mm:ss[.frac][offset]` at `i`.
