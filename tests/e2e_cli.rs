@@ -139,7 +139,7 @@ fn parse_prints_the_corpus_schema() {
         .collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["format"], "rfc3164");
-    assert_eq!(lines[0]["timestamp"], "2026-10-11T22:14:15Z");
+    assert_eq!(lines[0]["timestamp"], "2026-10-11T22:14:15.000000Z");
     assert_eq!(lines[0]["year_inferred"], true);
     assert_eq!(lines[0]["hostname"], "mymachine");
     assert_eq!(lines[0]["appname"], "su");
