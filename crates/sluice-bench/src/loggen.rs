@@ -842,7 +842,8 @@ mod tests {
 
     #[test]
     fn bad_settings_name_their_flag() {
-        let cases: Vec<(Box<dyn Fn(&mut LoggenConfig)>, &str)> = vec![
+        type Edit = Box<dyn Fn(&mut LoggenConfig)>;
+        let cases: Vec<(Edit, &str)> = vec![
             (Box::new(|c| c.count = Some(0)), "--count: 0 messages"),
             (
                 Box::new(|c| c.size = Some(100)),
