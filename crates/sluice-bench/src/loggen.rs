@@ -38,8 +38,10 @@
 //!
 //! `--rate` is messages per second **per connection**; 0 sends as fast as possible. The rate is
 //! kept by a token bucket per connection (see `pacer`) that wakes every millisecond and sends
-//! what is due in one system call (`sendmmsg` for UDP, one large write for streams), so
-//! `--rate R --duration D` sends `floor(R × D)` messages per connection. A connection stops
+//! what is due in one system call (`sendmmsg` for UDP, one large write for streams). The
+//! first message goes out at once and message `k` is due at `k / R`, so `--rate R --duration D`
+//! sends exactly `R × D` messages per connection (rounded up when that is not whole); unlike
+//! syslog-ng's loggen, there is no initial burst (loggen starts with 0.9 s worth of tokens). A connection stops
 //! after `--count` messages or `--duration` seconds, whichever comes first; with neither it
 //! runs 10 s, as loggen does. If a connection falls more than 200 ms behind its schedule,
 //! the excess is not sent later in one burst but forfeited and reported as `lagged`.
@@ -210,7 +212,7 @@ pub struct LoggenConfig {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BATCH)]
     pub batch: usize,
     /// Do not print the per-second progress lines.
-    #[arg(long, short = 'q', visible_alias = "Q")]
+    #[arg(long, short = 'q', short_alias = 'Q')]
     pub quiet: bool,
     /// Also print the final report as one JSON object on stdout.
     #[arg(long)]

@@ -303,7 +303,7 @@ pub(crate) fn drive(job: Job<'_>) -> (ConnectionReport, Instant) {
         errors: 0,
         first_error: None,
     };
-    let mut pacer = Pacer::new(rate);
+    let mut pacer = Pacer::new(rate, duration);
     let t0 = Instant::now();
     loop {
         if stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
@@ -318,7 +318,7 @@ pub(crate) fn drive(job: Job<'_>) -> (ConnectionReport, Instant) {
         if over && rate == 0 {
             break;
         }
-        let available = pacer.available(duration.map_or(elapsed, |d| elapsed.min(d)));
+        let available = pacer.available(elapsed);
         if available == 0 {
             if over {
                 break;
