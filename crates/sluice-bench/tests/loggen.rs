@@ -633,7 +633,7 @@ fn cli_flags_parse_into_the_config() {
 
     // loggen's short flags, and the defaults equal LoggenConfig::new
     let c = Cli::try_parse_from([
-        "loggen", "-r", "50", "-I", "3", "-s", "300", "-n", "7", "h:1",
+        "loggen", "-r", "50", "-I", "3", "-s", "300", "-n", "7", "-Q", "h:1",
     ])
     .unwrap()
     .loggen;
@@ -641,10 +641,59 @@ fn cli_flags_parse_into_the_config() {
         (c.rate, c.duration, c.size, c.count),
         (50, Some(3.0), Some(300), Some(7))
     );
+    assert!(c.quiet);
     let d = Cli::try_parse_from(["loggen", "h:1"]).unwrap().loggen;
     assert_eq!(d, LoggenConfig::new("h:1"));
     let e = Cli::try_parse_from(["loggen", "h:1", "--transport", "sctp"])
         .err()
         .unwrap();
     assert!(e.to_string().contains("sctp"));
+}
+
+#[test]
+fn a_receiver_that_stops_reading_ends_the_run_after_the_duration() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let holder = std::thread::spawn(move || {
+        let (conn, _) = listener.accept().unwrap();
+        // never read; keep the connection open until the sender has given up
+        std::thread::sleep(Duration::from_secs(8));
+        drop(conn);
+    });
+    let mut cfg = config(addr, Transport::Tcp);
+    cfg.rate = 0;
+    cfg.duration = Some(0.5);
+    let started = Instant::now();
+    let report = loggen::run(&cfg).unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert_eq!(report.errors, 1, "{report}");
+    let first = report.per_connection[0].first_error.as_deref().unwrap();
+    assert!(first.contains("the receiver stopped reading"), "{first}");
+    assert!(
+        report.sent > 0,
+        "the socket buffers take some messages first: {report}"
+    );
+    holder.join().unwrap();
+}
+
+#[test]
+fn run_with_stop_ends_early_and_reports_what_was_sent() {
+    let sink = udp_sink(usize::MAX, Duration::from_secs(2));
+    let mut cfg = config(sink.addr, Transport::Udp);
+    cfg.rate = 1000;
+    cfg.duration = Some(600.0);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let started = Instant::now();
+    let report = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(500));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        loggen::run_with_stop(&cfg, &stop).unwrap()
+    });
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(report.sent > 0 && report.sent < 600_000, "{report}");
+    let got = sink.handle.join().unwrap();
+    assert_eq!(got.len() as u64, report.sent);
 }

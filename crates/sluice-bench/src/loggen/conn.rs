@@ -6,7 +6,11 @@
 //!   sequence numbers the receiver sees stay contiguous for what was sent.
 //! * TCP / TLS: the burst's messages are one contiguous buffer written with as few `write`
 //!   calls as the kernel allows (`TCP_NODELAY` stays off, as for any bulk sender). A write
-//!   error ends the connection: whole messages written before it are counted as sent.
+//!   error ends the connection: whole messages written before it are counted as sent. A
+//!   receiver that stops reading blocks the sender (that is TCP backpressure, and part of
+//!   what is measured) until a stop is requested or [`CLOSE_WAIT`] after the end of the
+//!   duration; then the connection ends with a "stopped reading" error and the partly written
+//!   message is not counted.
 //! * Close: TCP half-closes and reads until the receiver closes (at most
 //!   [`CLOSE_WAIT`]), so that no unread byte in our receive buffer turns the close into a
 //!   reset that could discard data the receiver has not read yet; TLS first sends
@@ -38,6 +42,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub(crate) const CLOSE_WAIT: Duration = Duration::from_secs(2);
 /// The longest single sleep, so a stop request or the deadline is noticed promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(50);
+/// `SO_SNDTIMEO` of stream sockets: how often a blocked write looks at the stop conditions.
+const WRITE_CHECK: Duration = Duration::from_millis(200);
 
 /// An open connection of any transport.
 #[derive(Debug)]
@@ -127,6 +133,9 @@ pub(crate) fn connect(
                 .map_err(|e| connect_err(&e))?;
             // Bulk sender: let the kernel coalesce; our writes are already large.
             socket.set_tcp_nodelay(false).map_err(|e| connect_err(&e))?;
+            socket
+                .set_write_timeout(Some(WRITE_CHECK))
+                .map_err(|e| connect_err(&e))?;
             let stream: TcpStream = socket.into();
             match (transport, tls) {
                 (Transport::Tls, Some(tls)) => handshake(stream, dest, tls),
@@ -158,7 +167,7 @@ fn handshake(mut tcp: TcpStream, dest: SocketAddr, tls: &TlsClient) -> Result<Li
         }
     }
     tcp.set_read_timeout(None)
-        .and_then(|()| tcp.set_write_timeout(None))
+        .and_then(|()| tcp.set_write_timeout(Some(WRITE_CHECK)))
         .map_err(|e| fail(describe(&e)))?;
     Ok(Link::Tls(Box::new(StreamOwned::new(conn, tcp))))
 }
@@ -178,14 +187,19 @@ impl Link {
 
     /// Send the first `n` prepared messages. `Ok(k)`: the first `k` were sent (UDP may
     /// accept fewer than `n`); `Err((k, e))`: the first `k` were sent, then `e`.
-    fn send(&mut self, msgs: &Messages<'_>, n: usize) -> Result<usize, (usize, io::Error)> {
+    fn send(
+        &mut self,
+        msgs: &Messages<'_>,
+        n: usize,
+        give_up: &dyn Fn() -> bool,
+    ) -> Result<usize, (usize, io::Error)> {
         match self {
             Link::Udp(s) => {
                 let datagrams: Vec<&[u8]> = (0..n).map(|i| msgs.message(i)).collect();
                 s.send_batch(&datagrams).map_err(|e| (0, e))
             }
-            Link::Tcp(s) => write_messages(s, msgs, n),
-            Link::Tls(s) => write_messages(s.as_mut(), msgs, n),
+            Link::Tcp(s) => write_messages(s, msgs, n, give_up),
+            Link::Tls(s) => write_messages(s.as_mut(), msgs, n, give_up),
         }
     }
 
@@ -215,10 +229,13 @@ impl Link {
     }
 }
 
+/// Write the first `n` prepared messages; a write that times out (the receiver is not
+/// reading) is retried until `give_up` says otherwise.
 fn write_messages<W: Write>(
     w: &mut W,
     msgs: &Messages<'_>,
     n: usize,
+    give_up: &dyn Fn() -> bool,
 ) -> Result<usize, (usize, io::Error)> {
     let buf = msgs.contiguous(n);
     let mut off = 0;
@@ -233,6 +250,20 @@ fn write_messages<W: Write>(
             }
             Ok(k) => off += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if give_up() {
+                    let e = io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the receiver stopped reading (a write was still blocked when the run ended)",
+                    );
+                    return Err((msgs.complete_in(off), e));
+                }
+            }
             Err(e) => return Err((msgs.complete_in(off), e)),
         }
     }
@@ -330,7 +361,12 @@ pub(crate) fn drive(job: Job<'_>) -> (ConnectionReport, Instant) {
             .unwrap_or(usize::MAX)
             .min(batch);
         let n = messages.prepare(want, unix_now());
-        let (k, err) = match link.send(&messages, n) {
+        let give_up = || {
+            stop.load(Ordering::Relaxed)
+                || abort.load(Ordering::Relaxed)
+                || duration.is_some_and(|d| t0.elapsed() >= d + CLOSE_WAIT)
+        };
+        let (k, err) = match link.send(&messages, n, &give_up) {
             Ok(k) => (k, None),
             Err((k, e)) => (k, Some(e)),
         };
