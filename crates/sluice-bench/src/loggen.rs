@@ -190,8 +190,13 @@ pub struct LoggenConfig {
     /// rfc3164, rfc5424 or replay (lines of --file, sent verbatim).
     #[arg(long, short = 'f', value_enum, default_value_t = Format::Rfc3164)]
     pub format: Format,
-    /// Structured data for --format rfc5424, e.g. '[x@1 a="b"]'.
-    #[arg(long, short = 'p', value_name = "SD")]
+    /// Structured data for `--format rfc5424`, e.g. `[x@1 a="b"]`.
+    #[arg(
+        long,
+        short = 'p',
+        value_name = "SD",
+        help = "Structured data for --format rfc5424, e.g. '[x@1 a=\"b\"]'"
+    )]
     pub sdata: Option<String>,
     /// File whose lines --format replay sends.
     #[arg(long, short = 'R', value_name = "PATH")]
