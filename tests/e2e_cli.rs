@@ -59,7 +59,10 @@ fn a_bad_value_names_the_variable_and_the_value() {
     );
     let err = run_expect_failure(&[("SC4S_DEFAULT_TIMEZONE", "Mars/Olympus")]);
     assert!(err.contains("Mars/Olympus"), "{err}");
-    let err = run_expect_failure(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "ftp://x"), ("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "t")]);
+    let err = run_expect_failure(&[
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "ftp://x"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "t"),
+    ]);
     assert!(err.contains("ftp://x"), "{err}");
 }
 
@@ -70,7 +73,10 @@ fn the_default_run_binds_514_or_says_why_not() {
     let dir = std::env::temp_dir().join(format!("sluice-default-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut cmd = Command::new(sluice_bin());
-    cmd.arg("run").current_dir(&dir).stderr(Stdio::piped()).stdout(Stdio::null());
+    cmd.arg("run")
+        .current_dir(&dir)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
     for (k, _) in std::env::vars() {
         if k.starts_with("SC4S_") || k.starts_with("SLUICE_") {
             cmd.env_remove(k);
@@ -83,7 +89,9 @@ fn the_default_run_binds_514_or_says_why_not() {
             // Running: 514 is ours. Check with /health, then stop it.
             let (code, _) = sluice_suite::http_get(([127, 0, 0, 1], 8080).into(), "/health");
             assert_eq!(code, 200);
-            let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
             assert!(child.wait().unwrap().success());
         }
         Some(status) => {
@@ -103,9 +111,15 @@ fn the_default_run_binds_514_or_says_why_not() {
 
 #[test]
 fn without_hec_events_go_to_the_json_lines_file() {
-    let mut d = Daemon::start(DaemonOpts::default().env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50));
-    sluice_suite::send_udp(d.udp_addr(), &[b"<38>1 2026-11-22T10:00:00.123Z web01 sshd 5540 - [meta seq=\"1\"] Accepted"]);
-    d.wait_metrics(Duration::from_secs(10), |m| m.sum("sluice_delivered_total", &[]) == 1.0);
+    let mut d =
+        Daemon::start(DaemonOpts::default().env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50));
+    sluice_suite::send_udp(
+        d.udp_addr(),
+        &[b"<38>1 2026-11-22T10:00:00.123Z web01 sshd 5540 - [meta seq=\"1\"] Accepted"],
+    );
+    d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum("sluice_delivered_total", &[]) == 1.0
+    });
     assert!(d.terminate().success());
     let evs = d.file_events();
     assert_eq!(evs.len(), 1);

@@ -11,7 +11,10 @@ const N: u64 = 100_000;
 fn check_event_shape(ev: &serde_json::Value, proto: &str, port: u16) {
     let time = ev["time"].as_str().expect("time is a string");
     let (secs, frac) = time.split_once('.').expect("time has decimals");
-    assert!(secs.parse::<u64>().is_ok() && frac.len() == 3, "time {time:?}");
+    assert!(
+        secs.parse::<u64>().is_ok() && frac.len() == 3,
+        "time {time:?}"
+    );
     assert_eq!(ev["host"], "localhost");
     assert_eq!(ev["source"], "program:prg00000");
     assert_eq!(ev["sourcetype"], "nix:syslog");
@@ -27,15 +30,34 @@ fn check_event_shape(ev: &serde_json::Value, proto: &str, port: u16) {
     assert_eq!(f["sc4s_proto"], proto);
     assert_eq!(f["sc4s_destport"], port.to_string());
     assert_eq!(f["sc4s_fromhostip"], "127.0.0.1");
-    assert!(f["sc4s_recv_time"].as_str().is_some_and(|t| t.contains('.')));
-    assert!(f["sc4s_tags"].as_str().is_some_and(|t| t.contains(".source.s_DEFAULT")));
+    assert!(
+        f["sc4s_recv_time"]
+            .as_str()
+            .is_some_and(|t| t.contains('.'))
+    );
+    assert!(
+        f["sc4s_tags"]
+            .as_str()
+            .is_some_and(|t| t.contains(".source.s_DEFAULT"))
+    );
 }
 
 fn run(transport_flag: &str, proto: &str, rate: &str) {
     let sink = sink();
     let mut d = Daemon::start(DaemonOpts::default().hec(&sink));
     let port = d.port.to_string();
-    let sent = loggen(&["-i", transport_flag, "-r", rate, "-n", &N.to_string(), "-s", "800", "127.0.0.1", &port]);
+    let sent = loggen(&[
+        "-i",
+        transport_flag,
+        "-r",
+        rate,
+        "-n",
+        &N.to_string(),
+        "-s",
+        "800",
+        "127.0.0.1",
+        &port,
+    ]);
     assert_eq!(sent, N, "loggen reports what it sent");
     assert!(
         sink.wait_for(N, Duration::from_secs(120)),
@@ -58,16 +80,33 @@ fn run(transport_flag: &str, proto: &str, rate: &str) {
     );
 
     let events = sink.events();
-    for ev in [&events[0], &events[events.len() / 2], &events[events.len() - 1]] {
+    for ev in [
+        &events[0],
+        &events[events.len() / 2],
+        &events[events.len() - 1],
+    ] {
         check_event_shape(ev, proto, d.port);
     }
     let transport = if proto == "UDP" { "udp" } else { "tcp" };
     let m = d.metrics();
-    assert_eq!(m.sum("sluice_received_total", &[&format!("transport=\"{transport}\"")]), N as f64);
-    assert_eq!(m.sum("sluice_parsed_total", &["format=\"rfc3164\""]), N as f64);
+    assert_eq!(
+        m.sum(
+            "sluice_received_total",
+            &[&format!("transport=\"{transport}\"")]
+        ),
+        N as f64
+    );
+    assert_eq!(
+        m.sum("sluice_parsed_total", &["format=\"rfc3164\""]),
+        N as f64
+    );
     assert_eq!(m.sum("sluice_delivered_total", &[]), N as f64);
     assert_eq!(m.sum("sluice_kernel_dropped_total", &[]), 0.0);
-    assert_eq!(m.sum("sluice_window_events", &[]), 0.0, "nothing left in flight");
+    assert_eq!(
+        m.sum("sluice_window_events", &[]),
+        0.0,
+        "nothing left in flight"
+    );
     assert!(d.terminate().success(), "log:\n{}", d.log());
 }
 

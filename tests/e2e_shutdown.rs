@@ -27,10 +27,25 @@ fn sigterm_mid_run(transport_flag: &str) {
         delay: Some(Duration::from_millis(150)),
         ..Faults::default()
     });
-    let mut d = Daemon::start(DaemonOpts::default().hec(&sink).env("SLUICE_DRAIN_TIMEOUT", 60));
+    let mut d = Daemon::start(
+        DaemonOpts::default()
+            .hec(&sink)
+            .env("SLUICE_DRAIN_TIMEOUT", 60),
+    );
     let port = d.port.to_string();
     let mut sender = Command::new(loggen_path())
-        .args(["-i", transport_flag, "-r", "50000", "-I", "8", "-s", "800", "127.0.0.1", &port])
+        .args([
+            "-i",
+            transport_flag,
+            "-r",
+            "50000",
+            "-I",
+            "8",
+            "-s",
+            "800",
+            "127.0.0.1",
+            &port,
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -49,7 +64,11 @@ fn sigterm_mid_run(transport_flag: &str) {
     let delivered = field(&log, "stopped cleanly", "delivered");
     assert!(received > 60_000, "received {received}");
     assert_eq!(delivered, received, "log:\n{log}");
-    assert_eq!(sink.accepted_events(), received, "the sink has every received event");
+    assert_eq!(
+        sink.accepted_events(),
+        received,
+        "the sink has every received event"
+    );
     let report = sink.seq_report(None);
     assert_eq!(report.distinct, received, "{report:?}");
     assert_eq!(report.duplicates, 0, "{report:?}");
@@ -76,17 +95,27 @@ fn sigterm_with_an_unreachable_hec_reports_what_is_undelivered_and_exits_0() {
     let dead = sluice_suite::free_port();
     let mut d = Daemon::start(
         DaemonOpts::default()
-            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", format!("http://127.0.0.1:{dead}"))
+            .env(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+                format!("http://127.0.0.1:{dead}"),
+            )
             .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "t")
             .env("SLUICE_DRAIN_TIMEOUT", 2),
     );
-    let msgs: Vec<Vec<u8>> = (0..50).map(|i| format!("<13>Nov 22 10:00:00 h app: m{i}").into_bytes()).collect();
+    let msgs: Vec<Vec<u8>> = (0..50)
+        .map(|i| format!("<13>Nov 22 10:00:00 h app: m{i}").into_bytes())
+        .collect();
     let refs: Vec<&[u8]> = msgs.iter().map(Vec::as_slice).collect();
     sluice_suite::send_udp(d.udp_addr(), &refs);
-    d.wait_metrics(Duration::from_secs(10), |m| m.sum("sluice_received_total", &[]) == 50.0);
+    d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum("sluice_received_total", &[]) == 50.0
+    });
     let status = d.terminate();
     let log = d.log();
     assert!(status.success(), "{log}");
-    assert!(log.contains("unreachable"), "startup says HEC is unreachable:\n{log}");
+    assert!(
+        log.contains("unreachable"),
+        "startup says HEC is unreachable:\n{log}"
+    );
     assert_eq!(field(&log, "drain timeout", "undelivered"), 50, "{log}");
 }

@@ -50,7 +50,9 @@ pub fn free_port() -> u16 {
     for _ in 0..100 {
         let tcp = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
         let port = tcp.local_addr().expect("addr").port();
-        if UdpSocket::bind(("127.0.0.1", port)).is_ok() && UdpSocket::bind(("0.0.0.0", port)).is_ok() {
+        if UdpSocket::bind(("127.0.0.1", port)).is_ok()
+            && UdpSocket::bind(("0.0.0.0", port)).is_ok()
+        {
             return port;
         }
     }
@@ -75,7 +77,8 @@ pub fn loggen(args: &[&str]) -> u64 {
         .args(args)
         .output()
         .expect("run loggen");
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "loggen {args:?} failed: {text}");
     // "average rate = 19999.98 msg/sec, count=100000, time=..."
     let line = text
@@ -207,7 +210,10 @@ impl Daemon {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("sluice did not log {needle:?} within {timeout:?}; log:\n{}", self.log());
+        panic!(
+            "sluice did not log {needle:?} within {timeout:?}; log:\n{}",
+            self.log()
+        );
     }
 
     /// `GET path` on the status port.
@@ -230,7 +236,10 @@ impl Daemon {
                 return m;
             }
             if start.elapsed() > timeout {
-                panic!("metrics condition not met within {timeout:?}; last metrics:\n{m:?}\nlog:\n{}", self.log());
+                panic!(
+                    "metrics condition not met within {timeout:?}; last metrics:\n{m:?}\nlog:\n{}",
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -253,7 +262,10 @@ impl Daemon {
             }
             if start.elapsed() > timeout {
                 let _ = self.child.kill();
-                panic!("sluice did not exit within {timeout:?}; log:\n{}", self.log());
+                panic!(
+                    "sluice did not exit within {timeout:?}; log:\n{}",
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -261,7 +273,8 @@ impl Daemon {
 
     /// Events written to the JSON-lines output (file mode).
     pub fn file_events(&self) -> Vec<serde_json::Value> {
-        let text = std::fs::read_to_string(self.dir.join("sluice-events.jsonl")).unwrap_or_default();
+        let text =
+            std::fs::read_to_string(self.dir.join("sluice-events.jsonl")).unwrap_or_default();
         text.lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
             .collect()
@@ -280,9 +293,14 @@ impl Drop for Daemon {
 
 /// Minimal HTTP/1.1 GET.
 pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect status port");
+    let mut s =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect status port");
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut resp = String::new();
     s.read_to_string(&mut resp).unwrap();
     let code = resp
@@ -290,7 +308,10 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0);
-    let body = resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let body = resp
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
     (code, body)
 }
 
@@ -301,7 +322,10 @@ pub struct Metrics(pub BTreeMap<String, f64>);
 impl Metrics {
     pub fn parse(text: &str) -> Metrics {
         let mut m = BTreeMap::new();
-        for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+        {
             if let Some((k, v)) = line.rsplit_once(' ')
                 && let Ok(v) = v.parse::<f64>()
             {

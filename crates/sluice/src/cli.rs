@@ -211,3 +211,101 @@ pub fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
         ExitCode::from(1)
     })
 }
+
+/// `sluice loggen`: exit 0 when every connection sent without error.
+pub fn loggen(cfg: sluice_bench::LoggenConfig) -> anyhow::Result<ExitCode> {
+    let report = sluice_bench::loggen::run_and_print(&cfg)?;
+    Ok(if report.errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SinkArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8088")]
+    pub listen: std::net::SocketAddr,
+    /// HEC token the sink accepts.
+    #[arg(long, default_value = "00000000-0000-0000-0000-000000000000")]
+    pub token: String,
+    /// Stop after this many seconds (default: until SIGINT/SIGTERM).
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Print the final report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sluice sink`: a HEC endpoint for measurements. Prints a line per second and, at the end,
+/// the event count and the gap/duplicate report of loggen sequence numbers.
+pub fn sink(args: SinkArgs) -> anyhow::Result<ExitCode> {
+    use std::time::{Duration, Instant};
+    let handle = sluice_bench::SinkHandle::spawn_thread(sluice_bench::SinkConfig {
+        addr: args.listen,
+        token: args.token.clone(),
+        record: false,
+        track_seq: true,
+        ..Default::default()
+    })
+    .with_context(|| format!("cannot start the HEC sink on {}", args.listen))?;
+    eprintln!(
+        "HEC sink on {} (token {}); stop with Ctrl-C",
+        handle.event_url(),
+        args.token
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let stop2 = stop.clone();
+    std::thread::spawn(move || {
+        rt.block_on(async {
+            let _ = crate::daemon::shutdown_signal().await;
+        });
+        stop2.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let start = Instant::now();
+    let (mut last_n, mut last_t) = (0, Instant::now());
+    while !stop.load(std::sync::atomic::Ordering::Relaxed)
+        && args
+            .duration
+            .is_none_or(|d| start.elapsed().as_secs_f64() < d)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+        if last_t.elapsed() >= Duration::from_secs(1) {
+            let n = handle.accepted_events();
+            if n != last_n {
+                let rate = (n - last_n) as f64 / last_t.elapsed().as_secs_f64();
+                eprintln!("events={n} rate={rate:.0}/s");
+            }
+            (last_n, last_t) = (n, Instant::now());
+        }
+    }
+    let stats = handle.stats();
+    let report = handle.seq_report(None);
+    eprintln!(
+        "accepted {} events in {} requests; loggen sequence numbers: {} distinct, {} duplicates, {} missing",
+        stats.accepted_events,
+        stats.accepted_requests,
+        report.distinct,
+        report.duplicates,
+        report.missing
+    );
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "accepted_events": stats.accepted_events,
+                "accepted_requests": stats.accepted_requests,
+                "rejected": stats.rejected.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
+                "distinct": report.distinct,
+                "duplicates": report.duplicates,
+                "missing": report.missing,
+            })
+        );
+    }
+    handle.shutdown();
+    Ok(ExitCode::SUCCESS)
+}

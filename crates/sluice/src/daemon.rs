@@ -358,7 +358,7 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     })
 }
 
-async fn shutdown_signal() -> &'static str {
+pub(crate) async fn shutdown_signal() -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int)) = (
         signal(SignalKind::terminate()),

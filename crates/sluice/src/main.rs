@@ -25,6 +25,10 @@ enum Command {
     Parse(sluice::cli::ParseArgs),
     /// Ask a running sluice for /health (exit 0 when healthy); for container HEALTHCHECKs.
     Health(sluice::cli::HealthArgs),
+    /// Generate syslog load (syslog-ng loggen's message shapes) over UDP, TCP or TLS.
+    Loggen(sluice_bench::LoggenConfig),
+    /// Run a Splunk HEC test sink that counts events and finds gaps and duplicates.
+    Sink(sluice::cli::SinkArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +37,8 @@ fn main() -> ExitCode {
         Command::Run(args) => sluice::cli::run(args),
         Command::Parse(args) => sluice::cli::parse(args),
         Command::Health(args) => sluice::cli::health(args),
+        Command::Loggen(cfg) => sluice::cli::loggen(cfg),
+        Command::Sink(args) => sluice::cli::sink(args),
     };
     match result {
         Ok(code) => code,
