@@ -98,10 +98,9 @@ fn the_default_run_binds_514_or_says_why_not() {
             let mut err = String::new();
             std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
             assert_eq!(status.code(), Some(2));
+            // Whichever port was taken (514, 601 or 8080), the message names its setting.
             assert!(
-                err.contains("SC4S_LISTEN_DEFAULT_UDP_PORT")
-                    || err.contains("SC4S_LISTEN_DEFAULT_TCP_PORT")
-                    || err.contains("SC4S_LISTEN_STATUS_PORT"),
+                err.contains("cannot listen on") && err.contains("SC4S_LISTEN_"),
                 "{err}"
             );
         }
@@ -161,4 +160,47 @@ fn parse_prints_the_corpus_schema() {
     assert_eq!(lines[1]["format"], "unparsed");
     assert_eq!(lines[1]["message"], "<999>bad");
     assert!(lines[1]["facility"].is_null());
+}
+
+#[test]
+fn a_vendor_port_tags_its_events_with_the_vendor_and_product() {
+    let s = sluice_suite::sink();
+    let vendor_port = sluice_suite::free_port();
+    let d = Daemon::start(
+        DaemonOpts::default()
+            .hec(&s)
+            .env("SC4S_LISTEN_CISCO_ASA_UDP_PORT", vendor_port)
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50),
+    );
+    sluice_suite::send_udp(
+        ([127, 0, 0, 1], vendor_port).into(),
+        &[b"<166>Nov 22 10:00:00 fw01 sshd[12]: from the vendor port"],
+    );
+    sluice_suite::send_udp(
+        d.udp_addr(),
+        &[b"<166>Nov 22 10:00:00 fw01 sshd[12]: default port"],
+    );
+    assert!(s.wait_for(2, Duration::from_secs(20)), "{}", d.log());
+    let evs = s.events();
+    let by_port = |p: u16| {
+        evs.iter()
+            .find(|e| e["fields"]["sc4s_destport"] == p.to_string())
+            .unwrap_or_else(|| panic!("no event for port {p}: {evs:?}"))
+    };
+    let v = by_port(vendor_port);
+    assert_eq!(v["fields"]["sc4s_vendor"], "cisco");
+    assert_eq!(v["fields"]["sc4s_product"], "asa");
+    assert!(
+        v["fields"]["sc4s_tags"]
+            .as_str()
+            .unwrap()
+            .contains(".source.s_CISCO_ASA")
+    );
+    let dflt = by_port(d.port);
+    assert_eq!(dflt["fields"]["sc4s_vendor"], "nix");
+    let m = d.metrics();
+    assert_eq!(
+        m.sum("sluice_received_total", &["listener=\"CISCO_ASA\""]),
+        1.0
+    );
 }

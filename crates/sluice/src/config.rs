@@ -7,6 +7,7 @@
 //! [`Config::apply_env`], with SC4S's defaults and semantics (see the team's `sc4s.md`); a bad
 //! value is an error naming the variable, the value and where it came from.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -63,9 +64,43 @@ pub struct ListenConfig {
     /// TCP ports, LF or octet-counted framing detected per message
     /// (`SC4S_LISTEN_DEFAULT_TCP_PORT`). Empty disables TCP.
     pub tcp_ports: Vec<u16>,
+    /// RFC 5426 (syslog over UDP) ports (`SC4S_LISTEN_DEFAULT_RFC5426_PORT`); served by the
+    /// same UDP engine.
+    pub rfc5426_ports: Vec<u16>,
+    /// RFC 6587 (octet-counted TCP) ports (`SC4S_LISTEN_DEFAULT_RFC6587_PORT`); the TCP
+    /// listener detects the framing per message, so these behave like `tcp_ports`.
+    pub rfc6587_ports: Vec<u16>,
+    /// Dedicated per-vendor listeners (`SC4S_LISTEN_<ID>_UDP_PORT` and friends), keyed by the
+    /// SC4S id (`CISCO_ASA`). Their events carry the id's vendor and product.
+    pub vendor: BTreeMap<String, VendorPorts>,
     /// Largest message accepted; longer ones are truncated and counted. SC4S's
     /// `log_msg_size` is 64 KiB.
     pub max_message_size: usize,
+}
+
+/// Ports of one vendor listener id.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct VendorPorts {
+    pub udp: Vec<u16>,
+    pub tcp: Vec<u16>,
+}
+
+/// Transport of one listener.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ListenerKind {
+    Udp,
+    Tcp,
+}
+
+/// One port to listen on, with the SC4S listener id its events carry and the setting that
+/// asked for it (for error messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListenerSpec {
+    pub id: String,
+    pub kind: ListenerKind,
+    pub port: u16,
+    pub setting: String,
 }
 
 impl Default for ListenConfig {
@@ -74,6 +109,9 @@ impl Default for ListenConfig {
             address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             udp_ports: vec![514],
             tcp_ports: vec![514],
+            rfc5426_ports: vec![601],
+            rfc6587_ports: vec![601],
+            vendor: BTreeMap::new(),
             max_message_size: 65_536,
         }
     }
@@ -427,6 +465,9 @@ pub fn parse_ports(s: &str) -> Result<Vec<u16>, String> {
 pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_LISTEN_DEFAULT_UDP_PORT",
     "SC4S_LISTEN_DEFAULT_TCP_PORT",
+    "SC4S_LISTEN_DEFAULT_RFC5426_PORT",
+    "SC4S_LISTEN_DEFAULT_RFC6587_PORT",
+    "SC4S_SOURCE_TLS_ENABLE",
     "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
     "SC4S_SOURCE_UDP_SO_RCVBUFF",
     "SC4S_SOURCE_UDP_IW_USE",
@@ -502,6 +543,36 @@ impl Config {
             parse_ports,
             &mut self.listen.tcp_ports,
         )?;
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_RFC5426_PORT",
+            parse_ports,
+            &mut self.listen.rfc5426_ports,
+        )?;
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_RFC6587_PORT",
+            parse_ports,
+            &mut self.listen.rfc6587_ports,
+        )?;
+        for (name, _) in env.with_prefix("SC4S_LISTEN_") {
+            let Some((id, proto)) = vendor_port_var(name) else {
+                continue;
+            };
+            let ports = get(env, name, parse_ports)?.unwrap_or_default();
+            let entry = self.listen.vendor.entry(id.to_owned()).or_default();
+            match proto {
+                "UDP" | "RFC5426" => entry.udp.extend(ports),
+                _ => entry.tcp.extend(ports),
+            }
+        }
+        if let Some(true) = get(env, "SC4S_SOURCE_TLS_ENABLE", parse_bool)? {
+            report.notes.push(
+                "SC4S_SOURCE_TLS_ENABLE=yes: sluice does not implement TLS/RFC 5425 listeners \
+                 yet; no TLS port is opened"
+                    .into(),
+            );
+        }
         set(
             env,
             "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
@@ -683,7 +754,7 @@ impl Config {
         }
 
         for (name, _) in env.with_prefix("SC4S_") {
-            if !SUPPORTED_SC4S_VARS.contains(&name) {
+            if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {
                 report.unsupported.push(name.to_owned());
             }
         }
@@ -710,10 +781,74 @@ impl Config {
         if self.listen.max_message_size < 1024 {
             return bad("listen.max_message_size must be at least 1024 bytes".into());
         }
-        if self.listen.udp_ports.is_empty() && self.listen.tcp_ports.is_empty() {
-            return bad("no listener: both UDP and TCP port lists are empty".into());
+        if self.listeners()?.is_empty() {
+            return bad("no listener: every UDP and TCP port list is empty".into());
         }
         Ok(())
+    }
+
+    /// Every port to open, in a stable order. Two settings asking for the same port and
+    /// transport is an error naming both (SC4S's port validator only logs it, and then one of
+    /// the two sources silently never receives). The default listener may name one port in
+    /// two settings (RFC 5426 on the plain UDP port): one socket serves both.
+    pub fn listeners(&self) -> Result<Vec<ListenerSpec>, ConfigError> {
+        let l = &self.listen;
+        let mut out: Vec<ListenerSpec> = Vec::new();
+        let mut add = |id: &str, kind: ListenerKind, ports: &[u16], setting: String| {
+            for &port in ports {
+                if let Some(prev) = out.iter().find(|x| x.kind == kind && x.port == port) {
+                    if prev.id == id {
+                        continue;
+                    }
+                    return Err(ConfigError::Invalid(format!(
+                        "{} port {port} is claimed by both {} and {setting}",
+                        if kind == ListenerKind::Udp {
+                            "UDP"
+                        } else {
+                            "TCP"
+                        },
+                        prev.setting
+                    )));
+                }
+                out.push(ListenerSpec {
+                    id: id.to_owned(),
+                    kind,
+                    port,
+                    setting: setting.clone(),
+                });
+            }
+            Ok(())
+        };
+        let (udp, tcp) = (ListenerKind::Udp, ListenerKind::Tcp);
+        add(
+            "DEFAULT",
+            udp,
+            &l.udp_ports,
+            "SC4S_LISTEN_DEFAULT_UDP_PORT".into(),
+        )?;
+        add(
+            "DEFAULT",
+            udp,
+            &l.rfc5426_ports,
+            "SC4S_LISTEN_DEFAULT_RFC5426_PORT".into(),
+        )?;
+        add(
+            "DEFAULT",
+            tcp,
+            &l.tcp_ports,
+            "SC4S_LISTEN_DEFAULT_TCP_PORT".into(),
+        )?;
+        add(
+            "DEFAULT",
+            tcp,
+            &l.rfc6587_ports,
+            "SC4S_LISTEN_DEFAULT_RFC6587_PORT".into(),
+        )?;
+        for (id, ports) in &l.vendor {
+            add(id, udp, &ports.udp, format!("SC4S_LISTEN_{id}_UDP_PORT"))?;
+            add(id, tcp, &ports.tcp, format!("SC4S_LISTEN_{id}_TCP_PORT"))?;
+        }
+        Ok(out)
     }
 
     /// Settings that are valid but almost certainly not what the operator wants; logged at
@@ -743,6 +878,18 @@ impl Config {
     pub fn uses_hec(&self) -> bool {
         !self.hec.urls.is_empty()
     }
+}
+
+/// `SC4S_LISTEN_<ID>_<PROTO>_PORT` for a vendor id (not DEFAULT): the id and the protocol
+/// word. TLS/RFC 5425 ports are not matched: sluice has no TLS listener yet, so they are
+/// reported as unsupported.
+fn vendor_port_var(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("SC4S_LISTEN_")?.strip_suffix("_PORT")?;
+    let (id, proto) = rest.rsplit_once('_')?;
+    if id.is_empty() || id == "DEFAULT" {
+        return None;
+    }
+    matches!(proto, "UDP" | "TCP" | "RFC5426" | "RFC6587").then_some((id, proto))
 }
 
 fn get<T>(
@@ -1038,6 +1185,73 @@ mod tests {
             .unwrap();
         assert_eq!(c.udp.sockets, 2);
         assert_eq!(r.notes.len(), 1);
+    }
+
+    #[test]
+    fn default_and_vendor_listeners() {
+        let c = Config::default();
+        let l: Vec<_> = c
+            .listeners()
+            .unwrap()
+            .into_iter()
+            .map(|l| (l.id, l.kind, l.port))
+            .collect();
+        assert_eq!(
+            l,
+            [
+                ("DEFAULT".into(), ListenerKind::Udp, 514),
+                ("DEFAULT".into(), ListenerKind::Udp, 601),
+                ("DEFAULT".into(), ListenerKind::Tcp, 514),
+                ("DEFAULT".into(), ListenerKind::Tcp, 601),
+            ]
+        );
+        let mut c = Config::default();
+        let r = c
+            .apply_env(&env(&[
+                ("SC4S_LISTEN_CISCO_ASA_UDP_PORT", "5000,5001"),
+                ("SC4S_LISTEN_CISCO_ASA_TCP_PORT", "5000"),
+                ("SC4S_LISTEN_PALOALTO_PANOS_RFC6587_PORT", "6000"),
+                ("SC4S_LISTEN_JUNIPER_NETSCREEN_TLS_PORT", "7000"),
+                ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled"),
+            ]))
+            .unwrap();
+        assert_eq!(r.unsupported, ["SC4S_LISTEN_JUNIPER_NETSCREEN_TLS_PORT"]);
+        let l = c.listeners().unwrap();
+        let asa: Vec<_> = l
+            .iter()
+            .filter(|x| x.id == "CISCO_ASA")
+            .map(|x| (x.kind, x.port))
+            .collect();
+        assert_eq!(
+            asa,
+            [
+                (ListenerKind::Udp, 5000),
+                (ListenerKind::Udp, 5001),
+                (ListenerKind::Tcp, 5000)
+            ]
+        );
+        assert!(
+            l.iter()
+                .any(|x| x.id == "PALOALTO_PANOS" && x.kind == ListenerKind::Tcp && x.port == 6000)
+        );
+        assert!(
+            !l.iter()
+                .any(|x| x.port == 601 && x.kind == ListenerKind::Udp)
+        );
+    }
+
+    #[test]
+    fn a_port_claimed_twice_names_both_settings() {
+        let mut c = Config::default();
+        c.apply_env(&env(&[("SC4S_LISTEN_CISCO_ASA_UDP_PORT", "514")]))
+            .unwrap();
+        let err = c.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("UDP port 514")
+                && err.contains("SC4S_LISTEN_DEFAULT_UDP_PORT")
+                && err.contains("SC4S_LISTEN_CISCO_ASA_UDP_PORT"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use sluice_proto::hec::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Balance, Config, EnvReport};
+use crate::config::{Balance, Config, EnvReport, ListenerKind};
 use crate::metrics::{OutputMetrics, Registry, TcpPortMetrics, UdpPortMetrics};
 use crate::output::{FileOutput, FileStats};
 use crate::pipeline::{Processor, ReceiverCounters};
@@ -95,8 +95,10 @@ async fn run_async(
     let (tx, rx) = async_channel::unbounded::<EncodedBatch>();
 
     // --- bind everything first --------------------------------------------------------
+    let listeners = config.listeners()?;
     let mut udp_groups = Vec::new();
-    for &port in &config.listen.udp_ports {
+    for spec in listeners.iter().filter(|l| l.kind == ListenerKind::Udp) {
+        let port = spec.port;
         let addr = SocketAddr::new(config.listen.address, port);
         let mut g = UdpGroupConfig::new(addr);
         g.sockets = config.udp.sockets;
@@ -109,8 +111,8 @@ async fn run_async(
             .min(sluice_net::DEFAULT_MAX_DATAGRAM);
         let group = UdpGroup::bind(&g).map_err(|e| {
             anyhow::anyhow!(
-                "cannot listen on UDP {addr}: {e}; change the port with \
-                 SC4S_LISTEN_DEFAULT_UDP_PORT (or [listen] udp_ports in the config file)"
+                "cannot listen on UDP {addr}: {e}; change the port with {}",
+                spec.setting
             )
         })?;
         if let Some(reason) = group.fallback_reason() {
@@ -127,19 +129,20 @@ async fn run_async(
                 break;
             }
         }
-        udp_groups.push((g.balance, group));
+        udp_groups.push((spec.id.clone(), g.balance, group));
     }
     let mut tcp_ports = Vec::new();
-    for &port in &config.listen.tcp_ports {
+    for spec in listeners.iter().filter(|l| l.kind == ListenerKind::Tcp) {
+        let port = spec.port;
         let addr = SocketAddr::new(config.listen.address, port);
         let bound = crate::tcp::bind(addr).await.map_err(|e| {
             anyhow::anyhow!(
-                "cannot listen on TCP {addr}: {e}{}; change the port with \
-                 SC4S_LISTEN_DEFAULT_TCP_PORT (or [listen] tcp_ports in the config file)",
-                privilege_hint(&e, port)
+                "cannot listen on TCP {addr}: {e}{}; change the port with {}",
+                privilege_hint(&e, port),
+                spec.setting
             )
         })?;
-        tcp_ports.push(bound);
+        tcp_ports.push((spec.id.clone(), bound));
     }
 
     // --- output ------------------------------------------------------------------------
@@ -175,8 +178,9 @@ async fn run_async(
     let tcp_window = Window::new("tcp", config.tcp.window);
     let mut udp_ports = Vec::new();
     let mut udp_metrics = Vec::new();
-    for (requested, group) in udp_groups {
+    for (id, requested, group) in udp_groups {
         let ctx = UdpContext {
+            listener_id: id.as_str().into(),
             processor: processor.clone(),
             window: udp_window.clone(),
             fetch_limit: config.udp.fetch_limit,
@@ -192,6 +196,7 @@ async fn run_async(
             "listening on UDP"
         );
         udp_metrics.push(UdpPortMetrics {
+            listener: id.clone(),
             port: port.local_addr.port(),
             requested_balance: requested.as_str(),
             balance: port.group.balance_mode().as_str(),
@@ -204,16 +209,18 @@ async fn run_async(
     }
     let mut tcp_tasks = Vec::new();
     let mut tcp_metrics = Vec::new();
-    for bound in tcp_ports {
+    for (id, bound) in tcp_ports {
         let counters = Arc::new(ReceiverCounters::default());
         let stats = Arc::new(TcpStats::default());
         tracing::info!(addr = %bound.local_addr, "listening on TCP");
         tcp_metrics.push(TcpPortMetrics {
+            listener: id.clone(),
             port: bound.local_addr.port(),
             counters: counters.clone(),
             stats: stats.clone(),
         });
         let ctx = Arc::new(TcpContext {
+            listener_id: id.as_str().into(),
             processor: processor.clone(),
             window: tcp_window.clone(),
             limits: TcpLimits {
@@ -340,6 +347,16 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         None => Tables::default(),
     };
     tables.set_source_as_sc4s(config.parse.set_source_as_sc4s);
+    for spec in config.listeners()? {
+        if spec.id != "DEFAULT" && !tables.add_listener(&spec.id) {
+            tracing::warn!(
+                id = %spec.id,
+                "{} does not name a vendor and product (VENDOR_PRODUCT[_EXTRA]); its events get \
+                 the default metadata",
+                spec.setting
+            );
+        }
+    }
     let encode = EncodeOptions {
         indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
         loghost: config.fields.loghost.clone().unwrap_or_else(hostname),

@@ -21,6 +21,7 @@ use crate::window::Window;
 /// One UDP port as the registry sees it.
 #[derive(Debug)]
 pub struct UdpPortMetrics {
+    pub listener: String,
     pub port: u16,
     pub requested_balance: &'static str,
     pub balance: &'static str,
@@ -33,6 +34,7 @@ pub struct UdpPortMetrics {
 /// One TCP port.
 #[derive(Debug)]
 pub struct TcpPortMetrics {
+    pub listener: String,
     pub port: u16,
     pub counters: Arc<ReceiverCounters>,
     pub stats: Arc<TcpStats>,
@@ -119,7 +121,12 @@ impl Status for Registry {
                 let s = i.to_string();
                 w.sample(
                     "sluice_received_total",
-                    &[("transport", "udp"), ("port", &port), ("socket", &s)],
+                    &[
+                        ("listener", &u.listener),
+                        ("transport", "udp"),
+                        ("port", &port),
+                        ("socket", &s),
+                    ],
                     c.messages.load(Ordering::Relaxed),
                 );
             }
@@ -128,7 +135,12 @@ impl Status for Registry {
             let port = t.port.to_string();
             w.sample(
                 "sluice_received_total",
-                &[("transport", "tcp"), ("port", &port), ("socket", "")],
+                &[
+                    ("listener", &t.listener),
+                    ("transport", "tcp"),
+                    ("port", &port),
+                    ("socket", ""),
+                ],
                 t.counters.messages.load(Ordering::Relaxed),
             );
         }

@@ -115,6 +115,8 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpPort> {
 /// Everything a port's tasks share.
 #[derive(Debug)]
 pub struct TcpContext {
+    /// SC4S listener id (`DEFAULT`, or a vendor id such as `CISCO_ASA`).
+    pub listener_id: Arc<str>,
     pub processor: Arc<Processor>,
     pub window: Arc<Window>,
     pub limits: TcpLimits,
@@ -195,7 +197,7 @@ async fn connection(
         transport: Transport::Tcp,
         dest_port,
         source_ip: peer.ip().to_canonical(),
-        listener_id: "DEFAULT",
+        listener_id: &ctx.listener_id,
     };
     let mut decoder = Decoder::new(ctx.limits.max_message_size);
     let cap = decoder.required_capacity();

@@ -38,6 +38,8 @@ pub struct UdpPort {
 /// What every receive thread of a port shares.
 #[derive(Clone, Debug)]
 pub struct UdpContext {
+    /// SC4S listener id (`DEFAULT`, or a vendor id such as `CISCO_ASA`).
+    pub listener_id: Arc<str>,
     pub processor: Arc<Processor>,
     pub window: Arc<Window>,
     pub fetch_limit: usize,
@@ -129,7 +131,7 @@ fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Em
                         transport: Transport::Udp,
                         dest_port: port,
                         source_ip: d.source.ip(),
-                        listener_id: "DEFAULT",
+                        listener_id: &ctx.listener_id,
                     };
                     if let Some(batch) =
                         processor.process(d.payload, &src, at, &mut builder, &mut counts)
