@@ -184,7 +184,12 @@ fn a_vendor_port_tags_its_events_with_the_vendor_and_product() {
     let evs = s.events();
     let by_port = |p: u16| {
         evs.iter()
-            .find(|e| e["fields"]["sc4s_destport"] == p.to_string())
+            .find(|e| {
+                e["fields"]["sc4s_destport"]
+                    .as_str()
+                    .and_then(|v| v.parse().ok())
+                    == Some(p)
+            })
             .unwrap_or_else(|| panic!("no event for port {p}: {evs:?}"))
     };
     let v = by_port(vendor_port);
