@@ -1,58 +1,17 @@
 //! The parser allocates nothing per message on the common shapes (DESIGN.md: `sluice-proto`
 //! must not allocate per message on the common path).
 //!
-//! A counting global allocator needs `unsafe impl GlobalAlloc`, which `sluice-proto` forbids,
-//! so the check lives here in the root test package. The counter is thread-local so that the
-//! test harness's other threads cannot disturb the count.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+//! The counting global allocator comes from the `allocation-counter` crate, linked only into
+//! this test binary; its counts are per thread, so the harness's other threads cannot disturb
+//! them.
 
 use sluice_proto::{Format, ParseOptions, Zone, parse};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    // `try_with`: the allocator can run while thread-locals are being torn down.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
-// `GlobalAlloc` contract is exactly `System`'s; counting touches only a thread-local `Cell`.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded unchanged; the caller upholds `alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: as above; `ptr` came from this allocator, i.e. from `System`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
+/// Allocations made by `f` on this thread (the test harness's other threads are not
+/// counted). `allocation_counter` supplies the counting global allocator, so this test
+/// needs no `unsafe` of its own.
+fn allocations_during(f: impl FnOnce()) -> u64 {
+    allocation_counter::measure(f).count_total
 }
 
 fn padded(head: &[u8], total: usize) -> Vec<u8> {
@@ -115,21 +74,21 @@ fn parsing_common_shapes_allocates_nothing() {
             // Warm-up outside the count: anything lazily initialised once (tz caches) is not a
             // per-message cost.
             assert_eq!(parse(line, &opts).format, *format, "{name}");
-            let before = allocations();
             let mut seen = 0usize;
-            for _ in 0..1000 {
-                let m = parse(std::hint::black_box(line), &opts);
-                seen += m.message.map_or(0, <[u8]>::len);
-                // Walking SD without escapes borrows; that is what the encoder does.
-                if let Some(sd) = m.structured_data {
-                    for el in sd.elements() {
-                        for p in el.params() {
-                            seen += p.value().len();
+            let per_message = allocations_during(|| {
+                for _ in 0..1000 {
+                    let m = parse(std::hint::black_box(line), &opts);
+                    seen += m.message.map_or(0, <[u8]>::len);
+                    // Walking SD without escapes borrows; that is what the encoder does.
+                    if let Some(sd) = m.structured_data {
+                        for el in sd.elements() {
+                            for p in el.params() {
+                                seen += p.value().len();
+                            }
                         }
                     }
                 }
-            }
-            let per_message = allocations() - before;
+            });
             assert!(seen > 0, "{name}: nothing parsed");
             assert_eq!(
                 per_message,
@@ -144,8 +103,9 @@ fn parsing_common_shapes_allocates_nothing() {
 /// The counter must see allocations, or the test above proves nothing.
 #[test]
 fn the_counter_counts() {
-    let before = allocations();
-    let v: Vec<u8> = std::hint::black_box(Vec::with_capacity(64));
-    drop(v);
-    assert!(allocations() > before);
+    let n = allocations_during(|| {
+        let v: Vec<u8> = std::hint::black_box(Vec::with_capacity(64));
+        drop(v);
+    });
+    assert!(n > 0);
 }
