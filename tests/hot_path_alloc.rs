@@ -81,7 +81,10 @@ fn processing_a_message_allocates_only_per_batch() {
                 }
             });
             let handed_off = batches.len() as u64;
-            eprintln!("{zone}: {} allocations for {N} messages, {handed_off} batches", info.count_total);
+            eprintln!(
+                "{zone}: {} allocations for {N} messages, {handed_off} batches",
+                info.count_total
+            );
             assert!(handed_off >= 1, "{zone}: no batch completed");
             // Per hand-off: the next batch's body buffer (one allocation; growing it to the
             // batch size costs a few reallocations) and the `Bytes` it becomes. Nothing scales

@@ -135,6 +135,8 @@ pub struct Daemon {
     pub status_port: u16,
     pub dir: PathBuf,
     log: Arc<Mutex<String>>,
+    /// Set by the log reader when the daemon's stderr closes, i.e. it exited.
+    stderr_closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Daemon {
@@ -157,6 +159,10 @@ impl Daemon {
         cmd.env("SC4S_LISTEN_DEFAULT_UDP_PORT", port.to_string())
             .env("SC4S_LISTEN_DEFAULT_TCP_PORT", port.to_string())
             .env("SC4S_LISTEN_STATUS_PORT", status_port.to_string())
+            // The RFC 5426/6587 default (601) would collide between tests running in
+            // parallel; a test that wants them sets them.
+            .env("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled")
+            .env("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled")
             .env("SLUICE_LISTEN_ADDRESS", "127.0.0.1")
             .env("SLUICE_LOG", "info");
         if let Some((url, token)) = &opts.hec {
@@ -175,12 +181,15 @@ impl Daemon {
         let log = Arc::new(Mutex::new(String::new()));
         let stderr = child.stderr.take().expect("stderr");
         let log2 = log.clone();
+        let stderr_closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let closed2 = stderr_closed.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 let mut l = log2.lock().unwrap();
                 l.push_str(&line);
                 l.push('\n');
             }
+            closed2.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         let d = Daemon {
             child,
@@ -188,6 +197,7 @@ impl Daemon {
             status_port,
             dir,
             log,
+            stderr_closed,
         };
         d.wait_for_log("sluice is running", Duration::from_secs(60));
         d
@@ -207,6 +217,12 @@ impl Daemon {
         while start.elapsed() < timeout {
             if self.log().contains(needle) {
                 return;
+            }
+            if self.stderr_closed.load(std::sync::atomic::Ordering::SeqCst) {
+                panic!(
+                    "sluice exited before logging {needle:?}; log:\n{}",
+                    self.log()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -31,6 +31,14 @@ pub struct UdpPortMetrics {
     pub rcvbuf: Vec<RcvbufReport>,
 }
 
+/// Label values of one UDP socket, computed once per scrape.
+struct UdpSocketLabels<'a> {
+    port: String,
+    socket: String,
+    port_metrics: &'a UdpPortMetrics,
+    index: usize,
+}
+
 /// One TCP port.
 #[derive(Debug)]
 pub struct TcpPortMetrics {
@@ -109,112 +117,87 @@ impl Status for Registry {
         )
         .sample("sluice_uptime_seconds", &[], format!("{up:.3}"));
 
-        // Received, per listener and socket.
-        w.family(
-            "sluice_received_total",
-            "counter",
-            "Messages accepted into the pipeline (parsed and encoded into a batch).",
-        );
-        for u in &self.udp {
-            let port = u.port.to_string();
-            for (i, c) in u.counters.iter().enumerate() {
-                let s = i.to_string();
+        // Received, per listener and socket; then the kernel's side of UDP.
+        let udp_sockets: Vec<UdpSocketLabels<'_>> = self
+            .udp
+            .iter()
+            .flat_map(|u| {
+                (0..u.counters.len()).map(move |i| UdpSocketLabels {
+                    port: u.port.to_string(),
+                    socket: i.to_string(),
+                    port_metrics: u,
+                    index: i,
+                })
+            })
+            .collect();
+        for (name, help, value) in [
+            (
+                "sluice_received_total",
+                "Messages accepted into the pipeline (parsed and encoded into a batch).",
+                (|c: &ReceiverCounters| c.messages.load(Ordering::Relaxed))
+                    as fn(&ReceiverCounters) -> u64,
+            ),
+            (
+                "sluice_received_bytes_total",
+                "Bytes of accepted messages.",
+                |c: &ReceiverCounters| c.bytes.load(Ordering::Relaxed),
+            ),
+        ] {
+            w.family(name, "counter", help);
+            for s in &udp_sockets {
+                let u = s.port_metrics;
                 w.sample(
-                    "sluice_received_total",
+                    name,
                     &[
                         ("listener", &u.listener),
                         ("transport", "udp"),
-                        ("port", &port),
-                        ("socket", &s),
+                        ("port", &s.port),
+                        ("socket", &s.socket),
                     ],
-                    c.messages.load(Ordering::Relaxed),
+                    value(&u.counters[s.index]),
+                );
+            }
+            for t in &self.tcp {
+                let port = t.port.to_string();
+                w.sample(
+                    name,
+                    &[
+                        ("listener", &t.listener),
+                        ("transport", "tcp"),
+                        ("port", &port),
+                        ("socket", ""),
+                    ],
+                    value(&t.counters),
                 );
             }
         }
-        for t in &self.tcp {
-            let port = t.port.to_string();
-            w.sample(
-                "sluice_received_total",
-                &[
-                    ("listener", &t.listener),
-                    ("transport", "tcp"),
-                    ("port", &port),
-                    ("socket", ""),
-                ],
-                t.counters.messages.load(Ordering::Relaxed),
-            );
-        }
-        w.family(
-            "sluice_received_bytes_total",
-            "counter",
-            "Bytes of accepted messages.",
-        );
-        for u in &self.udp {
-            let port = u.port.to_string();
-            for (i, c) in u.counters.iter().enumerate() {
-                let s = i.to_string();
+        for (name, kind, help, value) in [
+            (
+                "sluice_udp_datagrams_total",
+                "counter",
+                "Datagrams returned by recvmmsg, per socket (shows the balance).",
+                (|u: &UdpPortMetrics, i: usize| u.sockets.get(i).map_or(0, |s| s.received()))
+                    as fn(&UdpPortMetrics, usize) -> u64,
+            ),
+            (
+                "sluice_kernel_dropped_total",
+                "counter",
+                "Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL).",
+                |u: &UdpPortMetrics, i: usize| u.sockets.get(i).map_or(0, |s| s.kernel_drops()),
+            ),
+            (
+                "sluice_udp_rcvbuf_bytes",
+                "gauge",
+                "Effective receive buffer per socket as read back from the kernel.",
+                |u: &UdpPortMetrics, i: usize| u.rcvbuf.get(i).map_or(0, |r| r.effective as u64),
+            ),
+        ] {
+            w.family(name, kind, help);
+            for s in &udp_sockets {
                 w.sample(
-                    "sluice_received_bytes_total",
-                    &[("transport", "udp"), ("port", &port), ("socket", &s)],
-                    c.bytes.load(Ordering::Relaxed),
-                );
-            }
-        }
-        for t in &self.tcp {
-            let port = t.port.to_string();
-            w.sample(
-                "sluice_received_bytes_total",
-                &[("transport", "tcp"), ("port", &port), ("socket", "")],
-                t.counters.bytes.load(Ordering::Relaxed),
-            );
-        }
-
-        // The kernel's side of UDP: what reached the socket, what it dropped.
-        w.family(
-            "sluice_udp_datagrams_total",
-            "counter",
-            "Datagrams returned by recvmmsg, per socket (shows the balance).",
-        );
-        for u in &self.udp {
-            let port = u.port.to_string();
-            for (i, s) in u.sockets.iter().enumerate() {
-                let idx = i.to_string();
-                w.sample(
-                    "sluice_udp_datagrams_total",
-                    &[("port", &port), ("socket", &idx)],
-                    s.received(),
-                );
-            }
-        }
-        w.family(
-            "sluice_kernel_dropped_total",
-            "counter",
-            "Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL).",
-        );
-        for u in &self.udp {
-            let port = u.port.to_string();
-            for (i, s) in u.sockets.iter().enumerate() {
-                let idx = i.to_string();
-                w.sample(
-                    "sluice_kernel_dropped_total",
-                    &[("port", &port), ("socket", &idx)],
-                    s.kernel_drops(),
-                );
-            }
-        }
-        w.family(
-            "sluice_udp_rcvbuf_bytes",
-            "gauge",
-            "Effective receive buffer per socket as read back from the kernel.",
-        );
-        for u in &self.udp {
-            let port = u.port.to_string();
-            for (i, r) in u.rcvbuf.iter().enumerate() {
-                let idx = i.to_string();
-                w.sample(
-                    "sluice_udp_rcvbuf_bytes",
-                    &[("port", &port), ("socket", &idx)],
-                    r.effective,
+                    name,
+                    &[("port", &s.port), ("socket", &s.socket)],
+                    value(s.port_metrics, s.index),
                 );
             }
         }

@@ -174,15 +174,26 @@ impl Emitter {
             }
         }
         self.counters.batches.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = self.out.try_send(batch) {
-            let lost = e.into_inner().events;
-            self.counters
-                .lost_events
-                .fetch_add(u64::from(lost), Ordering::Relaxed);
-            tracing::error!(
-                events = lost,
-                "the output stage is gone; a batch could not be handed over (this is a bug)"
-            );
-        }
+        hand_over(&self.out, batch, &self.counters);
+    }
+}
+
+/// Hands a finished batch (or a TCP chunk) to the next stage. The channels are unbounded —
+/// the input windows bound what is in them — so this never waits; it fails only when the next
+/// stage is gone, which would be a bug. The loss is then counted and logged, never silent.
+pub fn hand_over(
+    next: &async_channel::Sender<EncodedBatch>,
+    batch: EncodedBatch,
+    counters: &ReceiverCounters,
+) {
+    if let Err(e) = next.try_send(batch) {
+        let lost = e.into_inner().events;
+        counters
+            .lost_events
+            .fetch_add(u64::from(lost), Ordering::Relaxed);
+        tracing::error!(
+            events = lost,
+            "the next pipeline stage is gone; a batch could not be handed over (this is a bug)"
+        );
     }
 }

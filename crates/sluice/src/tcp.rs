@@ -28,7 +28,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::pipeline::{LocalCounts, Processor, ReceiverCounters, RecvTime};
+use crate::pipeline::{LocalCounts, Processor, ReceiverCounters, RecvTime, hand_over};
 use crate::window::Window;
 
 /// Limits applied to every connection of a listener.
@@ -282,7 +282,7 @@ async fn connection(
         });
     }
     if !frames.is_empty() {
-        deliver_unconditionally(&buf, &frames, &src, ctx, &mut chunk, &mut counts, chunks);
+        deliver(&buf, &frames, &src, ctx, &mut chunk, &mut counts, chunks).await;
     }
     ctx.stats.add_framing(decoder.stats(), &mut framing_seen);
     counts.flush_into(&ctx.counters);
@@ -296,10 +296,10 @@ async fn sleep_or_forever(d: Duration) {
     }
 }
 
-/// Acquires permits for `frames`, encodes them into one chunk and hands it to the combiner.
-/// `false` when the daemon stopped while waiting for the window; the frames are then
-/// delivered without permits (they were already read from the socket, so they count as
-/// received and must not be lost; the window overshoots by at most one read).
+/// Acquires window permits for `frames`, encodes them into one chunk and hands it to the
+/// combiner. Returns `false` when the daemon stopped while waiting for the window: the frames
+/// are then encoded and handed over without permits, because they were already read from the
+/// socket and count as received (the window overshoots by at most one read per connection).
 async fn deliver(
     buf: &[u8],
     frames: &[Frame],
@@ -309,31 +309,16 @@ async fn deliver(
     counts: &mut LocalCounts,
     chunks: &async_channel::Sender<EncodedBatch>,
 ) -> bool {
-    let Some(permit) = ctx.window.acquire(frames.len() as u32, &ctx.stop).await else {
-        deliver_unconditionally(buf, frames, src, ctx, chunk, counts, chunks);
-        return false;
-    };
+    let permit = ctx.window.acquire(frames.len() as u32, &ctx.stop).await;
+    let running = permit.is_some();
     if let Some(mut c) = encode_chunk(buf, frames, src, ctx, chunk, counts) {
-        c.attach(permit);
-        send_chunk(c, ctx, chunks);
+        if let Some(p) = permit {
+            c.attach(p);
+        }
+        hand_over(chunks, c, &ctx.counters);
     }
     counts.flush_into(&ctx.counters);
-    true
-}
-
-fn deliver_unconditionally(
-    buf: &[u8],
-    frames: &[Frame],
-    src: &SourceMeta<'_>,
-    ctx: &TcpContext,
-    chunk: &mut BatchBuilder,
-    counts: &mut LocalCounts,
-    chunks: &async_channel::Sender<EncodedBatch>,
-) {
-    if let Some(c) = encode_chunk(buf, frames, src, ctx, chunk, counts) {
-        send_chunk(c, ctx, chunks);
-    }
-    counts.flush_into(&ctx.counters);
+    running
 }
 
 fn encode_chunk(
@@ -355,19 +340,6 @@ fn encode_chunk(
     chunk.take()
 }
 
-fn send_chunk(c: EncodedBatch, ctx: &TcpContext, chunks: &async_channel::Sender<EncodedBatch>) {
-    if let Err(e) = chunks.try_send(c) {
-        let lost = e.into_inner().events;
-        ctx.counters
-            .lost_events
-            .fetch_add(u64::from(lost), Ordering::Relaxed);
-        tracing::error!(
-            events = lost,
-            "TCP combiner is gone; chunk lost (this is a bug)"
-        );
-    }
-}
-
 /// Merges per-read chunks into HEC-sized batches and flushes partial ones on time.
 async fn combine(
     rx: async_channel::Receiver<EncodedBatch>,
@@ -378,16 +350,7 @@ async fn combine(
     let mut builder = BatchBuilder::new(policy);
     let send = |b: EncodedBatch| {
         counters.batches.fetch_add(1, Ordering::Relaxed);
-        if let Err(e) = out.try_send(b) {
-            let lost = e.into_inner().events;
-            counters
-                .lost_events
-                .fetch_add(u64::from(lost), Ordering::Relaxed);
-            tracing::error!(
-                events = lost,
-                "the output stage is gone; batch lost (this is a bug)"
-            );
-        }
+        hand_over(&out, b, &counters);
     };
     loop {
         let deadline = builder.deadline();
