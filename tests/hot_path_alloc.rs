@@ -11,15 +11,6 @@ use sluice_proto::classify::{SourceMeta, Tables, Transport};
 use sluice_proto::hec::EncodeOptions;
 use sluice_proto::time::Zone;
 
-fn loggen_line(head: &str, total: usize) -> Vec<u8> {
-    let mut line = head.as_bytes().to_vec();
-    while line.len() < total - 1 {
-        line.push(b"PADD"[line.len() % 4]);
-    }
-    line.push(b'\n');
-    line
-}
-
 fn processor(zone: &str) -> Processor {
     Processor {
         zone: Zone::from_name(zone).unwrap(),
@@ -35,18 +26,11 @@ fn processor(zone: &str) -> Processor {
 
 #[test]
 fn processing_a_message_allocates_only_per_batch() {
-    let shapes = [
-        loggen_line(
-            "<38>2026-03-05T12:28:51 localhost prg00000[1234]: seq: 0000000042, thread: 0003, runid: 1772713731, stamp: 2026-03-05T12:28:51 ",
-            800,
-        ),
-        loggen_line(
-            "<38>1 2026-03-05T12:28:51+00:00 localhost prg00000 1234 - - \u{feff}seq: 0000000042, thread: 0003, runid: 1772713731, stamp: 2026-03-05T12:28:51 ",
-            800,
-        ),
-        b"<166>Mar  5 12:28:50 asa-fw1 : %ASA-6-302013: Built outbound TCP connection 102 for outside:198.51.100.1/443 (198.51.100.1/443) to inside:192.168.1.10/53211 (203.0.113.10/53211)".to_vec(),
-        b"garbage without any header at all".to_vec(),
-    ];
+    let mut shapes: Vec<Vec<u8>> = sluice_suite::fixtures::shapes()
+        .into_iter()
+        .map(|(_, line, _)| line)
+        .collect();
+    shapes.push(b"garbage without any header at all".to_vec());
     const N: usize = 20_000;
     for zone in ["GMT", "America/New_York"] {
         let p = processor(zone);

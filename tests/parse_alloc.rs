@@ -14,50 +14,15 @@ fn allocations_during(f: impl FnOnce()) -> u64 {
     allocation_counter::measure(f).count_total
 }
 
-fn padded(head: &[u8], total: usize) -> Vec<u8> {
-    let mut line = head.to_vec();
-    while line.len() < total - 1 {
-        line.push(b"PADD"[line.len() % 4]);
-    }
-    line.truncate(total - 1);
-    line.push(b'\n');
-    line
-}
-
+/// The bench shapes plus one that fails RFC 5424 validation (the unparsed path).
 fn shapes() -> Vec<(&'static str, Vec<u8>, Format)> {
-    vec![
-        (
-            "loggen rfc3164",
-            padded(
-                b"<38>2026-03-05T12:28:51 localhost prg00000[1234]: seq: 0000000042, thread: 0003, runid: 1772713731, stamp: 2026-03-05T12:28:51 ",
-                800,
-            ),
-            Format::Rfc3164,
-        ),
-        (
-            "loggen rfc5424",
-            padded(
-                b"<38>1 2026-03-05T12:28:51+00:00 localhost prg00000 1234 - - \xEF\xBB\xBFseq: 0000000042, thread: 0003, runid: 1772713731, stamp: 2026-03-05T12:28:51 ",
-                800,
-            ),
-            Format::Rfc5424,
-        ),
-        (
-            "cisco asa",
-            b"<166>Mar  5 12:28:50 asa-fw1 : %ASA-6-302013: Built outbound TCP connection 102 for outside:198.51.100.1/443 (198.51.100.1/443) to inside:192.168.1.10/53211 (203.0.113.10/53211)\n".to_vec(),
-            Format::Rfc3164,
-        ),
-        (
-            "sd-heavy rfc5424",
-            b"<134>1 2021-02-08T10:19:34.123456Z gw-02bd87 CheckPoint 26203 - [sc4s@2620 action=\"Accept\" flags=\"280832\" ifdir=\"inbound\" ifname=\"eth0\" loguid=\"{0x4b397cf0,0x530e24fb}\" origin=\"10.160.99.101\" originsicname=\"cn=gw-02bd87,o=gw-02bd87..4zrt7d\" sequencenum=\"5\" time=\"1612815085\" version=\"5\" dst=\"173.194.184.234\" http_host=\"r5---sn-p5qlsndd.gvt1.com\"][meta sequenceId=\"1\"][origin ip=\"10.0.0.1\"] Check Point event\n".to_vec(),
-            Format::Rfc5424,
-        ),
-        (
-            "unparsed",
-            b"<13>1 2019-02-13T19:48:34+00:00 host app - - [broken x] qwerty\n".to_vec(),
-            Format::Unparsed,
-        ),
-    ]
+    let mut v = sluice_suite::fixtures::shapes();
+    v.push((
+        "unparsed",
+        b"<13>1 2019-02-13T19:48:34+00:00 host app - - [broken x] qwerty\n".to_vec(),
+        Format::Unparsed,
+    ));
+    v
 }
 
 #[test]

@@ -13,6 +13,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+pub mod fixtures;
+
 pub use sluice_bench::sink::{Faults, HecSink, RejectReason, SinkConfig, SinkHandle};
 
 /// Path of the `sluice` binary, built on first use.
