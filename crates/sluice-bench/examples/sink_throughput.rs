@@ -36,77 +36,8 @@ fn main() {
     })
     .expect("sink starts");
 
-    // Log-like text with varied words, addresses and numbers (gzip sees a realistic ratio).
-    const WORDS: &[&str] = &[
-        "connection",
-        "accepted",
-        "denied",
-        "from",
-        "port",
-        "user",
-        "session",
-        "opened",
-        "closed",
-        "for",
-        "src",
-        "dst",
-        "proto",
-        "TCP",
-        "UDP",
-        "bytes",
-        "duration",
-        "action",
-        "allow",
-        "drop",
-        "policy",
-        "rule",
-        "interface",
-        "outside",
-        "inside",
-        "login",
-        "failed",
-        "password",
-        "publickey",
-        "root",
-        "admin",
-        "service",
-        "started",
-        "stopped",
-    ];
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut rnd = move |n: u64| {
-        // xorshift64*: deterministic and dependency-free.
-        seed ^= seed >> 12;
-        seed ^= seed << 25;
-        seed ^= seed >> 27;
-        seed.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
-    };
-    let body: Vec<u8> = (0..per)
-        .map(|s| {
-            let words: Vec<&str> = (0..24).map(|_| WORDS[rnd(WORDS.len() as u64) as usize]).collect();
-            format!(
-                r#"{{"time":"{}.{:03}","host":"fw-{:02}","source":"program:prg00000","sourcetype":"nix:syslog","index":"osnix","event":"prg00000[{}]: seq: {s:010}, thread: 0000, runid: 1772713731, stamp: 2026-03-05T12:28:51 {} 10.{}.{}.{}:{} -> 192.168.{}.{}:{} {}","fields":{{"sc4s_vendor":"nix","sc4s_product":"syslog","sc4s_syslog_facility":"user","sc4s_syslog_severity":"info","sc4s_container":"sluice","sc4s_destport":"514","sc4s_fromhostip":"10.0.{}.{}","sc4s_proto":"UDP","sc4s_recv_time":"1710166925.{:03}","sc4s_tags":".source.s_DEFAULT|wireformat:rfc3164"}}}}"#,
-                1_710_166_925 + s / 1000,
-                rnd(1000),
-                rnd(64),
-                1000 + rnd(64000),
-                words.join(" "),
-                rnd(256),
-                rnd(256),
-                rnd(256),
-                1024 + rnd(64000),
-                rnd(256),
-                rnd(256),
-                rnd(1024),
-                rnd(u64::MAX),
-                rnd(256),
-                rnd(256),
-                rnd(1000),
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        .into_bytes();
+    let body: Vec<u8> =
+        sluice_bench::sink::sample::sample_body(per as usize, 0x9E37_79B9_7F4A_7C15);
     let raw_len = body.len();
     let body = if gzip {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());

@@ -31,72 +31,7 @@ fn main() {
         ..SinkConfig::default()
     })
     .expect("sink starts");
-    // Log-like text with varied words, addresses and numbers, so gzip sees a realistic
-    // ratio (identical padded events would compress ~100x and flatter the numbers).
-    const WORDS: &[&str] = &[
-        "connection",
-        "accepted",
-        "denied",
-        "from",
-        "port",
-        "user",
-        "session",
-        "opened",
-        "closed",
-        "for",
-        "src",
-        "dst",
-        "proto",
-        "TCP",
-        "UDP",
-        "bytes",
-        "duration",
-        "action",
-        "allow",
-        "drop",
-        "policy",
-        "rule",
-        "interface",
-        "outside",
-        "inside",
-        "login",
-        "failed",
-        "password",
-        "publickey",
-        "root",
-        "admin",
-        "service",
-        "started",
-        "stopped",
-    ];
-    let mut rng = fastrand::Rng::with_seed(7);
-    let body = Bytes::from(
-        (0..per)
-            .map(|s| {
-                let words: Vec<&str> = (0..24).map(|_| WORDS[rng.usize(..WORDS.len())]).collect();
-                format!(
-                    r#"{{"time":"{}.{:03}","host":"fw-{:02}","source":"program:prg00000","sourcetype":"nix:syslog","index":"osnix","event":"prg00000[{}]: seq: {s:010}, thread: 0000, runid: 1772713731, stamp: 2026-03-05T12:28:51 {} 10.{}.{}.{}:{} -> 192.168.{}.{}:{} {}","fields":{{"sc4s_vendor":"nix","sc4s_product":"syslog","sc4s_syslog_facility":"user","sc4s_syslog_severity":"info","sc4s_container":"sluice","sc4s_destport":"514","sc4s_fromhostip":"10.0.{}.{}","sc4s_proto":"UDP","sc4s_recv_time":"1710166925.{:03}","sc4s_tags":".source.s_DEFAULT|wireformat:rfc3164"}}}}"#,
-                    1_710_166_925 + s / 1000,
-                    rng.u32(..1000),
-                    rng.u32(..64),
-                    rng.u32(1000..65000),
-                    words.join(" "),
-                    rng.u8(..),
-                    rng.u8(..),
-                    rng.u8(..),
-                    rng.u16(1024..),
-                    rng.u8(..),
-                    rng.u8(..),
-                    rng.u16(..1024),
-                    rng.u64(..),
-                    rng.u8(..),
-                    rng.u8(..),
-                    rng.u32(..1000),
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    );
+    let body = Bytes::from(sluice_bench::sink::sample::sample_body(per as usize, 7));
     let body_len = body.len();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

@@ -44,6 +44,7 @@
 //! escapes.
 
 pub mod client;
+pub mod sample;
 mod validate;
 
 use std::io::Read;
