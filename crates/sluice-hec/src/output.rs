@@ -563,41 +563,25 @@ impl Inner {
                 root_cause(e)
             ),
         };
-        let health = match self
-            .client
-            .get(format!("{base}/services/collector/health"))
-            .timeout(timeout)
-            .send()
-            .await
+        let health = match status_and_text(
+            self.client
+                .get(format!("{base}/services/collector/health"))
+                .timeout(timeout),
+        )
+        .await
         {
-            Ok(r) => {
-                let status = r.status();
-                let text = r
-                    .bytes()
-                    .await
-                    .map(|b| response_text(&b))
-                    .unwrap_or_default();
-                (status, text)
-            }
+            Ok(r) => r,
             Err(e) => return unreachable(&e),
         };
-        let token = match self
-            .client
-            .post(url.clone())
-            .timeout(timeout)
-            .body(Bytes::new())
-            .send()
-            .await
+        let token = match status_and_text(
+            self.client
+                .post(url.clone())
+                .timeout(timeout)
+                .body(Bytes::new()),
+        )
+        .await
         {
-            Ok(r) => {
-                let status = r.status();
-                let text = r
-                    .bytes()
-                    .await
-                    .map(|b| response_text(&b))
-                    .unwrap_or_default();
-                (status, text)
-            }
+            Ok(r) => r,
             Err(e) => return unreachable(&e),
         };
         let healthy = health.0.is_success();
@@ -706,6 +690,21 @@ fn classify(result: Result<(StatusCode, Bytes), reqwest::Error>) -> (RequestOutc
             Verdict::Retry(RetryReason::HttpOther, text()),
         ),
     }
+}
+
+/// Sends `req` and returns the status with Splunk's response text (empty if the body could
+/// not be read: the status alone still classifies the answer).
+async fn status_and_text(
+    req: reqwest::RequestBuilder,
+) -> Result<(reqwest::StatusCode, String), reqwest::Error> {
+    let r = req.send().await?;
+    let status = r.status();
+    let text = r
+        .bytes()
+        .await
+        .map(|b| response_text(&b))
+        .unwrap_or_default();
+    Ok((status, text))
 }
 
 #[cfg(test)]
