@@ -44,6 +44,7 @@ pub struct Config {
     pub listen: ListenConfig,
     pub udp: UdpConfig,
     pub tcp: TcpConfig,
+    pub window: WindowConfig,
     pub parse: ParseConfig,
     pub hec: HecConfig,
     pub output: OutputConfig,
@@ -204,6 +205,25 @@ impl Default for TcpConfig {
             max_connections: 2000,
             frame_timeout: Duration::from_secs(30),
             idle_timeout: Duration::ZERO,
+        }
+    }
+}
+
+/// Limits shared by all listeners.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WindowConfig {
+    /// Encoded bytes held in memory, received and not yet delivered, across all listeners
+    /// (`SLUICE_MAX_IN_FLIGHT_BYTES`). When it is spent, receivers stop reading exactly as
+    /// with a full input window. It keeps SC4S's large windows (20,000,000 TCP events) from
+    /// turning a Splunk outage into an out-of-memory kill.
+    pub max_bytes: ByteSize,
+}
+
+impl Default for WindowConfig {
+    fn default() -> Self {
+        WindowConfig {
+            max_bytes: ByteSize(1 << 30),
         }
     }
 }
@@ -743,6 +763,12 @@ impl Config {
         if let Some(p) = get(env, "SLUICE_OUTPUT_FILE", non_empty)? {
             self.output.file = PathBuf::from(p);
         }
+        set(
+            env,
+            "SLUICE_MAX_IN_FLIGHT_BYTES",
+            positive_size,
+            &mut self.window.max_bytes,
+        )?;
         if let Some(s) = get(env, "SLUICE_DRAIN_TIMEOUT", positive_u64)? {
             self.shutdown.drain_timeout = Duration::from_secs(s);
         }

@@ -25,7 +25,7 @@ use crate::output::{FileOutput, FileStats};
 use crate::pipeline::{Processor, ReceiverCounters};
 use crate::tcp::{TcpContext, TcpLimits, TcpStats};
 use crate::udp::{UdpContext, UdpPort};
-use crate::window::Window;
+use crate::window::{MemoryBudget, Window};
 
 /// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
 pub fn init_logging() {
@@ -174,12 +174,14 @@ async fn run_async(
     };
 
     // --- receivers ---------------------------------------------------------------------
+    let memory = MemoryBudget::new(config.window.max_bytes.0);
     let udp_window = Window::new("udp", config.udp.window);
     let tcp_window = Window::new("tcp", config.tcp.window);
     let mut udp_ports = Vec::new();
     let mut udp_metrics = Vec::new();
     for (id, requested, group) in udp_groups {
         let ctx = UdpContext {
+            memory: memory.clone(),
             listener_id: id.as_str().into(),
             processor: processor.clone(),
             window: udp_window.clone(),
@@ -220,6 +222,7 @@ async fn run_async(
             stats: stats.clone(),
         });
         let ctx = Arc::new(TcpContext {
+            memory: memory.clone(),
             listener_id: id.as_str().into(),
             processor: processor.clone(),
             window: tcp_window.clone(),
@@ -242,6 +245,7 @@ async fn run_async(
         udp: udp_metrics,
         tcp: tcp_metrics,
         windows: vec![udp_window, tcp_window],
+        memory,
         output: output_metrics,
         stopping: stopping.clone(),
     });

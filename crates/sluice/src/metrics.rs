@@ -16,7 +16,7 @@ use crate::admin::{PromWriter, Status};
 use crate::output::FileStats;
 use crate::pipeline::{FORMATS, ReceiverCounters};
 use crate::tcp::TcpStats;
-use crate::window::Window;
+use crate::window::{MemoryBudget, Window};
 
 /// One UDP port as the registry sees it.
 #[derive(Debug)]
@@ -62,6 +62,7 @@ pub struct Registry {
     pub udp: Vec<UdpPortMetrics>,
     pub tcp: Vec<TcpPortMetrics>,
     pub windows: Vec<Arc<Window>>,
+    pub memory: Arc<MemoryBudget>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
@@ -379,6 +380,34 @@ impl Status for Registry {
                 format!("{:.6}", win.waited_micros() as f64 / 1e6),
             );
         }
+
+        // The memory budget shared by all listeners.
+        w.family(
+            "sluice_memory_in_flight_bytes",
+            "gauge",
+            "Encoded bytes received and not yet delivered (all listeners; KiB granularity).",
+        )
+        .sample(
+            "sluice_memory_in_flight_bytes",
+            &[],
+            self.memory.in_use_bytes(),
+        );
+        w.family(
+            "sluice_memory_budget_bytes",
+            "gauge",
+            "window.max_bytes: the bound on sluice_memory_in_flight_bytes.",
+        )
+        .sample(
+            "sluice_memory_budget_bytes",
+            &[],
+            self.memory.capacity_bytes(),
+        );
+        w.family(
+            "sluice_memory_full_total",
+            "counter",
+            "Times a receiver stopped reading because the memory budget was spent.",
+        )
+        .sample("sluice_memory_full_total", &[], self.memory.full_count());
 
         // Output.
         let lost: u64 = self

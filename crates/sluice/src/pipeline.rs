@@ -12,7 +12,9 @@ use sluice_proto::hec::{EncodeOptions, encode_event};
 use sluice_proto::time::Zone;
 use sluice_proto::{Format, ParseOptions, parse};
 
-use crate::window::Permit;
+use tokio_util::sync::CancellationToken;
+
+use crate::window::{MemoryBudget, Permit};
 
 /// Everything a receiver needs to turn bytes into events; built once at startup.
 #[derive(Debug)]
@@ -138,14 +140,26 @@ pub struct Emitter {
     out: async_channel::Sender<EncodedBatch>,
     held: Option<Permit>,
     counters: Arc<ReceiverCounters>,
+    memory: Arc<MemoryBudget>,
+    rt: tokio::runtime::Handle,
+    stop: CancellationToken,
 }
 
 impl Emitter {
-    pub fn new(out: async_channel::Sender<EncodedBatch>, counters: Arc<ReceiverCounters>) -> Self {
+    pub fn new(
+        out: async_channel::Sender<EncodedBatch>,
+        counters: Arc<ReceiverCounters>,
+        memory: Arc<MemoryBudget>,
+        rt: tokio::runtime::Handle,
+        stop: CancellationToken,
+    ) -> Self {
         Emitter {
             out,
             held: None,
             counters,
+            memory,
+            rt,
+            stop,
         }
     }
 
@@ -161,8 +175,15 @@ impl Emitter {
         }
     }
 
-    /// Sends a finished batch, moving its events' permits into it.
+    /// Sends a finished batch, moving its events' permits into it and charging its size to the
+    /// memory budget — waiting (not reading) while the budget is spent.
     pub fn emit(&mut self, mut batch: EncodedBatch) {
+        if let Some(m) = self
+            .memory
+            .acquire_blocking(batch.body.len(), &self.rt, &self.stop)
+        {
+            batch.attach(m);
+        }
         let n = batch.events as usize;
         if let Some(h) = &mut self.held {
             if h.num_permits() <= n {

@@ -29,7 +29,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::pipeline::{LocalCounts, Processor, ReceiverCounters, RecvTime, hand_over};
-use crate::window::Window;
+use crate::window::{MemoryBudget, Window};
 
 /// Limits applied to every connection of a listener.
 #[derive(Clone, Debug)]
@@ -115,6 +115,7 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpPort> {
 /// Everything a port's tasks share.
 #[derive(Debug)]
 pub struct TcpContext {
+    pub memory: Arc<MemoryBudget>,
     /// SC4S listener id (`DEFAULT`, or a vendor id such as `CISCO_ASA`).
     pub listener_id: Arc<str>,
     pub processor: Arc<Processor>,
@@ -310,10 +311,14 @@ async fn deliver(
     chunks: &async_channel::Sender<EncodedBatch>,
 ) -> bool {
     let permit = ctx.window.acquire(frames.len() as u32, &ctx.stop).await;
-    let running = permit.is_some();
+    let mut running = permit.is_some();
     if let Some(mut c) = encode_chunk(buf, frames, src, ctx, chunk, counts) {
         if let Some(p) = permit {
             c.attach(p);
+        }
+        match ctx.memory.acquire(c.body.len(), &ctx.stop).await {
+            Some(m) => c.attach(m),
+            None => running = false,
         }
         hand_over(chunks, c, &ctx.counters);
     }

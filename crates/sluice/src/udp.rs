@@ -22,7 +22,7 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use crate::pipeline::{Emitter, LocalCounts, Processor, ReceiverCounters, RecvTime};
-use crate::window::Window;
+use crate::window::{MemoryBudget, Window};
 
 /// A bound UDP port: the reuseport group (kept alive for its eBPF program) and the threads
 /// draining it.
@@ -38,6 +38,7 @@ pub struct UdpPort {
 /// What every receive thread of a port shares.
 #[derive(Clone, Debug)]
 pub struct UdpContext {
+    pub memory: Arc<MemoryBudget>,
     /// SC4S listener id (`DEFAULT`, or a vendor id such as `CISCO_ASA`).
     pub listener_id: Arc<str>,
     pub processor: Arc<Processor>,
@@ -62,7 +63,13 @@ impl UdpPort {
             let c = Arc::new(ReceiverCounters::default());
             counters.push(c.clone());
             let ctx = ctx.clone();
-            let emitter = Emitter::new(out.clone(), c);
+            let emitter = Emitter::new(
+                out.clone(),
+                c,
+                ctx.memory.clone(),
+                ctx.rt.clone(),
+                ctx.stop.clone(),
+            );
             let name = format!("udp-{}-{}", local_addr.port(), rx.index());
             threads.push(
                 std::thread::Builder::new()

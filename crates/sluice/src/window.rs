@@ -172,3 +172,84 @@ mod tests {
         assert_eq!(t.join().unwrap(), Some(1));
     }
 }
+
+/// A bound on the bytes of encoded events held in memory, across every listener.
+///
+/// The event windows copy SC4S's sizes, and SC4S's TCP window is 20,000,000 messages: with
+/// Splunk down that is ~20 GB of events before any backpressure, and an out-of-memory kill
+/// would lose all of them. This budget stops that earlier and the same way a full window
+/// does: a receiver waits (stops reading) before handing over a batch that does not fit. It is
+/// charged once per batch or TCP chunk, on its encoded size, and released with it. Counted in
+/// KiB so one `u32` semaphore covers budgets up to 4 TiB.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    kib: Arc<Window>,
+}
+
+impl MemoryBudget {
+    pub fn new(bytes: u64) -> Arc<MemoryBudget> {
+        Arc::new(MemoryBudget {
+            kib: Window::new("memory", bytes.div_ceil(1024)),
+        })
+    }
+
+    fn kib(len: usize) -> u32 {
+        u32::try_from(len.div_ceil(1024)).unwrap_or(u32::MAX).max(1)
+    }
+
+    /// Charges `len` bytes; `None` when `cancel` fired while waiting.
+    pub async fn acquire(&self, len: usize, cancel: &CancellationToken) -> Option<Permit> {
+        self.kib.acquire(Self::kib(len), cancel).await
+    }
+
+    pub fn acquire_blocking(
+        &self,
+        len: usize,
+        rt: &Handle,
+        cancel: &CancellationToken,
+    ) -> Option<Permit> {
+        self.kib.acquire_blocking(Self::kib(len), rt, cancel)
+    }
+
+    pub fn in_use_bytes(&self) -> u64 {
+        self.kib.in_use() * 1024
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        u64::from(self.kib.capacity()) * 1024
+    }
+
+    /// Times a receiver had to wait for memory.
+    pub fn full_count(&self) -> u64 {
+        self.kib.full_count()
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_budget_is_charged_in_kib_and_blocks_when_spent() {
+        let m = MemoryBudget::new(10 * 1024);
+        let cancel = CancellationToken::new();
+        let a = m.acquire(4096, &cancel).await.unwrap();
+        let b = m.acquire(1, &cancel).await.unwrap();
+        assert_eq!(m.in_use_bytes(), 5 * 1024);
+        let big = m.acquire(6 * 1024, &cancel);
+        tokio::pin!(big);
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), &mut big)
+                .await
+                .is_err(),
+            "6 KiB does not fit in the 5 KiB left"
+        );
+        drop((a, b));
+        assert!(big.await.is_some());
+        assert_eq!(m.full_count(), 1);
+        // A batch larger than the whole budget still gets through (clamped), alone.
+        let huge = m.acquire(1 << 30, &cancel).await.unwrap();
+        assert_eq!(m.in_use_bytes(), m.capacity_bytes());
+        drop(huge);
+    }
+}

@@ -1,0 +1,81 @@
+//! Backpressure instead of loss: with Splunk down, a TCP sender is slowed by the input
+//! window / memory budget (its writes block), nothing is dropped, and everything arrives once
+//! Splunk is back.
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use sluice_suite::{Daemon, DaemonOpts, SinkConfig, SinkHandle};
+
+#[test]
+fn a_spent_memory_budget_blocks_tcp_senders_until_splunk_is_back() {
+    let _heavy = sluice_suite::heavy();
+    let hec_port = sluice_suite::free_port();
+    let d = Daemon::start(
+        DaemonOpts::default()
+            .env(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+                format!("http://127.0.0.1:{hec_port}"),
+            )
+            .env(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
+                "00000000-0000-0000-0000-000000000000",
+            )
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES", 500)
+            .env("SLUICE_MAX_IN_FLIGHT_BYTES", "2MiB"),
+    );
+    const N: u64 = 20_000;
+    let written = Arc::new(AtomicU64::new(0));
+    let w2 = written.clone();
+    let port = d.port;
+    let writer = std::thread::spawn(move || {
+        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        for i in 0..N {
+            let mut line =
+                format!("<13>Nov 22 10:00:00 host app: seq: {i:010}, thread: 0000, runid: 7, pad ")
+                    .into_bytes();
+            line.resize(799, b'x');
+            line.push(b'\n');
+            c.write_all(&line).unwrap();
+            w2.store(i + 1, Ordering::Relaxed);
+        }
+    });
+
+    // The budget is spent and the sender stalls well before it has written everything.
+    let m = d.wait_metrics(Duration::from_secs(30), |m| {
+        m.sum("sluice_memory_full_total", &[]) > 0.0
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let stalled_at = written.load(Ordering::Relaxed);
+    assert!(stalled_at < N, "the sender was never slowed down");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(written.load(Ordering::Relaxed), stalled_at, "still stalled");
+    let m2 = d.metrics();
+    assert!(
+        m2.sum("sluice_memory_in_flight_bytes", &[])
+            <= m.sum("sluice_memory_budget_bytes", &[]) + 1_100_000.0,
+        "in flight stays near the budget (one batch may overshoot): {m2:?}"
+    );
+    assert_eq!(m2.sum("sluice_dropped_total", &[]), 0.0);
+
+    // Splunk comes back: the sender resumes and every event arrives exactly once.
+    let sink = SinkHandle::spawn_thread(SinkConfig {
+        addr: ([127, 0, 0, 1], hec_port).into(),
+        ..Default::default()
+    })
+    .unwrap();
+    writer.join().unwrap();
+
+    assert!(
+        sink.wait_for(N, Duration::from_secs(120)),
+        "got {} of {N}; log:\n{}",
+        sink.accepted_events(),
+        d.log()
+    );
+    let r = sink.seq_report(Some(N));
+    assert_eq!((r.distinct, r.duplicates, r.missing), (N, 0, 0), "{r:?}");
+    eprintln!("sender stalled at {stalled_at} of {N} messages while HEC was down");
+}
