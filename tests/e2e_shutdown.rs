@@ -119,3 +119,19 @@ fn sigterm_with_an_unreachable_hec_reports_what_is_undelivered_and_exits_0() {
     );
     assert_eq!(field(&log, "drain timeout", "undelivered"), 50, "{log}");
 }
+
+#[test]
+fn sighup_does_not_stop_sluice() {
+    let mut d = Daemon::start(DaemonOpts::default());
+    let pid = d.pid().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-HUP", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    d.wait_for_log("SIGHUP received", Duration::from_secs(10));
+    assert_eq!(d.http_get("/health").0, 200, "still running");
+    assert!(d.terminate().success());
+}

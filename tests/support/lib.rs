@@ -205,6 +205,10 @@ impl Daemon {
         d
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn udp_addr(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.port))
     }

@@ -379,17 +379,26 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     })
 }
 
+/// Waits for SIGTERM or SIGINT. SIGHUP, whose default action would kill the process without
+/// draining, is caught and logged: an operator's habitual `systemctl reload` must not lose
+/// what is in flight.
 pub(crate) async fn shutdown_signal() -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
     ) else {
         tracing::error!("cannot install signal handlers; stop sluice with SIGKILL only");
         return std::future::pending().await;
     };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
+    loop {
+        tokio::select! {
+            _ = term.recv() => return "SIGTERM",
+            _ = int.recv() => return "SIGINT",
+            _ = hup.recv() => tracing::warn!(
+                "SIGHUP received: sluice does not reload its configuration; restart it to apply changes"
+            ),
+        }
     }
 }
