@@ -108,7 +108,7 @@ free_port() {
     return 1
 }
 
-common=(--sender loggen --size 800 --duration "$DURATION" --rates "$RATES" --drain-timeout 180 --json)
+common=(--sender loggen --size 800 --duration "$DURATION" --rates "$RATES" --drain-timeout 180 --json --no-plot)
 
 say "1/2 sluice (SC4S_ENABLE_EBPF=yes)"
 sluice_env=(--env SC4S_ENABLE_EBPF=yes)

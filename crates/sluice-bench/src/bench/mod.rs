@@ -47,8 +47,9 @@
 //! A table per configuration (and per-socket counts with the check that they add up to
 //! what the sink accepted and, with kernel drops, to what was sent), and a side-by-side table
 //! when there are several configurations. `--json` prints the whole [`BenchReport`] as JSON
-//! on stdout (the tables then go to stderr). `--plot FILE.svg` draws loss % against offered
-//! events/s, one line per configuration. `--merge FILE` (repeated) runs nothing: it reads
+//! on stdout (the tables then go to stderr). The chart of loss % against offered events/s,
+//! one line per configuration, goes to `--plot FILE.svg` (default `sluice-bench.svg` in the
+//! current directory; `--no-plot` skips it). `--merge FILE` (repeated) runs nothing: it reads
 //! earlier `--json` outputs and prints, plots or re-emits them together, which is how two
 //! different receivers end up side by side. `--max-loss PCT` makes the exit status 1 when a
 //! step lost more.
@@ -107,6 +108,8 @@ impl BenchTransport {
 
 /// Default `--rates`: the offered loads of SC4S's published loss table.
 pub const DEFAULT_RATES: &str = "4500,9000,27000,50000,150000,350000";
+/// Default `--plot`.
+pub const DEFAULT_PLOT: &str = "sluice-bench.svg";
 /// Default HEC token of the sink.
 pub const DEFAULT_TOKEN: &str = "00000000-0000-0000-0000-000000000000";
 
@@ -193,9 +196,12 @@ pub struct BenchArgs {
     /// Print the whole result as JSON on stdout (tables go to stderr).
     #[arg(long)]
     pub json: bool,
-    /// Write an SVG chart of loss % against offered events/s.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
+    /// Where to write the SVG chart of loss % against offered events/s.
+    #[arg(long, value_name = "FILE.svg", default_value = DEFAULT_PLOT)]
+    pub plot: PathBuf,
+    /// Do not write the chart.
+    #[arg(long)]
+    pub no_plot: bool,
     /// Title of the chart.
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
@@ -235,7 +241,8 @@ impl BenchArgs {
             drain_timeout: 60.0,
             pause: 1.0,
             json: false,
-            plot: None,
+            plot: PathBuf::from(DEFAULT_PLOT),
+            no_plot: false,
             title: None,
             merge: Vec::new(),
             max_loss: None,
@@ -1129,6 +1136,20 @@ pub fn write_plot(
 /// `sluice bench`: runs (or merges), prints, plots. Exit status 1 when `--max-loss` was
 /// exceeded.
 pub fn main(args: &BenchArgs, daemon_exe: &Path) -> Result<ExitCode, BenchError> {
+    // A chart that cannot be written should fail now, not after a long run.
+    if !args.no_plot {
+        let dir = match args.plot.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if !dir.is_dir() {
+            return Err(BenchError::File {
+                what: "--plot",
+                path: args.plot.clone(),
+                reason: format!("{} is not a directory", dir.display()),
+            });
+        }
+    }
     let report = if args.merge.is_empty() {
         run(args, daemon_exe)?
     } else {
@@ -1159,9 +1180,9 @@ pub fn main(args: &BenchArgs, daemon_exe: &Path) -> Result<ExitCode, BenchError>
     } else {
         print!("{text}");
     }
-    if let Some(p) = &args.plot {
-        write_plot(&report, args.title.as_deref(), p)?;
-        eprintln!("plot written to {}", p.display());
+    if !args.no_plot {
+        write_plot(&report, args.title.as_deref(), &args.plot)?;
+        eprintln!("plot written to {}", args.plot.display());
     }
     if let Some(max) = args.max_loss {
         let over: Vec<String> = report
