@@ -5,8 +5,8 @@
 #   scripts/udp-loss-table.sh [OUT_DIR]          (run as root: it raises net.core.rmem_max)
 #
 # For each receiver, `sluice bench` starts the in-process HEC test sink, drives syslog-ng's
-# `loggen -i -D -s 800` (the tool SC4S's performance docs use; the same binary for both
-# receivers) at every rate of $RATES for $DURATION s, waits for the pipeline to drain, and
+# `loggen -i -D -s 800` (the tool SC4S's performance docs use; the same sender for both
+# receivers; SENDER=sluice switches both to sluice's own) at every rate of $RATES for $DURATION s, waits for the pipeline to drain, and
 # counts the distinct loggen sequence numbers the sink received:
 #   1. sluice (this checkout's release build), SC4S defaults (4 UDP sockets, its own 16 MiB
 #      receive buffer unless SLUICE_RCVBUF is set), SC4S_ENABLE_EBPF=yes;
@@ -15,11 +15,12 @@
 #      ebpf() plugin, so the kernel's 4-tuple hash spreads the datagrams.
 # Then prints both side by side and plots loss against offered load.
 #
-# Environment: RATES (default "50000,120000,200000,max,4x40000": `max` is one loggen sender
+# Environment: SENDER (loggen = syslog-ng's loggen, the default; sluice = sluice's own
+# sendmmsg-based loggen, which needs less CPU and so reaches higher rates on a small box), RATES (default "50000,120000,200000,max,4x40000": `max` is one loggen sender
 # as fast as it goes, `4x40000` four senders at 40k/s each), DURATION (20), RCVBUF (syslog-ng's
 # so-rcvbuf, 67108864), SLUICE_RCVBUF (unset = sluice's default), LOAD_MAX (1.5: wait while the
 # 1-minute load average is above it, the machine is shared), LOAD_WAIT (900 s at most),
-# CARGO_TARGET_DIR.
+# CARGO_TARGET_DIR, SLUICE_BIN (use this sluice binary instead of building one).
 #
 # Writes OUT_DIR/{sluice.json,syslog-ng.json,table.txt,udp-loss.svg,syslog-ng.conf,*.log}.
 set -euo pipefail
@@ -31,7 +32,7 @@ DURATION=${DURATION:-20}
 RCVBUF=${RCVBUF:-67108864}
 LOAD_MAX=${LOAD_MAX:-1.5}
 LOAD_WAIT=${LOAD_WAIT:-900}
-out=${1:-$repo/bench-results/udp-loss-$(date +%Y%m%d-%H%M%S)}
+out=${1:-$repo/target/bench-results/udp-loss-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -54,9 +55,13 @@ fi
 syslog-ng --version | head -1 >&2
 
 say "build"
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
-cargo build --release --locked -p sluice
-bin=$CARGO_TARGET_DIR/release/sluice
+if [ -n "${SLUICE_BIN:-}" ]; then
+    bin=$SLUICE_BIN
+else
+    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
+    cargo build --release --locked -p sluice
+    bin=$CARGO_TARGET_DIR/release/sluice
+fi
 git -C "$repo" log -1 --format='sluice commit %h %s' >&2 || true
 
 tmp=$(mktemp -d /tmp/udp-loss-table.XXXXXX)
@@ -108,7 +113,8 @@ free_port() {
     return 1
 }
 
-common=(--sender loggen --size 800 --duration "$DURATION" --rates "$RATES" --drain-timeout 180 --json --no-plot)
+SENDER=${SENDER:-loggen}
+common=(--sender "$SENDER" --size 800 --duration "$DURATION" --rates "$RATES" --drain-timeout 180 --json --no-plot)
 
 say "1/2 sluice (SC4S_ENABLE_EBPF=yes)"
 sluice_env=(--env SC4S_ENABLE_EBPF=yes)

@@ -655,6 +655,8 @@ fn run_step(
     let mark0 = ctx.sink.map(sink_mark);
     let rss_reset = rx.pid.is_some_and(probe::reset_peak_rss);
     let cpu0 = rx.pid.and_then(|p| probe::cpu_seconds(p, ctx.ticks));
+    let own0 = probe::self_and_children_cpu(ctx.ticks);
+    let sink_cpu0 = probe::own_threads_cpu("hec-sink", ctx.ticks);
     let threads0 = rx
         .pid
         .map(|p| probe::cpu_by_thread(p, ctx.ticks))
@@ -720,6 +722,8 @@ fn run_step(
     let drain_secs = drain_start.elapsed().as_secs_f64();
 
     let cpu1 = rx.pid.and_then(|p| probe::cpu_seconds(p, ctx.ticks));
+    let own1 = probe::self_and_children_cpu(ctx.ticks);
+    let sink_cpu1 = probe::own_threads_cpu("hec-sink", ctx.ticks);
     let threads1 = rx
         .pid
         .map(|p| probe::cpu_by_thread(p, ctx.ticks))
@@ -835,6 +839,21 @@ fn run_step(
     let cpu_us_per_event = cpu
         .filter(|_| per_event_base > 0)
         .map(|c| c * 1e6 / per_event_base as f64);
+    // The harness's share of the machine: the sink's threads over the active period, the
+    // sender (syslog-ng's loggen: its exited child's CPU; ours: this process minus the sink)
+    // over the sending time.
+    let sink_cpu = (sink_cpu1 - sink_cpu0).max(0.0);
+    let sink_cpu_pct = ctx.sink.map(|_| sink_cpu / active_secs * 100.0);
+    let sender_cpu_pct = match (own0, own1) {
+        (Some((s0, c0)), Some((s1, c1))) => {
+            let used = match args.sender {
+                Sender::Loggen => c1 - c0,
+                Sender::Sluice => (s1 - s0) - sink_cpu,
+            };
+            Some(used.max(0.0) / send_secs.max(1e-9) * 100.0)
+        }
+        _ => None,
+    };
     let cpu_by_thread = threads1
         .iter()
         .map(|(name, t1)| {
@@ -894,6 +913,8 @@ fn run_step(
         cpu_pct,
         cpu_us_per_event,
         cpu_by_thread,
+        sink_cpu_pct,
+        sender_cpu_pct,
         peak_rss_kib,
         peak_rss_scope: rx
             .pid

@@ -288,6 +288,32 @@ pub fn cpu_seconds(pid: u32, ticks: f64) -> Option<f64> {
     Some(stat_ticks(&stat)? as f64 / ticks)
 }
 
+/// This process's own CPU seconds (all threads) and those of its children that have been
+/// waited for (`cutime + cstime`: a syslog-ng loggen run once it has exited).
+pub fn self_and_children_cpu(ticks: f64) -> Option<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    if f.len() < 4 {
+        return None;
+    }
+    Some(((f[0] + f[1]) as f64 / ticks, (f[2] + f[3]) as f64 / ticks))
+}
+
+/// CPU seconds of this process's threads whose name starts with `prefix`.
+pub fn own_threads_cpu(prefix: &str, ticks: f64) -> f64 {
+    cpu_by_thread(std::process::id(), ticks)
+        .iter()
+        .filter(|(n, _)| n.starts_with(prefix))
+        .map(|(_, v)| v)
+        .sum()
+}
+
 /// CPU seconds per thread name (threads of the same name summed, e.g. all
 /// `tokio-runtime-w`). Threads that exited are not included.
 pub fn cpu_by_thread(pid: u32, ticks: f64) -> BTreeMap<String, f64> {
@@ -443,5 +469,7 @@ sluice_uptime_seconds 12.5
         assert!(cpu_seconds(pid, clock_ticks()).is_some());
         assert!(status_kib(pid, "VmHWM").unwrap_or(0) > 0);
         assert!(!cpu_by_thread(pid, 100.0).is_empty());
+        let (own, children) = self_and_children_cpu(clock_ticks()).unwrap();
+        assert!(own >= 0.0 && children >= 0.0);
     }
 }

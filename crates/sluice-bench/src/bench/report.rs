@@ -163,6 +163,13 @@ pub struct StepResult {
     pub cpu_us_per_event: Option<f64>,
     /// CPU % of one core per thread name, same basis as `cpu_pct`.
     pub cpu_by_thread: BTreeMap<String, f64>,
+    /// CPU of the in-process HEC sink's threads, % of one core over the active period.
+    #[serde(default)]
+    pub sink_cpu_pct: Option<f64>,
+    /// CPU of the load generator, % of one core over the sending time (syslog-ng's loggen:
+    /// the child process; ours: this process minus the sink).
+    #[serde(default)]
+    pub sender_cpu_pct: Option<f64>,
     /// `VmHWM` after the step, KiB.
     pub peak_rss_kib: Option<u64>,
     /// `step` when the peak was reset at the step's start, else `process`.
@@ -264,6 +271,8 @@ impl ConfigResult {
             "cpu %",
             "µs/event",
             "peak RSS",
+            "sink cpu %",
+            "sender cpu %",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -298,10 +307,15 @@ impl ConfigResult {
                     pct(s.cpu_pct),
                     pct(s.cpu_us_per_event),
                     mib(s.peak_rss_kib),
+                    pct(s.sink_cpu_pct),
+                    pct(s.sender_cpu_pct),
                 ]
             })
             .collect();
         let mut out = render(&header, &rows);
+        out.push_str(
+            "cpu % (of one core), µs/event and peak RSS are the receiver's; sink and sender cpu % are the harness's share of the same machine\n",
+        );
         notes.dedup();
         let mut seen = Vec::new();
         for n in notes {
@@ -492,6 +506,8 @@ pub(crate) mod tests {
             cpu_pct: Some(20.0),
             cpu_us_per_event: Some(1.0),
             cpu_by_thread: BTreeMap::new(),
+            sink_cpu_pct: Some(10.0),
+            sender_cpu_pct: Some(30.0),
             peak_rss_kib: Some(40_000),
             peak_rss_scope: Some("step".into()),
             drained: true,
