@@ -89,7 +89,7 @@ fn bench_e2e(c: &mut Criterion) {
     group.throughput(Throughput::Elements(EVENTS));
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(10));
+    group.measurement_time(Duration::from_secs(20));
     group.bench_function("udp_200k_x_800B", |b| {
         b.iter_custom(|iters| {
             let mut elapsed = Duration::ZERO;
