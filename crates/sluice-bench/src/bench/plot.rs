@@ -34,17 +34,18 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// 1, 2, 5 × 10^k values within `[lo, hi]`; every integer multiple when that gives fewer
-/// than four ticks (a narrow range).
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+/// Ticks within `[lo, hi]` and whether each gets a label: 1, 2, 5 × 10^k; when that gives
+/// fewer than four (a narrow range), every integer multiple, labelled at 1, 2, 3 and 5 only
+/// so the labels do not collide.
+fn log_ticks(lo: f64, hi: f64) -> Vec<(f64, bool)> {
     let pick = |mults: &[f64]| {
         let mut out = Vec::new();
         let mut p = 10f64.powf(lo.log10().floor());
         while p <= hi * 10.0 {
-            for m in mults {
+            for &m in mults {
                 let v = p * m;
                 if v >= lo && v <= hi {
-                    out.push(v);
+                    out.push((v, [1.0, 2.0, 3.0, 5.0].contains(&m)));
                 }
             }
             p *= 10.0;
@@ -217,7 +218,7 @@ pub fn svg(title: &str, subtitle: &str, configs: &[ConfigResult]) -> String {
         );
     }
     // x ticks.
-    for v in log_ticks(10f64.powf(lx0), 10f64.powf(lx1)) {
+    for (v, labelled) in log_ticks(10f64.powf(lx0), 10f64.powf(lx1)) {
         let x = px(v);
         let _ = writeln!(
             o,
@@ -230,12 +231,14 @@ pub fn svg(title: &str, subtitle: &str, configs: &[ConfigResult]) -> String {
             TOP + ph,
             TOP + ph + 6.0
         );
-        let _ = writeln!(
-            o,
-            r#"<text x="{x:.1}" y="{:.1}" font-size="14" text-anchor="middle">{}</text>"#,
-            TOP + ph + 24.0,
-            rate_label(v)
-        );
+        if labelled {
+            let _ = writeln!(
+                o,
+                r#"<text x="{x:.1}" y="{:.1}" font-size="14" text-anchor="middle">{}</text>"#,
+                TOP + ph + 24.0,
+                rate_label(v)
+            );
+        }
     }
     // Frame and axis titles.
     let _ = writeln!(
@@ -337,9 +340,16 @@ mod tests {
 
     #[test]
     fn ticks_and_ranges() {
+        let values = |t: Vec<(f64, bool)>| t.into_iter().map(|(v, _)| v).collect::<Vec<_>>();
         assert_eq!(
-            log_ticks(3000.0, 400_000.0),
+            values(log_ticks(3000.0, 400_000.0)),
             vec![5e3, 1e4, 2e4, 5e4, 1e5, 2e5]
+        );
+        let fine = log_ticks(15_000.0, 60_000.0);
+        assert_eq!(values(fine.clone()), vec![2e4, 3e4, 4e4, 5e4, 6e4]);
+        assert_eq!(
+            fine.iter().filter(|t| t.1).map(|t| t.0).collect::<Vec<_>>(),
+            vec![2e4, 3e4, 5e4]
         );
         assert_eq!(nice_max(0.0), 1.0);
         assert_eq!(nice_max(1.3), 2.0);
