@@ -889,7 +889,7 @@ fn run_step(
     Ok(StepResult {
         step,
         label: step.label(),
-        offered_rate: step.total_rate().map_or(send_rate, |r| r as f64),
+        offered_rate: send_rate,
         run_ids,
         sent: sent.sent,
         send_secs,

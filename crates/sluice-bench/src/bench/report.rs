@@ -117,7 +117,8 @@ pub struct ConfigResult {
 pub struct StepResult {
     pub step: Step,
     pub label: String,
-    /// Offered events/s: the step's rate, or for `max` what the sender achieved.
+    /// Offered events/s as achieved: `sent / send_secs` (below the step's rate when the
+    /// sender could not keep up; the plot's x axis).
     pub offered_rate: f64,
     /// Run ids whose events are counted for this step.
     pub run_ids: Vec<u64>,
@@ -486,7 +487,7 @@ pub(crate) mod tests {
             run_ids: vec![1],
             sent,
             send_secs: 10.0,
-            send_rate: sent as f64 / 10.0,
+            send_rate: rate.map_or(250_000.0, |r| r as f64),
             lagged: 0,
             send_errors: 0,
             delivered: Some(delivered),
