@@ -5,9 +5,11 @@
 //! * [`sink`]: a Splunk HEC test sink — a real HTTP server with HEC's validation rules,
 //!   counters, optional event recording and fault injection.
 //! * [`seq`]: gap and duplicate detection for loggen-style sequence numbers.
+//! * [`bench`]: `sluice bench` — sink + receiver + load generator per rate, loss table, plot.
 
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod loggen;
 pub mod seq;
 pub mod sink;

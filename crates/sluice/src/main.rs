@@ -29,6 +29,9 @@ enum Command {
     Loggen(sluice_bench::LoggenConfig),
     /// Run a Splunk HEC test sink that counts events and finds gaps and duplicates.
     Sink(sluice::cli::SinkArgs),
+    /// Measure loss, CPU and memory per offered rate: HEC sink + sluice daemon (or --target)
+    /// + load generator; prints a table, optionally JSON and an SVG plot.
+    Bench(Box<sluice_bench::bench::BenchArgs>),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,9 @@ fn main() -> ExitCode {
         Command::Health(args) => sluice::cli::health(args),
         Command::Loggen(cfg) => sluice::cli::loggen(cfg),
         Command::Sink(args) => sluice::cli::sink(args),
+        Command::Bench(args) => std::env::current_exe()
+            .map_err(anyhow::Error::from)
+            .and_then(|exe| Ok(sluice_bench::bench::main(&args, &exe)?)),
     };
     match result {
         Ok(code) => code,
