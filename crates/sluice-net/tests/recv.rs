@@ -93,6 +93,52 @@ fn oversize_datagrams_are_cut_and_flagged() {
     assert_eq!(rx.stats().bytes(), 1000 + 1000 + 1000 + 10);
 }
 
+/// Receive slots are linked once and reused: what the kernel wrote into a slot on one call
+/// (truncation flag, source address length, control length) must not leak into the next.
+#[test]
+fn reused_slots_report_each_call_afresh() {
+    let (group, mut rx) = single("127.0.0.1:0", |c| {
+        c.max_datagram = 1000;
+        c.batch = 8;
+    });
+    let from = |ip: &str| {
+        let mut cfg = UdpSenderConfig::new(dest_for(group.local_addr()));
+        cfg.bind = Some(format!("{ip}:0").parse().unwrap());
+        UdpSender::connect(&cfg).unwrap()
+    };
+    let (mut a, mut b) = (from("127.0.0.2"), from("127.0.0.3"));
+    let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+    rx.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+
+    // Call 1 uses slots 0..2: a truncated datagram, then a small one.
+    a.send_all(&[&pattern(5000, 1), &pattern(10, 2)]).unwrap();
+    let got = recv_n(&mut rx, 2);
+    assert_eq!((got[0].0.len(), got[0].1, got[0].2), (1000, a_addr, true));
+    assert_eq!((got[1].0.len(), got[1].1, got[1].2), (10, a_addr, false));
+
+    // Call 2 reuses slots 0..2 and links 2..5, from another source: nothing of call 1 shows.
+    let sizes = [10usize, 20, 999, 1, 500];
+    let payloads: Vec<Vec<u8>> = sizes.iter().map(|&n| pattern(n, n as u8)).collect();
+    let refs: Vec<&[u8]> = payloads.iter().map(|p| p.as_slice()).collect();
+    b.send_all(&refs).unwrap();
+    let got = rx.recv(8).unwrap();
+    assert_eq!(got.len(), sizes.len());
+    for (i, d) in got.enumerate() {
+        assert_eq!(d.payload, payloads[i].as_slice(), "datagram {i}");
+        assert_eq!(d.source, b_addr, "datagram {i}");
+        assert!(!d.truncated, "datagram {i}");
+    }
+
+    // Call 3: a shorter call after a longer one, truncation in a reused slot again.
+    a.send_all(&[&pattern(3, 3), &pattern(1001, 4)]).unwrap();
+    let got = recv_n(&mut rx, 2);
+    assert_eq!((got[0].0.len(), got[0].1, got[0].2), (3, a_addr, false));
+    assert_eq!((got[1].0.len(), got[1].1, got[1].2), (1000, a_addr, true));
+    assert_eq!(rx.stats().received(), 9);
+    assert_eq!(rx.stats().truncated(), 2);
+}
+
 #[test]
 fn source_address_is_captured() {
     let (group, mut rx) = single("127.0.0.1:0", |_| {});
