@@ -7,8 +7,8 @@
 //! invalid bytes as U+FFFD is the encoder's job, done while copying); only header bytes are
 //! inspected, the MSG body is never scanned.
 //!
-//! The behaviour below is the contract of the conformance corpus (`/work/shared/corpus`,
-//! `README.md`), which deliberately differs from syslog-ng in places; every deviation from the
+//! The behaviour below is the contract of the conformance corpus (`tests/corpus/`, a copy of
+//! the shared corpus, and its `README.md`), which deliberately differs from syslog-ng in places; every deviation from the
 //! RFCs is listed with its reason.
 //!
 //! # 1. Pre-processing

@@ -1,10 +1,13 @@
 //! Replays the shared conformance corpus (`syslog-parse.jsonl`, rules in its `README.md`)
 //! through the parser and compares every field of every case.
 //!
-//! The corpus is found through `SLUICE_CORPUS` (path to the `.jsonl` file) or, without it, as
-//! `shared/corpus/syslog-parse.jsonl` in an ancestor of this crate's directory (from the main
-//! checkout that is `CARGO_MANIFEST_DIR/../../../shared/corpus/`). A missing corpus fails the
-//! test: a conformance check that silently skips is not one.
+//! Which corpus: `SLUICE_CORPUS` (path to a `.jsonl` file) when set, only that one. Otherwise
+//! the copy committed in `tests/corpus/` — a clean clone has nothing else — and, when the
+//! project's shared corpus is present too (`shared/corpus/syslog-parse.jsonl` in an ancestor
+//! of this crate's directory, e.g. `../shared/` next to the main checkout), that one as well,
+//! so a newer upstream corpus is checked the day it appears and the committed copy can be
+//! refreshed from it. A missing corpus fails the test: a conformance check that silently
+//! skips is not one.
 //!
 //! Harness settings required by the README: year pinned to 2026 ("now" is 2026-07-02T12:00Z,
 //! the middle of the year, so every year-less stamp resolves to 2026) and default zone UTC.
@@ -20,7 +23,7 @@ use sluice_proto::{ParseOptions, ParsedRecord, Zone, parse};
 
 const CORPUS_FILE: &str = "syslog-parse.jsonl";
 
-fn corpus_path() -> PathBuf {
+fn corpus_paths() -> Vec<PathBuf> {
     if let Some(p) = std::env::var_os("SLUICE_CORPUS") {
         let p = PathBuf::from(p);
         assert!(
@@ -28,21 +31,24 @@ fn corpus_path() -> PathBuf {
             "SLUICE_CORPUS={} does not name a readable file",
             p.display()
         );
-        return p;
+        return vec![p];
     }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut tried = Vec::new();
-    for dir in manifest.ancestors() {
-        let candidate = dir.join("shared").join("corpus").join(CORPUS_FILE);
-        if candidate.is_file() {
-            return candidate;
-        }
-        tried.push(candidate.display().to_string());
-    }
-    panic!(
-        "conformance corpus not found; set SLUICE_CORPUS to the path of {CORPUS_FILE}. Tried:\n  {}",
-        tried.join("\n  ")
+    let committed = manifest.join("tests").join("corpus").join(CORPUS_FILE);
+    assert!(
+        committed.is_file(),
+        "the committed corpus {} is missing",
+        committed.display()
     );
+    let mut paths = vec![committed];
+    if let Some(shared) = manifest
+        .ancestors()
+        .map(|dir| dir.join("shared").join("corpus").join(CORPUS_FILE))
+        .find(|p| p.is_file())
+    {
+        paths.push(shared);
+    }
+    paths
 }
 
 /// The README's byte convention: UTF-8 by default, one byte per code point for `latin1`.
@@ -179,8 +185,13 @@ fn diff(expect: &Value, actual: &ParsedRecord) -> Vec<(String, String, String)> 
 
 #[test]
 fn corpus_conformance() {
-    let path = corpus_path();
-    let text = std::fs::read_to_string(&path)
+    for path in corpus_paths() {
+        check_corpus(&path);
+    }
+}
+
+fn check_corpus(path: &Path) {
+    let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read corpus {}: {e}", path.display()));
     let zone = Zone::utc();
     let now: jiff::Timestamp = "2026-07-02T12:00:00Z".parse().expect("literal");
