@@ -41,7 +41,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-/// When to close a batch. Defaults are SC4S's: 5000 lines, 4096 KiB, 300 ms.
+/// When to close a batch. Defaults are SC4S's: 5000 lines, `4096kb` (syslog-ng's `kb` is 1000
+/// bytes), 300 ms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchPolicy {
     pub max_events: usize,
@@ -53,7 +54,7 @@ impl Default for BatchPolicy {
     fn default() -> Self {
         BatchPolicy {
             max_events: 5000,
-            max_bytes: 4096 * 1024,
+            max_bytes: 4096 * 1000,
             timeout: Duration::from_millis(300),
         }
     }

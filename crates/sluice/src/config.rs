@@ -287,17 +287,20 @@ pub struct HecConfig {
 
 impl Default for HecConfig {
     fn default() -> Self {
+        // The client's own defaults (SC4S's) are the one source for what both configs share.
+        let client = sluice_hec::HecConfig::default();
+        let batch = sluice_hec::BatchPolicy::default();
         HecConfig {
             urls: Vec::new(),
             token: String::new(),
-            tls_verify: true,
-            workers: 10,
-            batch_lines: 5000,
-            batch_bytes: ByteSize(4096 * 1000),
-            batch_timeout: Duration::from_millis(300),
-            timeout: Duration::from_secs(30),
-            compression: false,
-            connection_close: false,
+            tls_verify: client.tls_verify,
+            workers: client.workers,
+            batch_lines: batch.max_events,
+            batch_bytes: ByteSize(batch.max_bytes as u64),
+            batch_timeout: batch.timeout,
+            timeout: client.timeout,
+            compression: client.compression,
+            connection_close: client.connection_close,
             headers: Vec::new(),
         }
     }
