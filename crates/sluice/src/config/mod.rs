@@ -1,0 +1,88 @@
+//! Typed configuration: built-in defaults → `--config sluice.toml` → `--env-file` → process
+//! environment, each layer overriding the one before.
+//!
+//! Defaults live in exactly one place, the `Default` impls below; `config/sluice.toml`
+//! documents every key. TOML tables reject unknown keys, so a typo is a startup error instead
+//! of a silently ignored setting. SC4S variable names are mapped onto the same fields by
+//! [`Config::apply_env`], with SC4S's defaults and semantics (see the team's `sc4s.md`); a bad
+//! value is an error naming the variable, the value and where it came from.
+//!
+//! Modules: [`sections`] holds the typed settings and their defaults, [`values`] the value
+//! syntaxes (sizes, booleans, port lists), [`sc4s`] maps SC4S/SLUICE variables onto the
+//! settings through the one [`Env`](crate::env::Env) lookup seam, and [`validate`] the
+//! cross-field checks and the listener expansion.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+mod sc4s;
+mod sections;
+mod validate;
+mod values;
+
+pub use sc4s::{EnvReport, SUPPORTED_SC4S_VARS};
+pub use sections::*;
+pub use values::{ByteSize, parse_bool, parse_ports};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Toml { path: PathBuf, message: String },
+    #[error("{var}={value:?} ({origin}): {reason}")]
+    BadEnv {
+        var: String,
+        value: String,
+        origin: String,
+        reason: String,
+    },
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub listen: ListenConfig,
+    pub udp: UdpConfig,
+    pub tcp: TcpConfig,
+    pub window: WindowConfig,
+    pub parse: ParseConfig,
+    pub hec: HecConfig,
+    pub output: OutputConfig,
+    pub fields: FieldsConfig,
+    pub admin: AdminConfig,
+    pub shutdown: ShutdownConfig,
+}
+
+impl Config {
+    /// Reads a TOML file over the defaults.
+    pub fn from_toml_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Config::from_toml_str(&text).map_err(|message| ConfigError::Toml {
+            path: path.to_owned(),
+            message,
+        })
+    }
+
+    pub fn from_toml_str(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Whether events go to Splunk (otherwise to the JSON-lines file).
+    pub fn uses_hec(&self) -> bool {
+        !self.hec.urls.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests;

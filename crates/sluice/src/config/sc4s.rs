@@ -1,0 +1,348 @@
+//! SC4S (and `SLUICE_`) variables mapped onto the typed settings, with SC4S's defaults and
+//! semantics (see the team's `sc4s.md`). Every variable is read through the [`Env`] seam; a
+//! bad value is an error naming the variable, the value and where it came from.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::values::{
+    any, non_empty, parse_bool, parse_headers, parse_port_or_zero, parse_ports, parse_rcvbuf,
+    positive, positive_size, positive_u64,
+};
+use super::{Balance, Config, ConfigError};
+use crate::env::{Env, Value};
+
+/// SC4S variables sluice reads. Anything else starting with `SC4S_` is reported once at
+/// startup as not supported, so an operator migrating a large env_file sees what is ignored.
+pub const SUPPORTED_SC4S_VARS: &[&str] = &[
+    "SC4S_LISTEN_DEFAULT_UDP_PORT",
+    "SC4S_LISTEN_DEFAULT_TCP_PORT",
+    "SC4S_LISTEN_DEFAULT_RFC5426_PORT",
+    "SC4S_LISTEN_DEFAULT_RFC6587_PORT",
+    "SC4S_SOURCE_TLS_ENABLE",
+    "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
+    "SC4S_SOURCE_UDP_SO_RCVBUFF",
+    "SC4S_SOURCE_UDP_IW_USE",
+    "SC4S_SOURCE_UDP_IW_SIZE",
+    "SC4S_SOURCE_UDP_FETCH_LIMIT",
+    "SC4S_SOURCE_TCP_IW_SIZE",
+    "SC4S_SOURCE_TCP_FETCH_LIMIT",
+    "SC4S_SOURCE_TCP_MAX_CONNECTIONS",
+    "SC4S_ENABLE_EBPF",
+    "SC4S_EBPF_NO_SOCKETS",
+    "SC4S_IPV6_ENABLE",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TIMEOUT",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS",
+    "SC4S_DEFAULT_TIMEZONE",
+    "SC4S_LISTEN_STATUS_PORT",
+    "SC4S_CONTAINER_HOST",
+    "SC4S_DEST_SPLUNK_INDEXED_FIELDS",
+    "SC4S_SET_SOURCE_AS_SC4S",
+    "SC4S_SOURCE_STORE_RAWMSG",
+];
+
+/// Outcome of applying the environment: what the operator should be told.
+#[derive(Debug, Default, PartialEq)]
+pub struct EnvReport {
+    /// `SC4S_*` variables that are set but that sluice does not implement.
+    pub unsupported: Vec<String>,
+    /// Accepted but with a caveat worth one log line.
+    pub notes: Vec<String>,
+}
+
+impl Config {
+    /// Overlays SC4S (and `SLUICE_`) variables.
+    pub fn apply_env(&mut self, env: &Env) -> Result<EnvReport, ConfigError> {
+        let mut report = EnvReport::default();
+        let ipv6 = get(env, "SC4S_IPV6_ENABLE", parse_bool)?;
+        if ipv6 == Some(true) && self.listen.address == IpAddr::V4(Ipv4Addr::UNSPECIFIED) {
+            self.listen.address = IpAddr::V6(Ipv6Addr::UNSPECIFIED);
+        }
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_UDP_PORT",
+            parse_ports,
+            &mut self.listen.udp_ports,
+        )?;
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_TCP_PORT",
+            parse_ports,
+            &mut self.listen.tcp_ports,
+        )?;
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_RFC5426_PORT",
+            parse_ports,
+            &mut self.listen.rfc5426_ports,
+        )?;
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_RFC6587_PORT",
+            parse_ports,
+            &mut self.listen.rfc6587_ports,
+        )?;
+        for (name, _) in env.with_prefix("SC4S_LISTEN_") {
+            let Some((id, proto)) = vendor_port_var(name) else {
+                continue;
+            };
+            let ports = get(env, name, parse_ports)?.unwrap_or_default();
+            let entry = self.listen.vendor.entry(id.to_owned()).or_default();
+            match proto {
+                "UDP" | "RFC5426" => entry.udp.extend(ports),
+                _ => entry.tcp.extend(ports),
+            }
+        }
+        if let Some(true) = get(env, "SC4S_SOURCE_TLS_ENABLE", parse_bool)? {
+            report.notes.push(
+                "SC4S_SOURCE_TLS_ENABLE=yes: sluice does not implement TLS/RFC 5425 listeners \
+                 yet; no TLS port is opened"
+                    .into(),
+            );
+        }
+        set(
+            env,
+            "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
+            positive,
+            &mut self.udp.sockets,
+        )?;
+        if let Some(v) = get(env, "SC4S_SOURCE_UDP_SO_RCVBUFF", parse_rcvbuf)? {
+            self.udp.rcvbuf = v;
+        }
+        if let Some(use_iw) = get(env, "SC4S_SOURCE_UDP_IW_USE", parse_bool)?
+            && !use_iw
+        {
+            report.notes.push(
+                "SC4S_SOURCE_UDP_IW_USE=no: sluice always applies the UDP input window \
+                 (SC4S_SOURCE_UDP_IW_SIZE); it bounds memory, and the kernel buffer absorbs \
+                 the pause when it is full"
+                    .into(),
+            );
+        }
+        set(
+            env,
+            "SC4S_SOURCE_UDP_IW_SIZE",
+            positive_u64,
+            &mut self.udp.window,
+        )?;
+        set(
+            env,
+            "SC4S_SOURCE_UDP_FETCH_LIMIT",
+            positive,
+            &mut self.udp.fetch_limit,
+        )?;
+        set(
+            env,
+            "SC4S_SOURCE_TCP_IW_SIZE",
+            positive_u64,
+            &mut self.tcp.window,
+        )?;
+        if get(env, "SC4S_SOURCE_TCP_FETCH_LIMIT", positive)?.is_some() {
+            report.notes.push(
+                "SC4S_SOURCE_TCP_FETCH_LIMIT is accepted but has no effect: sluice reads TCP \
+                 in buffer-sized chunks and bounds in-flight messages with SC4S_SOURCE_TCP_IW_SIZE"
+                    .into(),
+            );
+        }
+        set(
+            env,
+            "SC4S_SOURCE_TCP_MAX_CONNECTIONS",
+            positive,
+            &mut self.tcp.max_connections,
+        )?;
+        if let Some(true) = get(env, "SC4S_ENABLE_EBPF", parse_bool)? {
+            self.udp.balance = Balance::Ebpf;
+            if let Some(n) = get(env, "SC4S_EBPF_NO_SOCKETS", positive)? {
+                // SC4S has two settings that must agree (sockets and eBPF group size); sluice
+                // registers every socket of the group with the program, so one number rules.
+                if env.get("SC4S_SOURCE_LISTEN_UDP_SOCKETS").is_none() {
+                    self.udp.sockets = n;
+                } else if n != self.udp.sockets {
+                    report.notes.push(format!(
+                        "SC4S_EBPF_NO_SOCKETS={n} differs from SC4S_SOURCE_LISTEN_UDP_SOCKETS={}; \
+                         sluice balances over the {} sockets it opened",
+                        self.udp.sockets, self.udp.sockets
+                    ));
+                }
+            }
+        }
+        if let Some(b) = get(env, "SLUICE_UDP_BALANCE", |s| s.parse::<Balance>())? {
+            self.udp.balance = b;
+        }
+
+        if let Some(urls) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", non_empty)? {
+            self.hec.urls = urls
+                .split([',', ' '])
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().to_owned())
+                .collect();
+        }
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
+            any,
+            &mut self.hec.token,
+        )?;
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
+            parse_bool,
+            &mut self.hec.tls_verify,
+        )?;
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
+            positive,
+            &mut self.hec.workers,
+        )?;
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
+            positive,
+            &mut self.hec.batch_lines,
+        )?;
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
+            positive_size,
+            &mut self.hec.batch_bytes,
+        )?;
+        if let Some(ms) = get(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT",
+            positive_u64,
+        )? {
+            self.hec.batch_timeout = Duration::from_millis(ms);
+        }
+        if let Some(s) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_TIMEOUT", positive_u64)? {
+            self.hec.timeout = Duration::from_secs(s);
+        }
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
+            parse_bool,
+            &mut self.hec.compression,
+        )?;
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
+            parse_bool,
+            &mut self.hec.connection_close,
+        )?;
+        if let Some(h) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS", parse_headers)? {
+            self.hec.headers = h;
+        }
+
+        set(
+            env,
+            "SC4S_DEFAULT_TIMEZONE",
+            non_empty,
+            &mut self.parse.default_timezone,
+        )?;
+        set(
+            env,
+            "SC4S_SOURCE_STORE_RAWMSG",
+            parse_bool,
+            &mut self.parse.store_raw_message,
+        )?;
+        set(
+            env,
+            "SC4S_SET_SOURCE_AS_SC4S",
+            parse_bool,
+            &mut self.parse.set_source_as_sc4s,
+        )?;
+        set(
+            env,
+            "SC4S_LISTEN_STATUS_PORT",
+            parse_port_or_zero,
+            &mut self.admin.port,
+        )?;
+        if let Some(h) = get(env, "SC4S_CONTAINER_HOST", any)? {
+            self.fields.container_host = (!h.is_empty()).then_some(h);
+        }
+        set(
+            env,
+            "SC4S_DEST_SPLUNK_INDEXED_FIELDS",
+            any,
+            &mut self.fields.indexed_fields,
+        )?;
+
+        if let Some(p) = get(env, "SLUICE_OUTPUT_FILE", non_empty)? {
+            self.output.file = PathBuf::from(p);
+        }
+        set(
+            env,
+            "SLUICE_MAX_IN_FLIGHT_BYTES",
+            positive_size,
+            &mut self.window.max_bytes,
+        )?;
+        if let Some(s) = get(env, "SLUICE_DRAIN_TIMEOUT", positive_u64)? {
+            self.shutdown.drain_timeout = Duration::from_secs(s);
+        }
+        if let Some(a) = get(env, "SLUICE_LISTEN_ADDRESS", |s| {
+            s.parse::<IpAddr>()
+                .map_err(|_| "not an IP address".to_string())
+        })? {
+            self.listen.address = a;
+        }
+
+        for (name, _) in env.with_prefix("SC4S_") {
+            if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {
+                report.unsupported.push(name.to_owned());
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// `SC4S_LISTEN_<ID>_<PROTO>_PORT` for a vendor id (not DEFAULT): the id and the protocol
+/// word. TLS/RFC 5425 ports are not matched: sluice has no TLS listener yet, so they are
+/// reported as unsupported.
+fn vendor_port_var(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("SC4S_LISTEN_")?.strip_suffix("_PORT")?;
+    let (id, proto) = rest.rsplit_once('_')?;
+    if id.is_empty() || id == "DEFAULT" {
+        return None;
+    }
+    matches!(proto, "UDP" | "TCP" | "RFC5426" | "RFC6587").then_some((id, proto))
+}
+
+fn get<T>(
+    env: &Env,
+    var: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+) -> Result<Option<T>, ConfigError> {
+    let Some(Value { value, origin }) = env.get(var) else {
+        return Ok(None);
+    };
+    parse(value)
+        .map(Some)
+        .map_err(|reason| ConfigError::BadEnv {
+            var: var.to_owned(),
+            value: value.clone(),
+            origin: origin.to_string(),
+            reason,
+        })
+}
+
+fn set<T>(
+    env: &Env,
+    var: &str,
+    parse: impl FnOnce(&str) -> Result<T, String>,
+    field: &mut T,
+) -> Result<(), ConfigError> {
+    if let Some(v) = get(env, var, parse)? {
+        *field = v;
+    }
+    Ok(())
+}

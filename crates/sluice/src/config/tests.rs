@@ -1,0 +1,280 @@
+use super::*;
+use crate::env::Env;
+use std::time::Duration;
+
+fn env(pairs: &[(&str, &str)]) -> Env {
+    let mut e = Env::default();
+    e.merge_process(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    e
+}
+
+#[test]
+fn defaults_match_sc4s() {
+    let c = Config::default();
+    assert_eq!(c.listen.udp_ports, [514]);
+    assert_eq!(c.listen.tcp_ports, [514]);
+    assert_eq!(c.udp.sockets, 4);
+    assert_eq!(c.udp.window, 250_000);
+    assert_eq!(c.udp.fetch_limit, 1000);
+    assert_eq!(c.tcp.window, 20_000_000);
+    assert_eq!(c.tcp.max_connections, 2000);
+    assert_eq!(c.hec.workers, 10);
+    assert_eq!(c.hec.batch_lines, 5000);
+    assert_eq!(c.hec.batch_bytes, ByteSize(4_096_000));
+    assert_eq!(c.hec.batch_timeout, Duration::from_millis(300));
+    assert!(!c.hec.compression);
+    assert!(c.hec.tls_verify);
+    assert_eq!(c.parse.default_timezone, "GMT");
+    assert_eq!(c.admin.port, 8080);
+    assert_eq!(c.listen.max_message_size, 65_536);
+    c.validate().unwrap();
+}
+
+#[test]
+fn the_documented_example_config_parses_and_is_the_defaults() {
+    let text = include_str!("../../../../config/sluice.toml");
+    let c = Config::from_toml_str(text).unwrap();
+    assert_eq!(
+        c,
+        Config::default(),
+        "config/sluice.toml must document the defaults"
+    );
+}
+
+#[test]
+fn toml_rejects_unknown_keys_and_names_them() {
+    let err = Config::from_toml_str("[udp]\nsockts = 4\n").unwrap_err();
+    assert!(err.contains("sockts"), "{err}");
+    let err = Config::from_toml_str("[udpp]\n").unwrap_err();
+    assert!(err.contains("udpp"), "{err}");
+}
+
+#[test]
+fn toml_values() {
+    let c = Config::from_toml_str(
+        "[udp]\nsockets = 8\nrcvbuf = \"64MiB\"\nbalance = \"cbpf\"\n\
+         [hec]\nurls = [\"https://a:8088\"]\ntoken = \"t\"\nbatch_timeout = 50\ntimeout = 2.5\n",
+    )
+    .unwrap();
+    assert_eq!(c.udp.sockets, 8);
+    assert_eq!(c.udp.rcvbuf, ByteSize(64 << 20));
+    assert_eq!(c.udp.balance, Balance::Cbpf);
+    assert_eq!(c.hec.batch_timeout, Duration::from_millis(50));
+    assert_eq!(c.hec.timeout, Duration::from_millis(2500));
+    c.validate().unwrap();
+}
+
+#[test]
+fn sc4s_env_overrides() {
+    let mut c = Config::default();
+    let e = env(&[
+        ("SC4S_LISTEN_DEFAULT_UDP_PORT", "5514,5515"),
+        ("SC4S_LISTEN_DEFAULT_TCP_PORT", "disabled"),
+        ("SC4S_SOURCE_LISTEN_UDP_SOCKETS", "8"),
+        ("SC4S_SOURCE_UDP_SO_RCVBUFF", "536870912"),
+        ("SC4S_SOURCE_UDP_IW_SIZE", "1000000"),
+        ("SC4S_SOURCE_UDP_FETCH_LIMIT", "64"),
+        ("SC4S_SOURCE_TCP_IW_SIZE", "500"),
+        (
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+            "https://idx1:8088/services/collector, https://idx2:8088",
+        ),
+        (
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
+            "00000000-0000-0000-0000-000000000000",
+        ),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY", "no"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS", "4"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES", "1000"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES", "1024kb"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", "100"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION", "yes"),
+        ("SC4S_DEFAULT_TIMEZONE", "America/Chicago"),
+        ("SC4S_LISTEN_STATUS_PORT", "9080"),
+        ("SC4S_ENABLE_EBPF", "yes"),
+        ("SC4S_ARCHIVE_GLOBAL", "yes"),
+    ]);
+    let report = c.apply_env(&e).unwrap();
+    assert_eq!(c.listen.udp_ports, [5514, 5515]);
+    assert!(c.listen.tcp_ports.is_empty());
+    assert_eq!(c.udp.sockets, 8);
+    assert_eq!(c.udp.rcvbuf, ByteSize(536_870_912));
+    assert_eq!(c.udp.window, 1_000_000);
+    assert_eq!(c.udp.fetch_limit, 64);
+    assert_eq!(c.tcp.window, 500);
+    assert_eq!(c.hec.urls.len(), 2);
+    assert!(!c.hec.tls_verify);
+    assert_eq!(c.hec.workers, 4);
+    assert_eq!(c.hec.batch_lines, 1000);
+    assert_eq!(c.hec.batch_bytes, ByteSize(1_024_000));
+    assert_eq!(c.hec.batch_timeout, Duration::from_millis(100));
+    assert!(c.hec.compression);
+    assert_eq!(c.parse.default_timezone, "America/Chicago");
+    assert_eq!(c.admin.port, 9080);
+    assert_eq!(c.udp.balance, Balance::Ebpf);
+    assert_eq!(report.unsupported, ["SC4S_ARCHIVE_GLOBAL"]);
+    c.validate().unwrap();
+}
+
+#[test]
+fn bad_env_values_name_variable_value_and_origin() {
+    let cases = [
+        (
+            "SC4S_LISTEN_DEFAULT_UDP_PORT",
+            "51a4",
+            "is not a port number",
+        ),
+        (
+            "SC4S_LISTEN_DEFAULT_UDP_PORT",
+            "70000",
+            "is not a port number",
+        ),
+        ("SC4S_SOURCE_LISTEN_UDP_SOCKETS", "0", "at least 1"),
+        (
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
+            "ten",
+            "positive whole number",
+        ),
+        (
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
+            "4096xb",
+            "unknown size suffix",
+        ),
+        (
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
+            "maybe",
+            "expected yes/no",
+        ),
+        ("SC4S_LISTEN_STATUS_PORT", "-1", "port number"),
+    ];
+    for (var, value, reason) in cases {
+        let mut c = Config::default();
+        let err = c.apply_env(&env(&[(var, value)])).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{var}={value:?} (from the process environment): ")),
+            "{err}"
+        );
+        assert!(err.contains(reason), "{err}");
+    }
+}
+
+#[test]
+fn rcvbuf_minus_one_means_kernel_default() {
+    let mut c = Config::default();
+    c.apply_env(&env(&[("SC4S_SOURCE_UDP_SO_RCVBUFF", "-1")]))
+        .unwrap();
+    assert_eq!(c.udp.rcvbuf, ByteSize(0));
+}
+
+#[test]
+fn url_without_token_starts_with_a_warning_naming_the_variable() {
+    let mut c = Config::default();
+    c.apply_env(&env(&[(
+        "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+        "https://x:8088",
+    )]))
+    .unwrap();
+    c.validate().unwrap();
+    let w = c.warnings();
+    assert_eq!(w.len(), 1);
+    assert!(w[0].contains("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN"), "{w:?}");
+    assert!(Config::default().warnings().is_empty());
+}
+
+#[test]
+fn ebpf_socket_count() {
+    let mut c = Config::default();
+    c.apply_env(&env(&[
+        ("SC4S_ENABLE_EBPF", "yes"),
+        ("SC4S_EBPF_NO_SOCKETS", "6"),
+    ]))
+    .unwrap();
+    assert_eq!(c.udp.sockets, 6);
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[
+            ("SC4S_ENABLE_EBPF", "yes"),
+            ("SC4S_EBPF_NO_SOCKETS", "6"),
+            ("SC4S_SOURCE_LISTEN_UDP_SOCKETS", "2"),
+        ]))
+        .unwrap();
+    assert_eq!(c.udp.sockets, 2);
+    assert_eq!(r.notes.len(), 1);
+}
+
+#[test]
+fn default_and_vendor_listeners() {
+    let c = Config::default();
+    let l: Vec<_> = c
+        .listeners()
+        .unwrap()
+        .into_iter()
+        .map(|l| (l.id, l.kind, l.port))
+        .collect();
+    assert_eq!(
+        l,
+        [
+            ("DEFAULT".into(), ListenerKind::Udp, 514),
+            ("DEFAULT".into(), ListenerKind::Udp, 601),
+            ("DEFAULT".into(), ListenerKind::Tcp, 514),
+            ("DEFAULT".into(), ListenerKind::Tcp, 601),
+        ]
+    );
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[
+            ("SC4S_LISTEN_CISCO_ASA_UDP_PORT", "5000,5001"),
+            ("SC4S_LISTEN_CISCO_ASA_TCP_PORT", "5000"),
+            ("SC4S_LISTEN_PALOALTO_PANOS_RFC6587_PORT", "6000"),
+            ("SC4S_LISTEN_JUNIPER_NETSCREEN_TLS_PORT", "7000"),
+            ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled"),
+        ]))
+        .unwrap();
+    assert_eq!(r.unsupported, ["SC4S_LISTEN_JUNIPER_NETSCREEN_TLS_PORT"]);
+    let l = c.listeners().unwrap();
+    let asa: Vec<_> = l
+        .iter()
+        .filter(|x| x.id == "CISCO_ASA")
+        .map(|x| (x.kind, x.port))
+        .collect();
+    assert_eq!(
+        asa,
+        [
+            (ListenerKind::Udp, 5000),
+            (ListenerKind::Udp, 5001),
+            (ListenerKind::Tcp, 5000)
+        ]
+    );
+    assert!(
+        l.iter()
+            .any(|x| x.id == "PALOALTO_PANOS" && x.kind == ListenerKind::Tcp && x.port == 6000)
+    );
+    assert!(
+        !l.iter()
+            .any(|x| x.port == 601 && x.kind == ListenerKind::Udp)
+    );
+}
+
+#[test]
+fn a_port_claimed_twice_names_both_settings() {
+    let mut c = Config::default();
+    c.apply_env(&env(&[("SC4S_LISTEN_CISCO_ASA_UDP_PORT", "514")]))
+        .unwrap();
+    let err = c.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("UDP port 514")
+            && err.contains("SC4S_LISTEN_DEFAULT_UDP_PORT")
+            && err.contains("SC4S_LISTEN_CISCO_ASA_UDP_PORT"),
+        "{err}"
+    );
+}
+
+#[test]
+fn byte_sizes() {
+    assert_eq!("4096kb".parse::<ByteSize>().unwrap(), ByteSize(4_096_000));
+    assert_eq!("16MiB".parse::<ByteSize>().unwrap(), ByteSize(16 << 20));
+    assert_eq!("512".parse::<ByteSize>().unwrap(), ByteSize(512));
+    assert_eq!("1g".parse::<ByteSize>().unwrap(), ByteSize(1_000_000_000));
+    assert!("kb".parse::<ByteSize>().is_err());
+    assert!("99999999999999999999".parse::<ByteSize>().is_err());
+}
