@@ -12,8 +12,8 @@ use std::{net::SocketAddr, sync::Arc};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::{
-    Balance, NetError, PortClaim, PortClaimConfig, RcvbufReport, SocketStats, Transport,
-    UdpReceiver, balance, rcvbuf, recv::DEFAULT_MAX_DATAGRAM, sys,
+    Balance, NetError, PortClaim, PortClaimConfig, PortHolder, RcvbufReport, SocketStats,
+    Transport, UdpReceiver, balance, rcvbuf, recv::DEFAULT_MAX_DATAGRAM, sys,
 };
 
 /// Default receive buffer request per socket: 16 MiB.
@@ -120,6 +120,7 @@ pub struct UdpGroup {
     rcvbuf: Vec<RcvbufReport>,
     stats: Vec<Arc<SocketStats>>,
     receivers: Vec<UdpReceiver>,
+    shared_with: Vec<PortHolder>,
     /// Holds the eBPF program and map handles as long as the group lives (receivers hold it too).
     _keepalive: Arc<dyn Send + Sync>,
 }
@@ -157,6 +158,10 @@ impl UdpGroup {
             bind_port(cfg)?
         };
         let n = socks.len();
+        let shared_with = claim
+            .as_ref()
+            .map(|c| c.shared_with().to_vec())
+            .unwrap_or_default();
         let keepalive: Arc<dyn Send + Sync> = Arc::new(KeepAlive {
             _ebpf: applied.ebpf,
             _claim: claim,
@@ -184,6 +189,7 @@ impl UdpGroup {
             rcvbuf,
             stats,
             receivers,
+            shared_with,
             _keepalive: keepalive,
         })
     }
@@ -227,6 +233,12 @@ impl UdpGroup {
     /// report's [`RcvbufReport::sysctl_hint`] says how to fix it.
     pub fn rcvbuf_clamped(&self) -> bool {
         self.rcvbuf.iter().any(|r| r.clamped)
+    }
+
+    /// With [`PortClaimConfig::share`]: the other processes' sockets that were on the port when
+    /// this group joined it (log them: their traffic is now shared). Empty otherwise.
+    pub fn shared_with(&self) -> &[PortHolder] {
+        &self.shared_with
     }
 
     /// Per-socket counters, by index. Clone the `Arc`s once for `/metrics`.

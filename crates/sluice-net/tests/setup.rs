@@ -150,6 +150,10 @@ fn a_second_group_on_a_port_is_refused_unless_sharing_is_allowed() {
     let joined = UdpGroup::bind(&second).unwrap();
     assert_eq!(joined.local_addr(), addr);
     assert_eq!(joined.len(), 2);
+    // The first group's two sockets, both of this process, listed once.
+    assert_eq!(joined.shared_with().len(), 1, "{:?}", joined.shared_with());
+    assert_eq!(joined.shared_with()[0].pid, Some(std::process::id()));
+    assert!(first.shared_with().is_empty());
 }
 
 #[test]
