@@ -39,7 +39,10 @@ fn a_port_in_use_names_the_variable_to_change() {
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
     assert!(err.contains("SC4S_LISTEN_DEFAULT_UDP_PORT"), "{err}");
     // The holder is this test process: the message names it.
-    assert!(err.contains(&format!("pid {}", std::process::id())), "{err}");
+    assert!(
+        err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
 
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();

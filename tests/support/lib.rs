@@ -38,8 +38,12 @@ pub fn sluice_bin() -> PathBuf {
         for (k, _) in std::env::vars() {
             if k.starts_with("CARGO_PKG_")
                 || k.starts_with("CARGO_MANIFEST_")
-                || ["CARGO_CRATE_NAME", "CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR"]
-                    .contains(&k.as_str())
+                || [
+                    "CARGO_CRATE_NAME",
+                    "CARGO_PRIMARY_PACKAGE",
+                    "CARGO_TARGET_TMPDIR",
+                ]
+                .contains(&k.as_str())
             {
                 cmd.env_remove(k);
             }

@@ -222,9 +222,10 @@ fn ask_health(addr: std::net::SocketAddr) -> anyhow::Result<Health> {
     use std::io::Read;
     use std::net::TcpStream;
     use std::time::Duration;
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(3)).with_context(
-        || format!("cannot reach the status server at {addr} (SC4S_LISTEN_STATUS_PORT)"),
-    )?;
+    let mut stream =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(3)).with_context(|| {
+            format!("cannot reach the status server at {addr} (SC4S_LISTEN_STATUS_PORT)")
+        })?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
     stream.set_write_timeout(Some(Duration::from_secs(5)))?;
     stream
