@@ -5,7 +5,8 @@
 //! traffic: a second `sluice run` started by mistake (another config, another destination)
 //! would silently steal every datagram. [`PortClaim::acquire`] runs before a listener binds:
 //!
-//! 1. **Lock file** (when a lock directory is configured): `<dir>/<udp|tcp>-<addr>.lock`,
+//! 1. **Lock file** (when a lock directory is configured):
+//!    `<dir>/<udp|tcp>-<addr>-net<netns inode>.lock` (ports belong to a network namespace),
 //!    `flock(LOCK_EX | LOCK_NB)`, holding this process's pid. It closes the race between two
 //!    instances that start at the same moment, which the probe alone cannot (both probes
 //!    succeed, then both groups bind). `flock` is released by the kernel when the process
@@ -207,7 +208,16 @@ impl LockFile {
             cause,
         };
         std::fs::create_dir_all(dir).map_err(|e| lock_err("create the directory", dir, e))?;
-        let path = dir.join(format!("{}-{addr}.lock", transport.as_str()));
+        // Ports belong to a network namespace, files to a mount namespace: two containers
+        // with their own networks may share a lock directory, so the namespace is in the name.
+        let netns = std::fs::read_link("/proc/self/ns/net")
+            .ok()
+            .and_then(|l| {
+                let l = l.to_str()?.strip_prefix("net:[")?.strip_suffix(']')?;
+                Some(format!("-net{l}"))
+            })
+            .unwrap_or_default();
+        let path = dir.join(format!("{}-{addr}{netns}.lock", transport.as_str()));
         // Each retry means the file was replaced between open and lock by a holder exiting
         // and another instance starting; a handful is plenty.
         for _ in 0..8 {
@@ -299,7 +309,9 @@ mod tests {
         };
         let first = PortClaim::acquire(Transport::Udp, addr, &cfg).unwrap();
         let path = first.lock_path().unwrap().to_owned();
-        assert_eq!(path, dir.join(format!("udp-{addr}.lock")));
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with(&format!("udp-{addr}-net")), "{name}");
+        assert!(name.ends_with(".lock"), "{name}");
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             format!("{}\n", std::process::id())
