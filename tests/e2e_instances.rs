@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
+use sluice_net::{Transport, port_holders};
 use sluice_suite::{Daemon, DaemonOpts, free_port, sluice_bin};
 
 /// Runs `sluice run` with only `env` (plus the test address) and waits for it to exit.
@@ -164,4 +165,97 @@ fn sharing_a_port_is_allowed_when_asked() {
     }
     assert_eq!(datagrams(&first) + datagrams(&second), n as f64);
     assert!(second.terminate().success());
+}
+
+/// A syslog-ng process; killed on drop.
+struct SyslogNg {
+    child: std::process::Child,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for SyslogNg {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Starts syslog-ng listening on `port` for UDP (with `so-reuseport(yes)`, so a sluice that
+/// did not check would silently join its group) and TCP, and waits until both are bound.
+fn syslog_ng_on(port: u16) -> SyslogNg {
+    let version = Command::new("syslog-ng")
+        .arg("--version")
+        .output()
+        .expect("syslog-ng not found: install it with `apt-get install syslog-ng-core`");
+    let text = String::from_utf8_lossy(&version.stdout);
+    // "syslog-ng 3 (3.38.1)": the configuration must declare the major.minor version.
+    let full = text
+        .split(['(', ')'])
+        .nth(1)
+        .unwrap_or_else(|| panic!("unexpected syslog-ng --version output: {text}"));
+    let config_version: String = full.split('.').take(2).collect::<Vec<_>>().join(".");
+    let dir = std::env::temp_dir().join(format!("sluice-syslog-ng-{}-{port}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("syslog-ng.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "@version: {config_version}\n\
+             source s {{ network(ip(\"127.0.0.1\") transport(\"udp\") port({port}) so-reuseport(yes)); \
+             network(ip(\"127.0.0.1\") transport(\"tcp\") port({port})); }};\n\
+             destination d {{ file(\"{}\"); }};\n\
+             log {{ source(s); destination(d); }};\n",
+            dir.join("out.log").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new("syslog-ng")
+        .arg("-F")
+        .arg("--no-caps")
+        .arg("-f")
+        .arg(&conf)
+        .arg(format!("--persist-file={}", dir.join("persist").display()))
+        .arg(format!("--pidfile={}", dir.join("pid").display()))
+        .arg(format!("--control={}", dir.join("ctl").display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start syslog-ng");
+    let sng = SyslogNg { child, dir };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    for _ in 0..200 {
+        if !port_holders(Transport::Udp, addr).is_empty()
+            && !port_holders(Transport::Tcp, addr).is_empty()
+        {
+            return sng;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    panic!("syslog-ng did not bind port {port} within 10 s");
+}
+
+#[test]
+fn a_port_held_by_syslog_ng_is_refused_naming_it() {
+    let port = free_port();
+    let sng = syslog_ng_on(port);
+    for (udp, tcp, transport) in [
+        (port.to_string(), "disabled".to_string(), "UDP"),
+        ("disabled".to_string(), port.to_string(), "TCP"),
+    ] {
+        let out = run_second(&[
+            ("SC4S_LISTEN_DEFAULT_UDP_PORT", udp),
+            ("SC4S_LISTEN_DEFAULT_TCP_PORT", tcp),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!(
+                "{transport} 127.0.0.1:{port} is already in use by pid {} (syslog-ng)",
+                sng.child.id()
+            )),
+            "{err}"
+        );
+    }
 }
