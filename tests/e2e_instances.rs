@@ -3,6 +3,7 @@
 //! untouched; `SLUICE_LISTEN_SHARE_PORTS=yes` lets it join on purpose.
 
 use std::net::UdpSocket;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -12,14 +13,16 @@ use std::time::Duration;
 use sluice_net::{Transport, port_holders};
 use sluice_suite::{Daemon, DaemonOpts, free_port, sluice_bin};
 
-/// Runs `sluice run` with only `env` (plus the test address) and waits for it to exit.
-fn run_second(env: &[(&str, String)]) -> Output {
+/// Runs `sluice run` with only `env` (plus the test address and `lock_dir`) and waits for it
+/// to exit.
+fn run_second(lock_dir: &Path, env: &[(&str, String)]) -> Output {
     let dir = std::env::temp_dir().join(format!("sluice-second-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut cmd = Command::new(sluice_bin());
     cmd.arg("run")
         .current_dir(&dir)
         .stdin(Stdio::null())
+        .env("SLUICE_LISTEN_LOCK_DIR", lock_dir)
         .env("SLUICE_LISTEN_ADDRESS", "127.0.0.1")
         .env("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled")
         .env("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled")
@@ -81,14 +84,23 @@ fn a_second_instance_is_refused_and_the_first_keeps_all_its_traffic() {
         })
     };
 
-    let udp = run_second(&[
-        ("SC4S_LISTEN_DEFAULT_UDP_PORT", port.clone()),
-        ("SC4S_LISTEN_DEFAULT_TCP_PORT", "disabled".into()),
-    ]);
-    let tcp = run_second(&[
-        ("SC4S_LISTEN_DEFAULT_UDP_PORT", "disabled".into()),
-        ("SC4S_LISTEN_DEFAULT_TCP_PORT", port.clone()),
-    ]);
+    // The first instance's lock directory: its lock files refuse the second instance before
+    // its probe would.
+    let locks = first.dir.join("locks");
+    let udp = run_second(
+        &locks,
+        &[
+            ("SC4S_LISTEN_DEFAULT_UDP_PORT", port.clone()),
+            ("SC4S_LISTEN_DEFAULT_TCP_PORT", "disabled".into()),
+        ],
+    );
+    let tcp = run_second(
+        &locks,
+        &[
+            ("SC4S_LISTEN_DEFAULT_UDP_PORT", "disabled".into()),
+            ("SC4S_LISTEN_DEFAULT_TCP_PORT", port.clone()),
+        ],
+    );
     stop.store(true, Ordering::Relaxed);
     sender.join().unwrap();
 
@@ -106,6 +118,14 @@ fn a_second_instance_is_refused_and_the_first_keeps_all_its_traffic() {
         );
         assert!(err.contains(setting), "{err}");
         assert!(err.contains(&format!("pid {}", first.pid())), "{err}");
+        assert!(
+            err.contains(&format!(
+                "lock file {}/{}-127.0.0.1:{port}",
+                locks.display(),
+                transport.to_lowercase()
+            )),
+            "{err}"
+        );
         assert!(err.contains("SLUICE_LISTEN_SHARE_PORTS"), "{err}");
     }
 
@@ -244,10 +264,14 @@ fn a_port_held_by_syslog_ng_is_refused_naming_it() {
         (port.to_string(), "disabled".to_string(), "UDP"),
         ("disabled".to_string(), port.to_string(), "TCP"),
     ] {
-        let out = run_second(&[
-            ("SC4S_LISTEN_DEFAULT_UDP_PORT", udp),
-            ("SC4S_LISTEN_DEFAULT_TCP_PORT", tcp),
-        ]);
+        // A lock directory of its own: only the probe can find syslog-ng.
+        let out = run_second(
+            &sng.dir.join("locks"),
+            &[
+                ("SC4S_LISTEN_DEFAULT_UDP_PORT", udp),
+                ("SC4S_LISTEN_DEFAULT_TCP_PORT", tcp),
+            ],
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(

@@ -189,6 +189,9 @@ impl Daemon {
             .env("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled")
             .env("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled")
             .env("SLUICE_LISTEN_ADDRESS", "127.0.0.1")
+            // Tests kill their daemons (SIGKILL on drop), which leaves the port lock files
+            // behind: keep them in the daemon's own directory rather than /run/sluice.
+            .env("SLUICE_LISTEN_LOCK_DIR", dir.join("locks"))
             .env("SLUICE_LOG", "info");
         if let Some((url, token)) = &opts.hec {
             cmd.env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", url)
