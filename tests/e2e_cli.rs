@@ -38,6 +38,11 @@ fn a_port_in_use_names_the_variable_to_change() {
     ]);
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
     assert!(err.contains("SC4S_LISTEN_DEFAULT_UDP_PORT"), "{err}");
+    // The holder is this test process: the message names it.
+    assert!(
+        err.contains(&format!("pid {}", std::process::id())),
+        "{err}"
+    );
 
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
@@ -208,4 +213,57 @@ fn a_vendor_port_tags_its_events_with_the_vendor_and_product() {
         m.sum("sluice_received_total", &["listener=\"CISCO_ASA\""]),
         1.0
     );
+}
+
+/// Runs `sluice health` against `port`; its exit code and stdout.
+fn health(port: u16) -> (Option<i32>, String) {
+    let out = Command::new(sluice_bin())
+        .args(["health", "--host", "127.0.0.1", "--port", &port.to_string()])
+        .env_remove("SC4S_LISTEN_STATUS_PORT")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn health_exits_0_when_healthy_and_1_otherwise_with_the_reason() {
+    let d = Daemon::start(DaemonOpts::default());
+    let (code, out) = health(d.status_port);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("healthy: "), "{out}");
+
+    // Nothing listens there: unhealthy (1), not a tool error (2, which Docker reserves).
+    let closed = sluice_suite::free_port();
+    let (code, out) = health(closed);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.starts_with(&format!(
+            "unhealthy: cannot reach the status server at 127.0.0.1:{closed}"
+        )),
+        "{out}"
+    );
+
+    // A daemon whose Splunk refuses its token answers 503 with the reason.
+    let sink = sluice_suite::sink();
+    let bad = Daemon::start(
+        DaemonOpts::default()
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", sink.base_url())
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "wrong-token")
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50),
+    );
+    sluice_suite::send_udp(bad.udp_addr(), &[b"<13>Nov 22 10:00:00 h app: held"]);
+    let start = std::time::Instant::now();
+    let (code, out) = loop {
+        let (code, out) = health(bad.status_port);
+        if code != Some(0) || start.elapsed() > Duration::from_secs(30) {
+            break (code, out);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.starts_with("unhealthy: HTTP/1.1 503"), "{out}");
+    assert!(out.contains("cannot deliver to Splunk HEC"), "{out}");
 }

@@ -32,6 +32,22 @@ pub fn sluice_bin() -> PathBuf {
         let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut cmd = Command::new(cargo);
+        // Cargo sets CARGO_MANIFEST_DIR, CARGO_PKG_NAME, … for the test process, and ring's
+        // build script tracks some of them: passed on, they make this build and the next
+        // `cargo test` each rebuild ring and everything above it (minutes on CI).
+        for (k, _) in std::env::vars() {
+            if k.starts_with("CARGO_PKG_")
+                || k.starts_with("CARGO_MANIFEST_")
+                || [
+                    "CARGO_CRATE_NAME",
+                    "CARGO_PRIMARY_PACKAGE",
+                    "CARGO_TARGET_TMPDIR",
+                ]
+                .contains(&k.as_str())
+            {
+                cmd.env_remove(k);
+            }
+        }
         cmd.args(["build", "--quiet", "-p", "sluice", "--bin", "sluice"])
             .arg("--target-dir")
             .arg(&target_dir);
@@ -145,9 +161,16 @@ impl Daemon {
     /// Starts sluice on a free port (UDP and TCP share the number) with a free status port,
     /// and waits until it reports running.
     pub fn start(opts: DaemonOpts) -> Daemon {
-        let port = free_port();
-        let status_port = free_port();
-        let dir = std::env::temp_dir().join(format!("sluice-e2e-{}-{port}", std::process::id()));
+        Daemon::start_on(free_port(), free_port(), opts)
+    }
+
+    /// Starts sluice on `port` (UDP and TCP) with its status server on `status_port`, e.g. a
+    /// second instance on the port of a first.
+    pub fn start_on(port: u16, status_port: u16, opts: DaemonOpts) -> Daemon {
+        let dir = std::env::temp_dir().join(format!(
+            "sluice-e2e-{}-{port}-{status_port}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         let mut cmd = Command::new(sluice_bin());
@@ -166,6 +189,9 @@ impl Daemon {
             .env("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled")
             .env("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled")
             .env("SLUICE_LISTEN_ADDRESS", "127.0.0.1")
+            // Tests kill their daemons (SIGKILL on drop), which leaves the port lock files
+            // behind: keep them in the daemon's own directory rather than /run/sluice.
+            .env("SLUICE_LISTEN_LOCK_DIR", dir.join("locks"))
             .env("SLUICE_LOG", "info");
         if let Some((url, token)) = &opts.hec {
             cmd.env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", url)

@@ -138,6 +138,100 @@ pub(crate) fn apply(requested: Balance, socks: &[Socket]) -> Applied {
     }
 }
 
+/// Balancing attached to the first socket of a group *before* any socket is bound, so the
+/// group selects by program from its first datagram (see the crate docs). Finish it with
+/// [`Pending::finish`] once every socket is bound.
+pub(crate) struct Pending {
+    applied: Applied,
+    /// eBPF: the sockets go into the program's map once bound (the kernel accepts only bound
+    /// sockets there). Until then the program finds empty slots and the kernel falls back to
+    /// its hash over the sockets bound so far, for the few microseconds the binds take.
+    register: bool,
+    /// Nothing could be attached to an unbound socket (kernels before 4.19 require a bound
+    /// one): set balancing up after the binds instead, as [`apply`] does.
+    retry_after_bind: bool,
+}
+
+/// Attach `requested` balancing for a group of `n` sockets to `first`, which has
+/// `SO_REUSEPORT` set and is not bound yet. Attaching to an unbound socket makes the kernel
+/// create the socket's reuseport group with the program in it; binding `first` keeps that
+/// group (nobody else is on the port: the caller claimed it) and the other sockets join it.
+pub(crate) fn attach_before_bind(requested: Balance, first: &Socket, n: usize) -> Pending {
+    let pending = |mode, fallback_reason, ebpf: Option<Ebpf>| Pending {
+        register: ebpf.is_some(),
+        applied: Applied {
+            mode,
+            fallback_reason,
+            ebpf,
+        },
+        retry_after_bind: false,
+    };
+    let retry = Pending {
+        applied: Applied {
+            mode: Balance::Kernel,
+            fallback_reason: None,
+            ebpf: None,
+        },
+        register: false,
+        retry_after_bind: true,
+    };
+    let Ok(n) = u32::try_from(n) else {
+        return retry;
+    };
+    match requested {
+        Balance::Kernel => pending(Balance::Kernel, None, None),
+        Balance::Cbpf => match sys::attach_reuseport_cbpf(first, n) {
+            Ok(()) => pending(Balance::Cbpf, None, None),
+            Err(_) => retry,
+        },
+        Balance::Ebpf => match load_ebpf(n).and_then(|mut bpf| {
+            attach_ebpf_program(&mut bpf, first)?;
+            Ok(bpf)
+        }) {
+            Ok(bpf) => pending(Balance::Ebpf, None, Some(bpf)),
+            Err(ebpf_reason) => match sys::attach_reuseport_cbpf(first, n) {
+                Ok(()) => pending(
+                    Balance::Cbpf,
+                    Some(format!("{ebpf_reason}; falling back to cBPF")),
+                    None,
+                ),
+                Err(_) => retry,
+            },
+        },
+    }
+}
+
+impl Pending {
+    /// Complete the setup on the bound group `socks` (index order, `socks[0]` = `first`).
+    pub(crate) fn finish(mut self, requested: Balance, socks: &[Socket]) -> Applied {
+        if self.retry_after_bind {
+            return apply(requested, socks);
+        }
+        if self.register
+            && let Some(bpf) = self.applied.ebpf.as_mut()
+            && let Err(reason) = register_sockets(bpf, socks)
+        {
+            // The program is attached but its map is incomplete: replace it with cBPF
+            // (attaching replaces the group's program).
+            return match attach_cbpf(socks) {
+                Ok(()) => Applied {
+                    mode: Balance::Cbpf,
+                    fallback_reason: Some(format!("{reason}; falling back to cBPF")),
+                    ebpf: None,
+                },
+                Err(cbpf_reason) => Applied {
+                    mode: Balance::Kernel,
+                    fallback_reason: Some(format!(
+                        "{reason}; {cbpf_reason}; using the kernel's 4-tuple hash"
+                    )),
+                    ebpf: None,
+                },
+            };
+        }
+        self.applied
+    }
+}
+
 fn group_size(socks: &[Socket]) -> Result<u32, String> {
     u32::try_from(socks.len()).map_err(|_| format!("group of {} sockets is too large", socks.len()))
 }
@@ -149,45 +243,60 @@ fn attach_cbpf(socks: &[Socket]) -> Result<(), String> {
         .map_err(|e| format!("cBPF attach (SO_ATTACH_REUSEPORT_CBPF) failed: {e}"))
 }
 
+/// Load and attach after the sockets are bound: register them, then attach.
 fn attach_ebpf(socks: &[Socket]) -> Result<Ebpf, String> {
     let n = group_size(socks)?;
     let first = socks.first().ok_or("empty group")?;
+    let mut bpf = load_ebpf(n)?;
+    register_sockets(&mut bpf, socks)?;
+    attach_ebpf_program(&mut bpf, first)?;
+    Ok(bpf)
+}
+
+/// Load the object for a group of `n` sockets (map size and socket count set at load time)
+/// and load its program into the kernel; nothing is attached yet.
+fn load_ebpf(n: u32) -> Result<Ebpf, String> {
     let mut bpf = EbpfLoader::new()
         .map_max_entries(SOCKET_MAP, n)
         .override_global(NUM_SOCKS, &n, true)
         .load(REUSEPORT_SELECT_OBJ)
         .map_err(|e| refused("eBPF load refused", &e))?;
-    {
-        let prog: &mut SkReuseport = bpf
-            .program_mut(PROGRAM)
-            .ok_or_else(|| format!("eBPF object has no program {PROGRAM}"))?
-            .try_into()
-            .map_err(|e: ProgramError| refused("eBPF object invalid", &e))?;
-        prog.load()
-            .map_err(|e| refused("eBPF load refused (program)", &e))?;
-    }
-    {
-        let map = bpf
-            .map_mut(SOCKET_MAP)
-            .ok_or_else(|| format!("eBPF object has no map {SOCKET_MAP}"))?;
-        let mut array: ReusePortSockArray<_> = map
-            .try_into()
-            .map_err(|e| refused("eBPF object invalid", &e))?;
-        for (i, sock) in socks.iter().enumerate() {
-            // `i < n` and n fits u32 (checked above).
-            array
-                .set(i as u32, sock, 0)
-                .map_err(|e| refused(&format!("eBPF socket {i} registration failed"), &e))?;
-        }
-    }
-    let prog: &mut SkReuseport = bpf
-        .program_mut(PROGRAM)
+    program(&mut bpf)?
+        .load()
+        .map_err(|e| refused("eBPF load refused (program)", &e))?;
+    Ok(bpf)
+}
+
+fn program(bpf: &mut Ebpf) -> Result<&mut SkReuseport, String> {
+    bpf.program_mut(PROGRAM)
         .ok_or_else(|| format!("eBPF object has no program {PROGRAM}"))?
         .try_into()
-        .map_err(|e: ProgramError| refused("eBPF object invalid", &e))?;
-    prog.attach(first)
+        .map_err(|e: ProgramError| refused("eBPF object invalid", &e))
+}
+
+/// Put every (bound) socket into the program's map at its index.
+fn register_sockets(bpf: &mut Ebpf, socks: &[Socket]) -> Result<(), String> {
+    let map = bpf
+        .map_mut(SOCKET_MAP)
+        .ok_or_else(|| format!("eBPF object has no map {SOCKET_MAP}"))?;
+    let mut array: ReusePortSockArray<_> = map
+        .try_into()
+        .map_err(|e| refused("eBPF object invalid", &e))?;
+    for (i, sock) in socks.iter().enumerate() {
+        // The map was sized to the group, whose size fits u32.
+        array
+            .set(i as u32, sock, 0)
+            .map_err(|e| refused(&format!("eBPF socket {i} registration failed"), &e))?;
+    }
+    Ok(())
+}
+
+/// `SO_ATTACH_REUSEPORT_EBPF` on `sock`: the program becomes its group's selector.
+fn attach_ebpf_program(bpf: &mut Ebpf, sock: &Socket) -> Result<(), String> {
+    program(bpf)?
+        .attach(sock)
         .map_err(|e| refused("eBPF attach (SO_ATTACH_REUSEPORT_EBPF) failed", &e))?;
-    Ok(bpf)
+    Ok(())
 }
 
 /// `what: error: source: source…`, plus a note when the process lacks CAP_BPF, because aya's

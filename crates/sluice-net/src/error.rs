@@ -1,7 +1,9 @@
 //! Errors of socket setup. Each names the setting or the address that was wrong and the cause,
 //! with a hint for the causes an operator can fix (ports below 1024, address in use).
 
-use std::{io, net::SocketAddr};
+use std::{io, net::SocketAddr, path::PathBuf};
+
+use crate::{PortHolder, Transport};
 
 /// Why a UDP group or sender could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -17,8 +19,10 @@ pub enum NetError {
         reason: String,
     },
     /// `bind(2)` failed.
-    #[error("cannot bind UDP {what} to {addr}: {cause}{hint}")]
+    #[error("cannot bind {transport} {what} to {addr}: {cause}{hint}")]
     Bind {
+        /// UDP or TCP.
+        transport: Transport,
         /// Which socket: `socket 2 of 4`, `port probe`, `sender`.
         what: String,
         /// The address it was bound to.
@@ -29,8 +33,10 @@ pub enum NetError {
         hint: String,
     },
     /// Creating or configuring a socket failed.
-    #[error("cannot {op} for UDP {what} on {addr}: {cause}")]
+    #[error("cannot {op} for {transport} {what} on {addr}: {cause}")]
     Socket {
+        /// UDP or TCP.
+        transport: Transport,
         /// The operation, e.g. `set SO_REUSEPORT`.
         op: &'static str,
         /// Which socket.
@@ -40,20 +46,56 @@ pub enum NetError {
         /// The OS error.
         cause: io::Error,
     },
+    /// Another process holds the port (see [`crate::PortClaim`]).
+    #[error("{}", port_in_use(*.transport, *.addr, .holders, .lock.as_ref()))]
+    PortInUse {
+        /// UDP or TCP.
+        transport: Transport,
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The sockets found on the port and their processes (may be empty when the holder
+        /// is only known by its lock file, or has just gone).
+        holders: Vec<PortHolder>,
+        /// The lock file that refused, and the pid written in it, when the lock refused.
+        lock: Option<(PathBuf, Option<u32>)>,
+    },
+    /// The per-port lock file could not be created or locked.
+    #[error("cannot {op} the port lock file {}: {cause}", .path.display())]
+    Lock {
+        /// What failed: `create the directory`, `open`, `lock`, `write the pid to`.
+        op: &'static str,
+        /// The file (or directory).
+        path: PathBuf,
+        /// The OS error.
+        cause: io::Error,
+    },
 }
 
 impl NetError {
     /// The OS error behind this error, if any (e.g. to test for `AddrInUse`).
     pub fn io_error(&self) -> Option<&io::Error> {
         match self {
-            NetError::InvalidConfig { .. } => None,
-            NetError::Bind { cause, .. } | NetError::Socket { cause, .. } => Some(cause),
+            NetError::InvalidConfig { .. } | NetError::PortInUse { .. } => None,
+            NetError::Bind { cause, .. }
+            | NetError::Socket { cause, .. }
+            | NetError::Lock { cause, .. } => Some(cause),
         }
     }
 
-    pub(crate) fn bind(what: String, addr: SocketAddr, cause: io::Error) -> NetError {
-        let hint = bind_hint(addr, &cause);
+    /// True when another process holds the port ([`NetError::PortInUse`]).
+    pub fn is_port_in_use(&self) -> bool {
+        matches!(self, NetError::PortInUse { .. })
+    }
+
+    pub(crate) fn bind(
+        transport: Transport,
+        what: String,
+        addr: SocketAddr,
+        cause: io::Error,
+    ) -> NetError {
+        let hint = bind_hint(transport, addr, &cause);
         NetError::Bind {
+            transport,
             what,
             addr,
             cause,
@@ -62,12 +104,14 @@ impl NetError {
     }
 
     pub(crate) fn socket(
+        transport: Transport,
         op: &'static str,
         what: impl Into<String>,
         addr: SocketAddr,
         cause: io::Error,
     ) -> NetError {
         NetError::Socket {
+            transport,
             op,
             what: what.into(),
             addr,
@@ -76,7 +120,35 @@ impl NetError {
     }
 }
 
-fn bind_hint(addr: SocketAddr, cause: &io::Error) -> String {
+/// `UDP 0.0.0.0:514 is in use by pid 7 (syslog-ng)`, plus the lock file when it refused.
+fn port_in_use(
+    transport: Transport,
+    addr: SocketAddr,
+    holders: &[PortHolder],
+    lock: Option<&(PathBuf, Option<u32>)>,
+) -> String {
+    let by = match lock {
+        // The lock holder may still be binding, so its sockets may not be listed yet.
+        Some((path, pid)) if holders.is_empty() => format!(
+            "{} (it holds the lock file {})",
+            pid.map_or_else(|| "another sluice".to_owned(), |p| format!("pid {p}")),
+            path.display()
+        ),
+        Some((path, _)) => format!(
+            "{} (lock file {})",
+            crate::holders::describe(holders),
+            path.display()
+        ),
+        None => crate::holders::describe(holders),
+    };
+    format!(
+        "{transport} {addr} is already in use by {by}; sluice does not share a port with another \
+         process unless told to (a second receiver in the port's SO_REUSEPORT group would take \
+         traffic from the first)"
+    )
+}
+
+fn bind_hint(transport: Transport, addr: SocketAddr, cause: &io::Error) -> String {
     match cause.raw_os_error() {
         Some(libc::EACCES) => {
             let start = crate::sys::read_sysctl("net/ipv4/ip_unprivileged_port_start");
@@ -88,9 +160,14 @@ fn bind_hint(addr: SocketAddr, cause: &io::Error) -> String {
                 addr.port()
             )
         }
-        Some(libc::EADDRINUSE) => " (another socket holds this address without SO_REUSEPORT, \
-             or as another user; find it with `ss -ulpn`)"
-            .to_owned(),
+        Some(libc::EADDRINUSE) => format!(
+            " (another socket holds this address without SO_REUSEPORT, or as another user; \
+             find it with `ss -{}lpn`)",
+            match transport {
+                Transport::Udp => 'u',
+                Transport::Tcp => 't',
+            }
+        ),
         Some(libc::EADDRNOTAVAIL) => {
             " (the address is not configured on any interface of this host)".to_owned()
         }

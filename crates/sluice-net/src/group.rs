@@ -1,18 +1,19 @@
 //! A `SO_REUSEPORT` group: N UDP sockets on one address, set up for one receive thread each.
 //!
-//! Setup order per socket: `socket` → `IPV6_V6ONLY = 0` (IPv6 only) → `SO_REUSEPORT` →
-//! `SO_RXQ_OVFL` → receive buffer → `bind`. After all are bound: balancing (see
-//! [`Balance`]). With port 0 a probe socket picks the port first (see the crate docs for why).
-//! Any error closes every socket created so far and names the socket, the address and the
-//! cause.
+//! Setup order on a given port: claim the port ([`PortClaim`]: lock file, probe) → per
+//! socket `socket` → `IPV6_V6ONLY = 0` (IPv6 only) → `SO_REUSEPORT` → `SO_RXQ_OVFL` → receive
+//! buffer → balancing program attached to socket 0, still unbound → `bind` each → eBPF: the
+//! bound sockets registered in the program's map. With port 0 a probe socket picks the port
+//! first and balancing is attached after the binds (see `bind_any_port` for why). Any error
+//! closes every socket created so far and names the socket, the address and the cause.
 
 use std::{net::SocketAddr, sync::Arc};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::{
-    Balance, NetError, RcvbufReport, SocketStats, UdpReceiver, balance, rcvbuf,
-    recv::DEFAULT_MAX_DATAGRAM, sys,
+    Balance, NetError, PortClaim, PortClaimConfig, PortHolder, RcvbufReport, SocketStats,
+    Transport, UdpReceiver, balance, rcvbuf, recv::DEFAULT_MAX_DATAGRAM, sys,
 };
 
 /// Default receive buffer request per socket: 16 MiB.
@@ -50,6 +51,9 @@ pub struct UdpGroupConfig {
     /// Default [`DEFAULT_MAX_DATAGRAM`] (65,535). Each receiver allocates
     /// `batch × (max_datagram + 1)` bytes of slots.
     pub max_datagram: usize,
+    /// How the port is claimed against other processes (see [`PortClaim`]). Default: refuse a
+    /// port another socket holds, no lock file.
+    pub claim: PortClaimConfig,
 }
 
 impl UdpGroupConfig {
@@ -62,6 +66,7 @@ impl UdpGroupConfig {
             rcvbuf: Some(DEFAULT_RCVBUF),
             batch: DEFAULT_BATCH,
             max_datagram: DEFAULT_MAX_DATAGRAM,
+            claim: PortClaimConfig::default(),
         }
     }
 
@@ -115,6 +120,7 @@ pub struct UdpGroup {
     rcvbuf: Vec<RcvbufReport>,
     stats: Vec<Arc<SocketStats>>,
     receivers: Vec<UdpReceiver>,
+    shared_with: Vec<PortHolder>,
     /// Holds the eBPF program and map handles as long as the group lives (receivers hold it too).
     _keepalive: Arc<dyn Send + Sync>,
 }
@@ -135,64 +141,30 @@ impl std::fmt::Debug for UdpGroup {
 /// What the receivers and the group share so the balancing program outlives both.
 struct KeepAlive {
     _ebpf: Option<aya::Ebpf>,
+    /// The port's lock file is held as long as any socket of the group is open.
+    _claim: Option<PortClaim>,
 }
 
 impl UdpGroup {
     /// Create, configure and bind `cfg.sockets` sockets on `cfg.addr` and set up balancing.
+    ///
+    /// On a given port the port is claimed first ([`PortClaim`], per `cfg.claim`): another
+    /// process on it is an error ([`NetError::PortInUse`]) unless sharing is allowed.
     pub fn bind(cfg: &UdpGroupConfig) -> Result<UdpGroup, NetError> {
         cfg.validate()?;
-        let n = cfg.sockets;
-        let mut addr = cfg.addr;
-
-        // Port 0: let the kernel choose a port no socket uses, with a socket that is not in
-        // any reuseport group yet; it joins ours (and then leaves) so the port stays ours.
-        let probe = if addr.port() == 0 {
-            let what = "port probe".to_owned();
-            let p = new_socket(addr, &what)?;
-            p.bind(&addr.into())
-                .map_err(|e| NetError::bind(what.clone(), addr, e))?;
-            let bound = p
-                .local_addr()
-                .ok()
-                .and_then(|a| a.as_socket())
-                .ok_or_else(|| {
-                    NetError::socket(
-                        "read the chosen port",
-                        what.clone(),
-                        addr,
-                        std::io::Error::other("no address"),
-                    )
-                })?;
-            addr.set_port(bound.port());
-            p.set_reuse_port(true)
-                .map_err(|e| NetError::socket("set SO_REUSEPORT", what, addr, e))?;
-            Some(p)
+        let (addr, socks, rcvbuf, applied, claim) = if cfg.addr.port() == 0 {
+            bind_any_port(cfg)?
         } else {
-            None
+            bind_port(cfg)?
         };
-
-        let mut socks = Vec::with_capacity(n);
-        let mut rcvbuf = Vec::with_capacity(n);
-        for i in 0..n {
-            let what = format!("socket {i} of {n}");
-            let s = new_socket(addr, &what)?;
-            s.set_reuse_port(true)
-                .map_err(|e| NetError::socket("set SO_REUSEPORT", what.clone(), addr, e))?;
-            sys::set_int_opt(&s, sys::SO_RXQ_OVFL, 1)
-                .map_err(|e| NetError::socket("enable SO_RXQ_OVFL", what.clone(), addr, e))?;
-            let report = rcvbuf::apply(&s, i, cfg.rcvbuf)
-                .map_err(|e| NetError::socket("set the receive buffer", what.clone(), addr, e))?;
-            s.bind(&addr.into())
-                .map_err(|e| NetError::bind(what, addr, e))?;
-            socks.push(s);
-            rcvbuf.push(report);
-        }
-        // The group now holds the probe and our sockets; closing the probe leaves ours only.
-        drop(probe);
-
-        let applied = balance::apply(cfg.balance, &socks);
+        let n = socks.len();
+        let shared_with = claim
+            .as_ref()
+            .map(|c| c.shared_with().to_vec())
+            .unwrap_or_default();
         let keepalive: Arc<dyn Send + Sync> = Arc::new(KeepAlive {
             _ebpf: applied.ebpf,
+            _claim: claim,
         });
         let stats: Vec<Arc<SocketStats>> = (0..n).map(|i| Arc::new(SocketStats::new(i))).collect();
         let receivers = socks
@@ -217,6 +189,7 @@ impl UdpGroup {
             rcvbuf,
             stats,
             receivers,
+            shared_with,
             _keepalive: keepalive,
         })
     }
@@ -262,6 +235,12 @@ impl UdpGroup {
         self.rcvbuf.iter().any(|r| r.clamped)
     }
 
+    /// With [`PortClaimConfig::share`]: the other processes' sockets that were on the port when
+    /// this group joined it (log them: their traffic is now shared). Empty otherwise.
+    pub fn shared_with(&self) -> &[PortHolder] {
+        &self.shared_with
+    }
+
     /// Per-socket counters, by index. Clone the `Arc`s once for `/metrics`.
     pub fn stats(&self) -> &[Arc<SocketStats>] {
         &self.stats
@@ -275,14 +254,121 @@ impl UdpGroup {
     }
 }
 
+/// What binding produced: the address (port resolved), the sockets in index order, their
+/// receive buffer reports, the balancing and the claim.
+type Bound = (
+    SocketAddr,
+    Vec<Socket>,
+    Vec<RcvbufReport>,
+    balance::Applied,
+    Option<PortClaim>,
+);
+
+/// A given port: claim it, create and configure every socket, attach the balancing program to
+/// the first one while none is bound, then bind them all. The port starts receiving at the
+/// first bind, and by then the program is the group's selector, so the first datagrams spread
+/// like the rest. (Attaching after the binds, the datagrams that arrive while the eBPF object
+/// loads, milliseconds, all go to the one socket the kernel's 4-tuple hash picks.)
+fn bind_port(cfg: &UdpGroupConfig) -> Result<Bound, NetError> {
+    let addr = cfg.addr;
+    let claim = PortClaim::acquire(Transport::Udp, addr, &cfg.claim)?;
+    let (socks, rcvbuf) = configured_sockets(cfg, addr)?;
+    let first = socks.first().ok_or_else(|| NetError::InvalidConfig {
+        setting: "sockets",
+        value: "0".into(),
+        reason: "a group needs at least 1 socket".into(),
+    })?;
+    // Joining another process's group (sharing): socket 0 would leave the group a program
+    // attached before bind creates and join the existing one, dropping the program; attach
+    // after the binds instead, which makes this process's program the group's selector.
+    let applied = if claim.shared_with().is_empty() {
+        let pending = balance::attach_before_bind(cfg.balance, first, socks.len());
+        bind_all(&socks, addr)?;
+        pending.finish(cfg.balance, &socks)
+    } else {
+        bind_all(&socks, addr)?;
+        balance::apply(cfg.balance, &socks)
+    };
+    Ok((addr, socks, rcvbuf, applied, Some(claim)))
+}
+
+/// Port 0: a probe socket without `SO_REUSEPORT` lets the kernel choose a port no socket uses
+/// (an autobind *with* it may land in another group of the same user); it then enables
+/// `SO_REUSEPORT` so our sockets can join it, and is closed once they have. No one knows the
+/// port before this returns, so nothing arrives before the balancing is attached.
+fn bind_any_port(cfg: &UdpGroupConfig) -> Result<Bound, NetError> {
+    let mut addr = cfg.addr;
+    let what = "port probe";
+    let probe = new_socket(addr, what)?;
+    probe
+        .bind(&addr.into())
+        .map_err(|e| NetError::bind(Transport::Udp, what.to_owned(), addr, e))?;
+    let bound = probe
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .ok_or_else(|| {
+            NetError::socket(
+                Transport::Udp,
+                "read the chosen port",
+                what,
+                addr,
+                std::io::Error::other("no address"),
+            )
+        })?;
+    addr.set_port(bound.port());
+    probe
+        .set_reuse_port(true)
+        .map_err(|e| NetError::socket(Transport::Udp, "set SO_REUSEPORT", what, addr, e))?;
+    let (socks, rcvbuf) = configured_sockets(cfg, addr)?;
+    bind_all(&socks, addr)?;
+    // The group now holds the probe and our sockets; closing the probe leaves ours only.
+    drop(probe);
+    let applied = balance::apply(cfg.balance, &socks);
+    Ok((addr, socks, rcvbuf, applied, None))
+}
+
+/// `cfg.sockets` sockets for `addr`, every option set, none bound.
+fn configured_sockets(
+    cfg: &UdpGroupConfig,
+    addr: SocketAddr,
+) -> Result<(Vec<Socket>, Vec<RcvbufReport>), NetError> {
+    let n = cfg.sockets;
+    let mut socks = Vec::with_capacity(n);
+    let mut rcvbuf = Vec::with_capacity(n);
+    for i in 0..n {
+        let what = format!("socket {i} of {n}");
+        let err = |op| {
+            let what = what.clone();
+            move |e| NetError::socket(Transport::Udp, op, what, addr, e)
+        };
+        let s = new_socket(addr, &what)?;
+        s.set_reuse_port(true).map_err(err("set SO_REUSEPORT"))?;
+        sys::set_int_opt(&s, sys::SO_RXQ_OVFL, 1).map_err(err("enable SO_RXQ_OVFL"))?;
+        let report = rcvbuf::apply(&s, i, cfg.rcvbuf).map_err(err("set the receive buffer"))?;
+        socks.push(s);
+        rcvbuf.push(report);
+    }
+    Ok((socks, rcvbuf))
+}
+
+fn bind_all(socks: &[Socket], addr: SocketAddr) -> Result<(), NetError> {
+    let n = socks.len();
+    for (i, s) in socks.iter().enumerate() {
+        s.bind(&addr.into())
+            .map_err(|e| NetError::bind(Transport::Udp, format!("socket {i} of {n}"), addr, e))?;
+    }
+    Ok(())
+}
+
 fn new_socket(addr: SocketAddr, what: &str) -> Result<Socket, NetError> {
     let domain = Domain::for_address(addr);
     let s = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))
-        .map_err(|e| NetError::socket("create the socket", what, addr, e))?;
+        .map_err(|e| NetError::socket(Transport::Udp, "create the socket", what, addr, e))?;
     if addr.is_ipv6() {
         // Dual stack, like SC4S_IPV6_ENABLE: one [::] group serves IPv4 and IPv6 senders.
         s.set_only_v6(false)
-            .map_err(|e| NetError::socket("clear IPV6_V6ONLY", what, addr, e))?;
+            .map_err(|e| NetError::socket(Transport::Udp, "clear IPV6_V6ONLY", what, addr, e))?;
     }
     Ok(s)
 }

@@ -40,6 +40,14 @@
 //!
 //! # The socket tricks, and why each one is there
 //!
+//! * **One receiver per port** ([`PortClaim`]). `SO_REUSEPORT` would let a second process of
+//!   the same user join the group and, by attaching its own program, take all the traffic.
+//!   Before binding a given port the group (and the daemon's TCP listeners) claim it: a lock
+//!   file per port (`flock`, released by the kernel if the process dies) serialises sluice
+//!   instances, and a probe socket *without* `SO_REUSEPORT` binds and closes, which the kernel
+//!   refuses when any other socket, sluice or not, is on the port. The error names the
+//!   holders found through `/proc/net/*` and `/proc/<pid>/fd` ([`port_holders`]). Sharing is
+//!   opt-in ([`PortClaimConfig::share`]).
 //! * **`SO_REUSEPORT` group** ([`UdpGroup`]). N sockets bound to one address, each drained by
 //!   its own thread. `SO_REUSEPORT` is set before `bind`, because the kernel only adds a socket
 //!   to a group when it binds. Port 0 is supported: a *probe* socket without `SO_REUSEPORT`
@@ -58,7 +66,14 @@
 //!   count is a load-time global equal to the number registered, so it cannot disagree with
 //!   the group. `Cbpf` attaches `ld rand; mod #N; ret a` with `SO_ATTACH_REUSEPORT_CBPF`, which
 //!   needs no privilege. When the requested mode cannot be set up, the group falls back
-//!   (`Ebpf` → `Cbpf` → `Kernel`) and records why in [`UdpGroup::fallback_reason`]. Random
+//!   (`Ebpf` → `Cbpf` → `Kernel`) and records why in [`UdpGroup::fallback_reason`].
+//!   **From the first datagram**: the program is attached to socket 0 while no socket is
+//!   bound yet (the kernel then creates the reuseport group around it), and only then do the
+//!   sockets bind, so the port never receives without its selector. Attached after the binds,
+//!   everything that arrived while the eBPF object loaded (milliseconds: thousands of datagrams
+//!   from a busy sender) went to the one socket the hash picked. eBPF sockets enter the map
+//!   once bound (the kernel accepts only bound sockets there); for the microseconds in between
+//!   an empty slot makes the kernel fall back to its hash for that datagram. Random
 //!   per-packet selection reorders one sender's datagrams across threads; syslog over UDP has
 //!   no order guarantee and every event carries its own timestamp.
 //! * **Receive buffers** ([`RcvbufReport`]). The buffer is what absorbs a stall of the reading
@@ -84,8 +99,10 @@
 //!   per system call, so one sender thread can outrun the receiver under test.
 
 mod balance;
+mod claim;
 mod error;
 mod group;
+mod holders;
 mod rcvbuf;
 mod recv;
 mod send;
@@ -93,8 +110,10 @@ mod stats;
 mod sys;
 
 pub use balance::Balance;
+pub use claim::{PortClaim, PortClaimConfig, Transport, default_lock_dir};
 pub use error::NetError;
 pub use group::{DEFAULT_BATCH, DEFAULT_RCVBUF, MAX_BATCH, UdpGroup, UdpGroupConfig};
+pub use holders::{PortHolder, port_holders};
 pub use rcvbuf::RcvbufReport;
 pub use recv::{DEFAULT_MAX_DATAGRAM, Datagram, Datagrams, SocketMemInfo, UdpReceiver};
 pub use send::{UdpSender, UdpSenderConfig};

@@ -20,7 +20,7 @@ use std::{
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::{
-    NetError,
+    NetError, Transport,
     recv::{IoVec, MmsgHdr},
 };
 
@@ -94,20 +94,20 @@ impl UdpSender {
             Type::DGRAM,
             Some(Protocol::UDP),
         )
-        .map_err(|e| NetError::socket("create the socket", what, cfg.dest, e))?;
+        .map_err(|e| NetError::socket(Transport::Udp, "create the socket", what, cfg.dest, e))?;
         if let Some(bind) = cfg.bind {
             socket
                 .bind(&bind.into())
-                .map_err(|e| NetError::bind(what.to_owned(), bind, e))?;
+                .map_err(|e| NetError::bind(Transport::Udp, what.to_owned(), bind, e))?;
         }
         if let Some(size) = cfg.sndbuf {
-            socket
-                .set_send_buffer_size(size)
-                .map_err(|e| NetError::socket("set SO_SNDBUF", what, cfg.dest, e))?;
+            socket.set_send_buffer_size(size).map_err(|e| {
+                NetError::socket(Transport::Udp, "set SO_SNDBUF", what, cfg.dest, e)
+            })?;
         }
         socket
             .connect(&cfg.dest.into())
-            .map_err(|e| NetError::socket("connect", what, cfg.dest, e))?;
+            .map_err(|e| NetError::socket(Transport::Udp, "connect", what, cfg.dest, e))?;
         Ok(UdpSender {
             socket,
             dest: cfg.dest,

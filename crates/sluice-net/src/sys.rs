@@ -217,6 +217,18 @@ pub(crate) fn effective_caps() -> Option<Caps> {
     })
 }
 
+/// The effective uid, from `/proc/self/status` (`Uid: real effective saved fs`).
+pub(crate) fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// Read a single integer from a `/proc/sys` file (e.g. `net/core/rmem_max`).
 pub(crate) fn read_sysctl(path: &str) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/sys/{path}"))

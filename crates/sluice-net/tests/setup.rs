@@ -115,12 +115,54 @@ fn invalid_settings_are_named() {
 }
 
 #[test]
-fn address_in_use_names_the_address_and_the_cause() {
-    // A plain socket without SO_REUSEPORT holds the port.
+fn a_port_held_by_another_socket_is_refused_naming_the_holder() {
+    // A plain socket without SO_REUSEPORT holds the port (as syslog-ng would).
     let holder = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = holder.local_addr().unwrap();
     let mut cfg = config(2, None);
     cfg.addr = addr;
+    let err = UdpGroup::bind(&cfg).unwrap_err();
+    let msg = err.to_string();
+    println!("{msg}");
+    assert!(err.is_port_in_use(), "{err:?}");
+    assert!(msg.contains(&format!("UDP {addr}")), "{msg}");
+    assert!(
+        msg.contains(&format!("pid {}", std::process::id())),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_second_group_on_a_port_is_refused_unless_sharing_is_allowed() {
+    let mut first = config(2, None);
+    first.balance = Balance::Cbpf;
+    let first = UdpGroup::bind(&first).unwrap();
+    let addr = first.local_addr();
+
+    let mut second = config(2, None);
+    second.addr = addr;
+    let err = UdpGroup::bind(&second).unwrap_err();
+    assert!(err.is_port_in_use(), "{err:?}");
+    assert!(err.to_string().contains(&format!("UDP {addr}")), "{err}");
+
+    // Sharing joins the reuseport group of the same user.
+    second.claim.share = true;
+    let joined = UdpGroup::bind(&second).unwrap();
+    assert_eq!(joined.local_addr(), addr);
+    assert_eq!(joined.len(), 2);
+    // The first group's two sockets, both of this process, listed once.
+    assert_eq!(joined.shared_with().len(), 1, "{:?}", joined.shared_with());
+    assert_eq!(joined.shared_with()[0].pid, Some(std::process::id()));
+    assert!(first.shared_with().is_empty());
+}
+
+#[test]
+fn sharing_with_a_socket_without_reuseport_fails_at_bind_and_says_why() {
+    let holder = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = holder.local_addr().unwrap();
+    let mut cfg = config(2, None);
+    cfg.addr = addr;
+    cfg.claim.share = true;
     let err = UdpGroup::bind(&cfg).unwrap_err();
     let msg = err.to_string();
     println!("{msg}");
@@ -132,6 +174,7 @@ fn address_in_use_names_the_address_and_the_cause() {
     assert!(msg.contains("socket 0 of 2"), "{msg}");
     assert!(msg.contains("another socket holds this address"), "{msg}");
     assert!(msg.contains("SO_REUSEPORT"), "{msg}");
+    assert!(msg.contains("ss -ulpn"), "{msg}");
 }
 
 #[test]

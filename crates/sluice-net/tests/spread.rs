@@ -134,3 +134,25 @@ fn ebpf_falls_back_to_cbpf_without_cap_bpf() {
     assert_even(&spread(group));
     println!("{CHILD_OK}");
 }
+
+/// On a given port the program is attached before the sockets bind; that must hold for a
+/// dual-stack IPv6 group too.
+#[test]
+fn cbpf_on_a_given_dual_stack_port_spreads() {
+    let port = std::net::UdpSocket::bind("[::1]:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut cfg = config(Balance::Cbpf);
+    cfg.addr = format!("[::]:{port}").parse().unwrap();
+    let group = UdpGroup::bind(&cfg).unwrap();
+    assert_eq!(group.local_addr().port(), port);
+    assert_eq!(
+        group.balance_mode(),
+        Balance::Cbpf,
+        "{:?}",
+        group.fallback_reason()
+    );
+    assert_even(&spread(group));
+}

@@ -189,27 +189,70 @@ pub struct HealthArgs {
     pub host: std::net::IpAddr,
 }
 
-/// Asks a running sluice for `/health`; exit 0 when healthy, 1 otherwise. For container
-/// HEALTHCHECKs, where no HTTP client is installed.
+/// Asks a running sluice for `/health` and prints the verdict with its reason. Exit 0 when
+/// healthy, 1 for anything else, an unreachable or silent status server included: Docker's
+/// HEALTHCHECK treats 1 as unhealthy and reserves 2, and an orchestrator must not read "cannot
+/// ask" as a third state.
 pub fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
-    use std::io::Read;
-    use std::net::{SocketAddr, TcpStream};
-    use std::time::Duration;
-    let addr = SocketAddr::new(args.host, args.port);
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(3))
-        .with_context(|| format!("cannot reach the status server at {addr}"))?;
-    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response)?;
-    let status_line = response.lines().next().unwrap_or_default();
-    let body = response.split("\r\n\r\n").nth(1).unwrap_or_default();
-    println!("{}", body.trim());
-    Ok(if status_line.split_whitespace().nth(1) == Some("200") {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    let addr = std::net::SocketAddr::new(args.host, args.port);
+    Ok(match ask_health(addr) {
+        Ok(Health::Healthy(body)) => {
+            println!("healthy: {body}");
+            ExitCode::SUCCESS
+        }
+        Ok(Health::Unhealthy(why)) => {
+            println!("unhealthy: {why}");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            println!("unhealthy: {e:#}");
+            ExitCode::from(1)
+        }
     })
+}
+
+enum Health {
+    /// The response body.
+    Healthy(String),
+    /// The status line and body of any other answer.
+    Unhealthy(String),
+}
+
+fn ask_health(addr: std::net::SocketAddr) -> anyhow::Result<Health> {
+    use std::io::Read;
+    use std::net::TcpStream;
+    use std::time::Duration;
+    let mut stream =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(3)).with_context(|| {
+            format!("cannot reach the status server at {addr} (SC4S_LISTEN_STATUS_PORT)")
+        })?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.set_write_timeout(Some(Duration::from_secs(5)))?;
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .with_context(|| format!("cannot send the request to {addr}"))?;
+    let mut response = Vec::new();
+    stream
+        .read_to_end(&mut response)
+        .with_context(|| format!("no complete answer from {addr} within 5 s"))?;
+    let response = String::from_utf8_lossy(&response);
+    let status_line = response.lines().next().unwrap_or_default().trim();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .trim()
+        .to_owned();
+    if status_line.split_whitespace().nth(1) == Some("200") {
+        return Ok(Health::Healthy(body));
+    }
+    if status_line.is_empty() {
+        anyhow::bail!("{addr} closed the connection without answering");
+    }
+    Ok(Health::Unhealthy(if body.is_empty() {
+        status_line.to_owned()
+    } else {
+        format!("{status_line}: {body}")
+    }))
 }
 
 /// `sluice loggen`: exit 0 when every connection sent without error.

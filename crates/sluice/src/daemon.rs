@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
-use sluice_net::{UdpGroup, UdpGroupConfig};
+use sluice_net::{NetError, PortClaim, PortClaimConfig, Transport, UdpGroup, UdpGroupConfig};
 use sluice_proto::classify::Tables;
 use sluice_proto::hec::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
@@ -96,6 +96,14 @@ async fn run_async(
 
     // --- bind everything first --------------------------------------------------------
     let listeners = config.listeners()?;
+    let claim = PortClaimConfig {
+        share: config.listen.share_ports,
+        lock_dir: config
+            .listen
+            .lock_dir
+            .clone()
+            .or_else(sluice_net::default_lock_dir),
+    };
     let mut udp_groups = Vec::new();
     for spec in listeners.iter().filter(|l| l.kind == ListenerKind::Udp) {
         let port = spec.port;
@@ -109,12 +117,9 @@ async fn run_async(
             .listen
             .max_message_size
             .min(sluice_net::DEFAULT_MAX_DATAGRAM);
-        let group = UdpGroup::bind(&g).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot listen on UDP {addr}: {e}; change the port with {}",
-                spec.setting
-            )
-        })?;
+        g.claim = claim.clone();
+        let group = UdpGroup::bind(&g).map_err(|e| listen_error("UDP", addr, &spec.setting, &e))?;
+        log_sharing("UDP", addr, group.shared_with());
         if let Some(reason) = group.fallback_reason() {
             tracing::warn!(
                 port,
@@ -132,9 +137,15 @@ async fn run_async(
         udp_groups.push((spec.id.clone(), g.balance, group));
     }
     let mut tcp_ports = Vec::new();
+    // Held until the listeners close: they keep the ports' lock files.
+    let mut tcp_claims = Vec::new();
     for spec in listeners.iter().filter(|l| l.kind == ListenerKind::Tcp) {
         let port = spec.port;
         let addr = SocketAddr::new(config.listen.address, port);
+        let tcp_claim = PortClaim::acquire(Transport::Tcp, addr, &claim)
+            .map_err(|e| listen_error("TCP", addr, &spec.setting, &e))?;
+        log_sharing("TCP", addr, tcp_claim.shared_with());
+        tcp_claims.push(tcp_claim);
         let bound = crate::tcp::bind(addr).await.map_err(|e| {
             anyhow::anyhow!(
                 "cannot listen on TCP {addr}: {e}{}; change the port with {}",
@@ -311,6 +322,7 @@ async fn run_async(
         }
     };
     admin_stop.cancel();
+    drop(tcp_claims);
     let delivered = registry.delivered_total();
     if report.undelivered_events > 0 {
         tracing::error!(
@@ -325,6 +337,32 @@ async fn run_async(
         tracing::info!(received, delivered, elapsed = ?drain_start.elapsed(), "stopped cleanly");
     }
     Ok(())
+}
+
+/// A listener that cannot be opened: the address, the cause, and what to change. A port held
+/// by another process (the cause names it) can also be shared on purpose.
+fn listen_error(kind: &str, addr: SocketAddr, setting: &str, e: &NetError) -> anyhow::Error {
+    let fix = match e {
+        NetError::PortInUse { .. } => format!(
+            "stop the other receiver, change the port with {setting}, or set \
+             SLUICE_LISTEN_SHARE_PORTS=yes (listen.share_ports) to share it"
+        ),
+        NetError::Lock { .. } => "set SLUICE_LISTEN_LOCK_DIR (listen.lock_dir) to a writable \
+             directory"
+            .to_owned(),
+        _ => format!("change the port with {setting}"),
+    };
+    anyhow::anyhow!("cannot listen on {kind} {addr}: {e}; {fix}")
+}
+
+fn log_sharing(kind: &str, addr: SocketAddr, with: &[sluice_net::PortHolder]) {
+    if !with.is_empty() {
+        let with: Vec<String> = with.iter().map(ToString::to_string).collect();
+        tracing::warn!(
+            "{kind} {addr} is shared with {} (SLUICE_LISTEN_SHARE_PORTS=yes)",
+            with.join(", ")
+        );
+    }
 }
 
 fn privilege_hint(e: &std::io::Error, port: u16) -> &'static str {

@@ -23,7 +23,8 @@ enum Command {
     /// Parse raw syslog messages from stdin and print one JSON object per message
     /// (the conformance-corpus schema).
     Parse(sluice::cli::ParseArgs),
-    /// Ask a running sluice for /health (exit 0 when healthy); for container HEALTHCHECKs.
+    /// Ask a running sluice for /health: exit 0 when healthy, 1 otherwise (unreachable
+    /// included), with the reason on stdout; for container HEALTHCHECKs.
     Health(sluice::cli::HealthArgs),
     /// Generate syslog load (syslog-ng loggen's message shapes) over UDP, TCP or TLS.
     Loggen(sluice_bench::LoggenConfig),

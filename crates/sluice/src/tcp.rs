@@ -98,6 +98,9 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpPort> {
         SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
     };
     socket.set_reuseaddr(true)?;
+    // The port was claimed first (sluice_net::PortClaim), so SO_REUSEPORT only lets in a
+    // process that was told to share it (a hand-over to a new instance).
+    socket.set_reuseport(true)?;
     if addr.is_ipv6() {
         // Dual stack, like the UDP side: `[::]:514` also accepts IPv4 senders.
         let s2 = socket2::SockRef::from(&socket);

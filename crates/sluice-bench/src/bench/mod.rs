@@ -8,8 +8,9 @@
 //!    * **daemon mode** (default): `sluice run` as a child process (the executable given to
 //!      [`run`]; the CLI passes its own), with a TOML file (`--config FILE`, passed through)
 //!      and/or variables (`--env KEY=VALUE`, repeated), listening on `127.0.0.1` on a free
-//!      port (or `--port`) for UDP and TCP, its status server on another free port, and its
-//!      HEC output pointed at the sink. The child gets no `SC4S_*`/`SLUICE_*` variable from
+//!      port (or `--port`) for UDP and TCP, its RFC 5426/6587 listener and its status server
+//!      on other free ports (so no well-known port, 514, 601 or 8080, is needed or taken),
+//!      and its HEC output pointed at the sink. The child gets no `SC4S_*`/`SLUICE_*` variable from
 //!      the caller's shell, only those the bench sets, so a run is reproducible from its
 //!      command line. Several `--config` files, or `--variant LABEL:KEY=VALUE[,…]` sets, run
 //!      the whole rate list once per configuration, each in a fresh daemon;

@@ -49,6 +49,18 @@ pub fn check_port_free(ip: IpAddr, port: u16) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// The port variables of a daemon the bench starts: every listener the daemon opens by
+/// default, on the ports the bench chose (see [`super::steps::RESERVED_ENV`]).
+pub fn daemon_ports(port: u16, rfc_port: u16, status_port: u16) -> [(&'static str, String); 5] {
+    [
+        ("SC4S_LISTEN_DEFAULT_UDP_PORT", port.to_string()),
+        ("SC4S_LISTEN_DEFAULT_TCP_PORT", port.to_string()),
+        ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", rfc_port.to_string()),
+        ("SC4S_LISTEN_DEFAULT_RFC6587_PORT", rfc_port.to_string()),
+        ("SC4S_LISTEN_STATUS_PORT", status_port.to_string()),
+    ]
+}
+
 /// What a daemon is started with.
 #[derive(Debug, Clone)]
 pub struct DaemonSpec {
@@ -79,6 +91,14 @@ impl Daemon {
     /// Starts the daemon and waits until `/metrics` answers with its UDP listener in it.
     pub fn start(spec: &DaemonSpec) -> Result<Daemon, BenchError> {
         let status_port = free_port(IpAddr::V4(Ipv4Addr::LOCALHOST))?;
+        // The daemon's other default listener (RFC 5426/6587, 601 by default) gets a free port
+        // of its own too: the bench must not need, or collide with, any well-known port.
+        let rfc_port = loop {
+            let p = free_port(spec.listen_ip)?;
+            if p != spec.port {
+                break p;
+            }
+        };
         let dir =
             std::env::temp_dir().join(format!("sluice-bench-{}-{}", std::process::id(), spec.port));
         let _ = std::fs::remove_dir_all(&dir);
@@ -104,9 +124,9 @@ impl Daemon {
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
-        cmd.env("SC4S_LISTEN_DEFAULT_UDP_PORT", spec.port.to_string())
-            .env("SC4S_LISTEN_DEFAULT_TCP_PORT", spec.port.to_string())
-            .env("SC4S_LISTEN_STATUS_PORT", status_port.to_string());
+        for (k, v) in daemon_ports(spec.port, rfc_port, status_port) {
+            cmd.env(k, v);
+        }
         if let Some((url, token)) = &spec.hec {
             cmd.env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", url)
                 .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", token);
@@ -260,4 +280,22 @@ pub fn absolute(flag: &'static str, p: &Path) -> Result<PathBuf, BenchError> {
         flag,
         reason: format!("{}: {e}", p.display()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_port_the_bench_gives_its_daemon_is_reserved_from_env() {
+        for (var, value) in daemon_ports(40001, 40002, 40003) {
+            assert!(
+                super::super::steps::RESERVED_ENV
+                    .iter()
+                    .any(|(r, _)| *r == var),
+                "{var} is set by the bench but --env could override it"
+            );
+            assert!(["40001", "40002", "40003"].contains(&value.as_str()));
+        }
+    }
 }

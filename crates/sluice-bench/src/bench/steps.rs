@@ -117,6 +117,14 @@ pub const RESERVED_ENV: &[(&str, &str)] = &[
     ("SC4S_LISTEN_DEFAULT_UDP_PORT", "use --port"),
     ("SC4S_LISTEN_DEFAULT_TCP_PORT", "use --port"),
     (
+        "SC4S_LISTEN_DEFAULT_RFC5426_PORT",
+        "the tool gives the daemon's RFC 5426/6587 listener a free port",
+    ),
+    (
+        "SC4S_LISTEN_DEFAULT_RFC6587_PORT",
+        "the tool gives the daemon's RFC 5426/6587 listener a free port",
+    ),
+    (
         "SC4S_LISTEN_STATUS_PORT",
         "the tool picks a free status port",
     ),

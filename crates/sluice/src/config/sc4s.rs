@@ -295,6 +295,15 @@ impl Config {
         })? {
             self.listen.address = a;
         }
+        set(
+            env,
+            "SLUICE_LISTEN_SHARE_PORTS",
+            parse_bool,
+            &mut self.listen.share_ports,
+        )?;
+        if let Some(d) = get(env, "SLUICE_LISTEN_LOCK_DIR", non_empty)? {
+            self.listen.lock_dir = Some(PathBuf::from(d));
+        }
 
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {

@@ -35,6 +35,16 @@ pub struct ListenConfig {
     /// Largest message accepted; longer ones are truncated and counted. SC4S's
     /// `log_msg_size` is 64 KiB.
     pub max_message_size: usize,
+    /// Start even when another process already holds a listener's port, joining its
+    /// `SO_REUSEPORT` group (`SLUICE_LISTEN_SHARE_PORTS`). Off by default: a second receiver
+    /// in the group would take traffic from the first, so sluice refuses to start and names
+    /// the other process.
+    pub share_ports: bool,
+    /// Directory of the per-port lock files that keep two sluice instances starting at the
+    /// same moment off one port (`SLUICE_LISTEN_LOCK_DIR`). Unset: `$RUNTIME_DIRECTORY`
+    /// (systemd), else `/run/sluice` as root, else `$XDG_RUNTIME_DIR/sluice`, else no lock file
+    /// (the bind probe alone guards the port).
+    pub lock_dir: Option<PathBuf>,
 }
 
 /// Ports of one vendor listener id.
@@ -72,6 +82,8 @@ impl Default for ListenConfig {
             rfc6587_ports: vec![601],
             vendor: BTreeMap::new(),
             max_message_size: 65_536,
+            share_ports: false,
+            lock_dir: None,
         }
     }
 }

@@ -278,3 +278,39 @@ fn byte_sizes() {
     assert!("kb".parse::<ByteSize>().is_err());
     assert!("99999999999999999999".parse::<ByteSize>().is_err());
 }
+
+#[test]
+fn port_sharing_and_lock_dir() {
+    let c = Config::default();
+    assert!(!c.listen.share_ports, "refusing a held port is the default");
+    assert_eq!(c.listen.lock_dir, None);
+
+    let c = Config::from_toml_str("[listen]\nshare_ports = true\nlock_dir = \"/run/x\"\n").unwrap();
+    assert!(c.listen.share_ports);
+    assert_eq!(c.listen.lock_dir, Some(std::path::PathBuf::from("/run/x")));
+
+    let mut c = Config::default();
+    c.apply_env(&env(&[
+        ("SLUICE_LISTEN_SHARE_PORTS", "yes"),
+        ("SLUICE_LISTEN_LOCK_DIR", "/var/run/sluice-a"),
+    ]))
+    .unwrap();
+    assert!(c.listen.share_ports);
+    assert_eq!(
+        c.listen.lock_dir,
+        Some(std::path::PathBuf::from("/var/run/sluice-a"))
+    );
+    let err = Config::default()
+        .apply_env(&env(&[("SLUICE_LISTEN_SHARE_PORTS", "perhaps")]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("SLUICE_LISTEN_SHARE_PORTS=\"perhaps\""),
+        "{err}"
+    );
+    let err = Config::default()
+        .apply_env(&env(&[("SLUICE_LISTEN_LOCK_DIR", "")]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("SLUICE_LISTEN_LOCK_DIR"), "{err}");
+}
