@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 pub mod fixtures;
+pub mod tls;
 
 pub use sluice_bench::sink::{Faults, HecSink, RejectReason, SinkConfig, SinkHandle};
 
@@ -51,6 +52,25 @@ pub fn sluice_bin() -> PathBuf {
         cmd.args(["build", "--quiet", "-p", "sluice", "--bin", "sluice"])
             .arg("--target-dir")
             .arg(&target_dir);
+        // `cargo test` gives the test its package's variables; build scripts (ring's) list
+        // some of them as rerun-if-env-changed, so passing them on would rebuild ring and
+        // everything above it here, and again at the next `cargo test` (minutes each time).
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy();
+            if k.starts_with("CARGO_PKG_")
+                || k.starts_with("CARGO_BIN_")
+                || k.starts_with("CARGO_MANIFEST_")
+                || matches!(
+                    k.as_ref(),
+                    "CARGO_CRATE_NAME"
+                        | "CARGO_PRIMARY_PACKAGE"
+                        | "CARGO_TARGET_TMPDIR"
+                        | "OUT_DIR"
+                )
+            {
+                cmd.env_remove(k.as_ref());
+            }
+        }
         if release {
             cmd.arg("--release");
         }
@@ -91,8 +111,14 @@ pub fn loggen_path() -> PathBuf {
 /// Runs loggen with `args` (e.g. `["-i", "-D", "-r", "20000", "-n", "1000", "127.0.0.1", "5514"]`)
 /// and returns how many messages it reports as sent.
 pub fn loggen(args: &[&str]) -> u64 {
+    loggen_env(args, &[])
+}
+
+/// [`loggen`] with extra environment variables (`OPENSSL_CONF` for its TLS mode).
+pub fn loggen_env(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> u64 {
     let out = Command::new(loggen_path())
         .args(args)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("run loggen");
     let text =

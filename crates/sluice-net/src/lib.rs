@@ -95,6 +95,9 @@
 //!   (`SK_MEMINFO_DROPS`), the per-socket counter syslog-ng exports too. `SO_MEMINFO` was chosen
 //!   over parsing `/proc/net/udp{,6}` because it addresses the socket directly (no inode
 //!   matching, no text parsing, one system call).
+//! * **Stream sockets** ([`apply_rcvbuf`], [`raise_fd_limit`]). The TCP/TLS listeners use the
+//!   same receive-buffer logic on their listening sockets, and the daemon raises its open-file
+//!   limit to the hard limit so thousands of connections do not run into `EMFILE`.
 //! * **`sendmmsg`** ([`UdpSender`]). The load tool's sender: a connected socket sending a batch
 //!   per system call, so one sender thread can outrun the receiver under test.
 
@@ -103,6 +106,7 @@ mod claim;
 mod error;
 mod group;
 mod holders;
+mod limits;
 mod rcvbuf;
 mod recv;
 mod send;
@@ -114,7 +118,8 @@ pub use claim::{PortClaim, PortClaimConfig, Transport, default_lock_dir};
 pub use error::NetError;
 pub use group::{DEFAULT_BATCH, DEFAULT_RCVBUF, MAX_BATCH, UdpGroup, UdpGroupConfig};
 pub use holders::{PortHolder, port_holders};
-pub use rcvbuf::RcvbufReport;
+pub use limits::{FdLimit, raise_fd_limit};
+pub use rcvbuf::{RcvbufReport, apply as apply_rcvbuf};
 pub use recv::{DEFAULT_MAX_DATAGRAM, Datagram, Datagrams, SocketMemInfo, UdpReceiver};
 pub use send::{UdpSender, UdpSenderConfig};
 pub use stats::{SocketStats, StatsSnapshot};

@@ -37,9 +37,25 @@ pub struct RcvbufReport {
 }
 
 impl RcvbufReport {
-    /// For a clamped buffer: the line to log, with a ready-to-paste `sysctl` command and the
-    /// capability alternative. `None` when nothing was clamped.
+    /// For a clamped UDP buffer: the line to log, with a ready-to-paste `sysctl` command and
+    /// the capability alternative. `None` when nothing was clamped.
     pub fn sysctl_hint(&self) -> Option<String> {
+        self.hint(
+            &format!("UDP socket {}", self.index),
+            "the kernel drops datagrams once it is full",
+        )
+    }
+
+    /// [`sysctl_hint`](Self::sysctl_hint) for a listening stream socket (`TCP`, `TLS`, ...),
+    /// whose accepted connections inherit the buffer.
+    pub fn stream_hint(&self, transport: &str) -> Option<String> {
+        self.hint(
+            &format!("{transport} listening socket {}", self.index),
+            "connections advertise a smaller TCP window, which slows a fast sender on a long path",
+        )
+    }
+
+    fn hint(&self, socket: &str, consequence: &str) -> Option<String> {
         if !self.clamped {
             return None;
         }
@@ -51,20 +67,21 @@ impl RcvbufReport {
             String::new()
         };
         Some(format!(
-            "UDP socket {}: receive buffer of {requested} bytes requested, the kernel granted \
-             {} (read back {}){over_kernel_max}; the kernel drops datagrams once it is full. Fix: \
+            "{socket}: receive buffer of {requested} bytes requested, the kernel granted \
+             {} (read back {}){over_kernel_max}; {consequence}. Fix: \
              `sysctl -w net.core.rmem_max={target}` (persist it in /etc/sysctl.d/), or give \
              sluice CAP_NET_ADMIN (AmbientCapabilities=CAP_NET_ADMIN) so it can use \
              SO_RCVBUFFORCE",
-            self.index,
             self.effective / 2,
             self.effective,
         ))
     }
 }
 
-/// Apply `requested` to `sock` and report what the kernel granted.
-pub(crate) fn apply(
+/// Applies `requested` bytes to `sock` (force, else plain, then read back) and reports what
+/// the kernel granted; `index` names the socket in its group. On a listening TCP socket, set
+/// it before `listen()`: accepted connections inherit it and size their window scale from it.
+pub fn apply(
     sock: &Socket,
     index: usize,
     requested: Option<usize>,
@@ -127,5 +144,18 @@ mod tests {
             "{hint}"
         );
         assert!(hint.contains("caps a request"), "{hint}");
+        let tcp = clamped.stream_hint("TLS").unwrap();
+        assert!(tcp.starts_with("TLS listening socket 0:"), "{tcp}");
+        assert!(tcp.contains("TCP window"), "{tcp}");
+    }
+
+    #[test]
+    fn applies_to_a_stream_socket_and_reads_back() {
+        let s = Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let r = apply(&s, 0, Some(256 * 1024)).unwrap();
+        assert_eq!(r.requested, Some(256 * 1024));
+        assert!(r.effective > 0);
+        // Granted in full (forced or under rmem_max) or reported as clamped: never both.
+        assert_eq!(r.clamped, r.effective < 2 * 256 * 1024);
     }
 }

@@ -537,6 +537,24 @@ fn write_fields(
     out.extend_from_slice(b"\"}");
 }
 
+/// Adds `tag` to the `sc4s_tags` of the event [`encode_event`] just wrote at `out[start..]`
+/// (`...|.app.x"}}` becomes `...|.app.x|tag"}}`). Returns `false`, changing nothing, when the
+/// event has no `fields` object (indexed fields `none`). For marks that concern one event in
+/// a great many (a partial frame), so the common path pays nothing for them.
+pub fn append_tag(out: &mut Vec<u8>, start: usize, tag: &str) -> bool {
+    const END: &[u8] = b"\"}}";
+    let event = &out[start..];
+    if !event.ends_with(END) || !event.windows(13).any(|w| w == b"\"sc4s_tags\":\"") {
+        return false;
+    }
+    let at = out.len() - END.len();
+    let mut escaped = Vec::with_capacity(tag.len() + 1);
+    escaped.push(b'|');
+    json::escape_into(&mut escaped, tag.as_bytes());
+    out.splice(at..at, escaped);
+    true
+}
+
 /// Epoch seconds with three decimals, truncated toward zero (`-0.5` s is `-0.500`).
 fn write_epoch_millis(out: &mut Vec<u8>, unix_micros: i64) {
     let abs = unix_micros.unsigned_abs();
@@ -719,6 +737,40 @@ mod tests {
         assert!(body.starts_with("prg00000[1234]: seq: 0000000042"));
         assert_eq!(event, expected);
         check(&event);
+    }
+
+    #[test]
+    fn append_tag_extends_sc4s_tags_and_nothing_else() {
+        let raw = loggen_line();
+        let msg = bsd(
+            &raw,
+            Some("localhost"),
+            Some("prg00000"),
+            Some("1234"),
+            "seq:",
+        );
+        let tables = Tables::default();
+        let class = classify(&msg, &udp(), &tables);
+        let mut out = b"previous".to_vec();
+        encode_event(&mut out, &msg, &class, &udp(), RECV, &opts());
+        let plain = out.clone();
+        assert!(append_tag(&mut out, 8, "sluice:frame_timeout"));
+        let v = check(std::str::from_utf8(&out[8..]).unwrap());
+        assert!(
+            v["fields"]["sc4s_tags"]
+                .as_str()
+                .unwrap()
+                .ends_with("|.app.app-fallback-nix_syslog|sluice:frame_timeout")
+        );
+        assert_eq!(out.len(), plain.len() + "|sluice:frame_timeout".len());
+        // No fields object: nothing to tag, nothing changed.
+        let mut none = opts();
+        none.indexed_fields = IndexedFields::from_sc4s("none");
+        let mut out = Vec::new();
+        encode_event(&mut out, &msg, &class, &udp(), RECV, &none);
+        let before = out.clone();
+        assert!(!append_tag(&mut out, 0, "x"));
+        assert_eq!(out, before);
     }
 
     #[test]

@@ -25,6 +25,11 @@ pub trait Status: Send + Sync + 'static {
     fn health(&self) -> Result<(), String>;
     /// Prometheus text exposition format.
     fn render_metrics(&self) -> String;
+    /// Extra members of the `/health` JSON object, after `status` (an object; others are
+    /// ignored).
+    fn details(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 /// Binds the admin listener (so a port conflict is a startup error) and returns the task
@@ -63,18 +68,27 @@ async fn handle(
     status: Arc<dyn Status>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let (code, ctype, body) = match (req.method(), req.uri().path()) {
-        (&Method::GET, "/health") => match status.health() {
-            Ok(()) => (
-                StatusCode::OK,
+        (&Method::GET, "/health") => {
+            let (code, text) = match status.health() {
+                Ok(()) => (StatusCode::OK, "healthy".to_string()),
+                Err(reason) => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("unhealthy: {reason}"),
+                ),
+            };
+            // `status` first, as SC4S's health check writes it; probes that read only it
+            // keep working.
+            let mut body = serde_json::Map::new();
+            body.insert("status".into(), text.into());
+            if let serde_json::Value::Object(extra) = status.details() {
+                body.extend(extra);
+            }
+            (
+                code,
                 "application/json",
-                r#"{"status":"healthy"}"#.to_string(),
-            ),
-            Err(reason) => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "application/json",
-                serde_json::json!({ "status": format!("unhealthy: {reason}") }).to_string(),
-            ),
-        },
+                serde_json::Value::Object(body).to_string(),
+            )
+        }
         (&Method::GET, "/metrics") => (
             StatusCode::OK,
             "text/plain; version=0.0.4; charset=utf-8",

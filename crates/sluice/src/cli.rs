@@ -58,6 +58,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             config.udp.balance,
             config.listen.tcp_ports
         );
+        print_streams(&config)?;
         if config.uses_hec() {
             println!("output: Splunk HEC {:?}", config.hec.urls);
         } else {
@@ -70,6 +71,102 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     crate::daemon::run(config, report)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The stream listeners' part of `run --check`: every port with its limits, the edge's
+/// timeouts, and TLS (the certificate is loaded and checked, as at startup).
+fn print_streams(config: &Config) -> anyhow::Result<()> {
+    use crate::config::{ListenerKind, SourceProto};
+    let secs = |d: std::time::Duration| {
+        if d.is_zero() {
+            "never".to_string()
+        } else {
+            format!("{}s", d.as_secs_f64())
+        }
+    };
+    let t = &config.tcp;
+    println!(
+        "stream edge: frame_timeout {} (also before the first byte), idle_timeout {}, \
+         proxy_protocol {}, parallelize {}",
+        secs(t.frame_timeout),
+        secs(t.idle_timeout),
+        if t.proxy_protocol { "yes" } else { "no" },
+        if t.parallelize == 0 {
+            "off".to_string()
+        } else {
+            format!("{} workers per port", t.parallelize)
+        }
+    );
+    let listeners = config.listeners()?;
+    for l in listeners.iter().filter(|l| l.kind != ListenerKind::Udp) {
+        let Some(p) = config.stream.get(l.proto) else {
+            continue;
+        };
+        println!(
+            "  {} port {} ({}): max_connections {} (idle ones evicted at the limit), sockets {}, \
+             rcvbuf {}",
+            l.proto.label(),
+            l.port,
+            l.id,
+            p.max_connections,
+            p.sockets,
+            if p.rcvbuf.0 == 0 {
+                "kernel default".to_string()
+            } else {
+                p.rcvbuf.0.to_string()
+            }
+        );
+    }
+    let mut profiles: Vec<SourceProto> = listeners
+        .iter()
+        .filter(|l| l.kind == ListenerKind::Tls)
+        .map(|l| l.proto)
+        .collect();
+    profiles.sort();
+    profiles.dedup();
+    if !config.tls.enable {
+        println!("tls: off (SC4S_SOURCE_TLS_ENABLE)");
+        return Ok(());
+    }
+    let tls = &config.tls;
+    println!(
+        "tls: certificate {}, key {}, reload every {}",
+        tls.cert_path().display(),
+        tls.key_path().display(),
+        secs(tls.reload_interval)
+    );
+    if profiles.is_empty() {
+        return Ok(());
+    }
+    if tls.self_signed && !tls.cert_path().exists() && !tls.key_path().exists() {
+        println!(
+            "  a self-signed pair will be generated there at start (SC4S_SOURCE_TLS_SELFSIGNED)"
+        );
+        return Ok(());
+    }
+    let m = crate::tls::TlsManager::load(tls, &profiles).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let info = m.cert_info();
+    println!(
+        "  certificate: {} (names {}), valid until {}, sha256 {}",
+        info.subject,
+        info.names.join(","),
+        jiff::Timestamp::from_second(info.not_after)
+            .map_or_else(|_| info.not_after.to_string(), |t| t.to_string()),
+        info.sha256
+    );
+    println!("  client certificates: {}", m.client_auth().label());
+    for e in m.endpoints() {
+        println!(
+            "  {}: {}; suites {}",
+            e.proto.label(),
+            e.policy.versions_label(),
+            e.policy.suites_label()
+        );
+        for n in &e.policy.notes {
+            println!("  note: {n}");
+        }
+    }
+    Ok(())
 }
 
 #[derive(Args, Debug, Clone)]
@@ -305,7 +402,7 @@ pub fn sink(args: SinkArgs) -> anyhow::Result<ExitCode> {
     let stop2 = stop.clone();
     std::thread::spawn(move || {
         rt.block_on(async {
-            let _ = crate::daemon::shutdown_signal().await;
+            let _ = crate::daemon::shutdown_signal(|| tracing::info!("SIGHUP ignored")).await;
         });
         stop2.store(true, std::sync::atomic::Ordering::Relaxed);
     });

@@ -13,17 +13,17 @@ use std::time::Instant;
 
 use anyhow::Context;
 use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
-use sluice_net::{NetError, PortClaim, PortClaimConfig, Transport, UdpGroup, UdpGroupConfig};
+use sluice_net::{NetError, PortClaimConfig, UdpGroup, UdpGroupConfig};
 use sluice_proto::classify::Tables;
 use sluice_proto::hec::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Balance, Config, EnvReport, ListenerKind};
-use crate::metrics::{OutputMetrics, Registry, TcpPortMetrics, UdpPortMetrics};
+use crate::config::{Balance, Config, EnvReport, ListenerKind, SourceProto};
+use crate::metrics::{OutputMetrics, Registry, UdpPortMetrics};
 use crate::output::{FileOutput, FileStats};
-use crate::pipeline::{Processor, ReceiverCounters};
-use crate::tcp::{TcpContext, TcpLimits, TcpStats};
+use crate::pipeline::Processor;
+use crate::stream::{StreamListeners, StreamShared};
 use crate::udp::{UdpContext, UdpPort};
 use crate::window::{MemoryBudget, Window};
 
@@ -111,7 +111,12 @@ async fn run_async(
         let mut g = UdpGroupConfig::new(addr);
         g.sockets = config.udp.sockets;
         g.balance = to_net_balance(config.udp.balance);
-        g.rcvbuf = (config.udp.rcvbuf.0 > 0).then_some(config.udp.rcvbuf.0 as usize);
+        let rcvbuf = if spec.proto == SourceProto::Rfc5426 {
+            config.udp.rfc5426_rcvbuf
+        } else {
+            config.udp.rcvbuf
+        };
+        g.rcvbuf = (rcvbuf.0 > 0).then_some(rcvbuf.0 as usize);
         g.batch = config.udp.fetch_limit.clamp(1, sluice_net::MAX_BATCH);
         g.max_datagram = config
             .listen
@@ -136,25 +141,8 @@ async fn run_async(
         }
         udp_groups.push((spec.id.clone(), g.balance, group));
     }
-    let mut tcp_ports = Vec::new();
-    // Held until the listeners close: they keep the ports' lock files.
-    let mut tcp_claims = Vec::new();
-    for spec in listeners.iter().filter(|l| l.kind == ListenerKind::Tcp) {
-        let port = spec.port;
-        let addr = SocketAddr::new(config.listen.address, port);
-        let tcp_claim = PortClaim::acquire(Transport::Tcp, addr, &claim)
-            .map_err(|e| listen_error("TCP", addr, &spec.setting, &e))?;
-        log_sharing("TCP", addr, tcp_claim.shared_with());
-        tcp_claims.push(tcp_claim);
-        let bound = crate::tcp::bind(addr).await.map_err(|e| {
-            anyhow::anyhow!(
-                "cannot listen on TCP {addr}: {e}{}; change the port with {}",
-                privilege_hint(&e, port),
-                spec.setting
-            )
-        })?;
-        tcp_ports.push((spec.id.clone(), bound));
-    }
+    let streams = StreamListeners::bind(&config, &listeners, &claim)?;
+    check_fd_limit(streams.max_connections());
 
     // --- output ------------------------------------------------------------------------
     let abort = AbortSignal::new();
@@ -220,35 +208,19 @@ async fn run_async(
         });
         udp_ports.push(port);
     }
-    let mut tcp_tasks = Vec::new();
-    let mut tcp_metrics = Vec::new();
-    for (id, bound) in tcp_ports {
-        let counters = Arc::new(ReceiverCounters::default());
-        let stats = Arc::new(TcpStats::default());
-        tracing::info!(addr = %bound.local_addr, "listening on TCP");
-        tcp_metrics.push(TcpPortMetrics {
-            listener: id.clone(),
-            port: bound.local_addr.port(),
-            counters: counters.clone(),
-            stats: stats.clone(),
-        });
-        let ctx = Arc::new(TcpContext {
+    let running = streams.start(
+        &config,
+        &StreamShared {
             memory: memory.clone(),
-            listener_id: id.as_str().into(),
             processor: processor.clone(),
             window: tcp_window.clone(),
-            limits: TcpLimits {
-                max_connections: config.tcp.max_connections,
-                max_message_size: config.listen.max_message_size,
-                frame_timeout: config.tcp.frame_timeout,
-                idle_timeout: config.tcp.idle_timeout,
-            },
-            counters,
-            stats,
             stop: stop.clone(),
-        });
-        tcp_tasks.push(tokio::spawn(crate::tcp::serve(bound, ctx, tx.clone())));
-    }
+        },
+        &tx,
+    );
+    let tcp_tasks = running.tasks;
+    let tcp_metrics = running.metrics;
+    let tls = running.tls;
     drop(tx);
 
     let registry = Arc::new(Registry {
@@ -259,6 +231,7 @@ async fn run_async(
         memory,
         output: output_metrics,
         stopping: stopping.clone(),
+        tls: tls.clone(),
     });
     let admin_stop = CancellationToken::new();
     if config.admin.port != 0 {
@@ -276,8 +249,16 @@ async fn run_async(
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
 
     // --- wait for a signal, or for the output to die --------------------------------------
+    let reload_tls = move || match &tls {
+        Some(t) => {
+            let _ = t.reload();
+        }
+        None => tracing::warn!(
+            "SIGHUP received: sluice does not reload its configuration; restart it to apply changes"
+        ),
+    };
     let early_output_end = tokio::select! {
-        sig = shutdown_signal() => {
+        sig = shutdown_signal(reload_tls) => {
             tracing::info!(signal = sig, "stopping: no longer reading; delivering what is in flight");
             None
         }
@@ -322,7 +303,6 @@ async fn run_async(
         }
     };
     admin_stop.cancel();
-    drop(tcp_claims);
     let delivered = registry.delivered_total();
     if report.undelivered_events > 0 {
         tracing::error!(
@@ -341,7 +321,12 @@ async fn run_async(
 
 /// A listener that cannot be opened: the address, the cause, and what to change. A port held
 /// by another process (the cause names it) can also be shared on purpose.
-fn listen_error(kind: &str, addr: SocketAddr, setting: &str, e: &NetError) -> anyhow::Error {
+pub(crate) fn listen_error(
+    kind: &str,
+    addr: SocketAddr,
+    setting: &str,
+    e: &NetError,
+) -> anyhow::Error {
     let fix = match e {
         NetError::PortInUse { .. } => format!(
             "stop the other receiver, change the port with {setting}, or set \
@@ -355,7 +340,7 @@ fn listen_error(kind: &str, addr: SocketAddr, setting: &str, e: &NetError) -> an
     anyhow::anyhow!("cannot listen on {kind} {addr}: {e}; {fix}")
 }
 
-fn log_sharing(kind: &str, addr: SocketAddr, with: &[sluice_net::PortHolder]) {
+pub(crate) fn log_sharing(kind: &str, addr: SocketAddr, with: &[sluice_net::PortHolder]) {
     if !with.is_empty() {
         let with: Vec<String> = with.iter().map(ToString::to_string).collect();
         tracing::warn!(
@@ -365,11 +350,34 @@ fn log_sharing(kind: &str, addr: SocketAddr, with: &[sluice_net::PortHolder]) {
     }
 }
 
-fn privilege_hint(e: &std::io::Error, port: u16) -> &'static str {
+pub(crate) fn privilege_hint(e: &std::io::Error, port: u16) -> &'static str {
     if e.kind() == std::io::ErrorKind::PermissionDenied && port < 1024 {
         " (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
     } else {
         ""
+    }
+}
+
+/// Raises the open-file limit to the hard limit and warns when even that is below what the
+/// connection limits can use: past it, `accept` fails with EMFILE for every sender.
+fn check_fd_limit(stream_connections: u64) {
+    // UDP sockets, HEC connections, files, the admin server: a generous allowance.
+    let needed = stream_connections + 1024;
+    match sluice_net::raise_fd_limit() {
+        Ok(l) => {
+            if l.now < needed {
+                tracing::warn!(
+                    limit = l.now,
+                    needed,
+                    "the open-file limit (RLIMIT_NOFILE) is below what the stream connection \
+                     limits may use; raise it (systemd: LimitNOFILE={needed}, docker: --ulimit \
+                     nofile={needed}) or lower SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS"
+                );
+            } else if l.now != l.before {
+                tracing::debug!(from = l.before, to = l.now, "raised the open-file limit");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot read or raise the open-file limit"),
     }
 }
 
@@ -418,9 +426,9 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
 }
 
 /// Waits for SIGTERM or SIGINT. SIGHUP, whose default action would kill the process without
-/// draining, is caught and logged: an operator's habitual `systemctl reload` must not lose
-/// what is in flight.
-pub(crate) async fn shutdown_signal() -> &'static str {
+/// draining, is caught and handed to `on_hup` (which reloads the TLS certificates): an
+/// operator's habitual `systemctl reload` must not lose what is in flight.
+pub(crate) async fn shutdown_signal(on_hup: impl Fn()) -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
@@ -434,9 +442,7 @@ pub(crate) async fn shutdown_signal() -> &'static str {
         tokio::select! {
             _ = term.recv() => return "SIGTERM",
             _ = int.recv() => return "SIGINT",
-            _ = hup.recv() => tracing::warn!(
-                "SIGHUP received: sluice does not reload its configuration; restart it to apply changes"
-            ),
+            _ = hup.recv() => on_hup(),
         }
     }
 }

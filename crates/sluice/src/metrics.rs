@@ -13,9 +13,11 @@ use sluice_hec::HecStats;
 use sluice_net::{RcvbufReport, SocketStats};
 
 use crate::admin::{PromWriter, Status};
+use crate::edge::{CloseReason, Edge};
 use crate::output::FileStats;
 use crate::pipeline::{FORMATS, ReceiverCounters};
 use crate::tcp::TcpStats;
+use crate::tls::{Failure, TlsEndpoint, TlsManager};
 use crate::window::{MemoryBudget, Window};
 
 /// One UDP port as the registry sees it.
@@ -39,13 +41,18 @@ struct UdpSocketLabels<'a> {
     index: usize,
 }
 
-/// One TCP port.
+/// One stream port (TCP, RFC 6587, TLS, RFC 5425).
 #[derive(Debug)]
 pub struct TcpPortMetrics {
     pub listener: String,
     pub port: u16,
+    /// `tcp`, `rfc6587`, `tls` or `rfc5425`.
+    pub transport: &'static str,
     pub counters: Arc<ReceiverCounters>,
     pub stats: Arc<TcpStats>,
+    pub edge: Arc<Edge>,
+    pub tls: Option<Arc<TlsEndpoint>>,
+    pub rcvbuf: Vec<RcvbufReport>,
 }
 
 #[derive(Debug)]
@@ -66,6 +73,8 @@ pub struct Registry {
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
+    /// The TLS certificate in service and its reloads.
+    pub tls: Option<Arc<TlsManager>>,
 }
 
 impl Registry {
@@ -106,6 +115,25 @@ impl Status for Registry {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Each stream port's open connections against its limit: at the limit, new senders
+    /// only get in by evicting idle ones, which is worth seeing before it happens.
+    fn details(&self) -> serde_json::Value {
+        let ports: Vec<serde_json::Value> = self
+            .tcp
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "listener": t.listener,
+                    "transport": t.transport,
+                    "port": t.port,
+                    "connections": t.edge.open(),
+                    "limit": t.edge.limit(),
+                })
+            })
+            .collect();
+        serde_json::json!({ "connections": ports })
     }
 
     fn render_metrics(&self) -> String {
@@ -164,7 +192,7 @@ impl Status for Registry {
                     name,
                     &[
                         ("listener", &t.listener),
-                        ("transport", "tcp"),
+                        ("transport", t.transport),
                         ("port", &port),
                         ("socket", ""),
                     ],
@@ -256,79 +284,12 @@ impl Status for Registry {
         w.sample("sluice_truncated_total", &[("transport", "udp")], udp_trunc);
         w.sample("sluice_truncated_total", &[("transport", "tcp")], tcp_trunc);
 
-        // TCP connections and framing.
+        // Stream connections, the edge, framing and TLS.
         if !self.tcp.is_empty() {
-            w.family("sluice_tcp_connections", "gauge", "Open TCP connections.");
-            for t in &self.tcp {
-                let port = t.port.to_string();
-                w.sample("sluice_tcp_connections", &[("port", &port)], t.stats.open());
-            }
-            w.family(
-                "sluice_tcp_connections_total",
-                "counter",
-                "Accepted TCP connections.",
-            );
-            for t in &self.tcp {
-                let port = t.port.to_string();
-                w.sample(
-                    "sluice_tcp_connections_total",
-                    &[("port", &port)],
-                    t.stats.accepted.load(Ordering::Relaxed),
-                );
-            }
-            w.family(
-                "sluice_tcp_frames_total",
-                "counter",
-                "Notable TCP frames: octet-counted, partial (delivered at close/timeout), \
-                 truncated; and skipped empty lines.",
-            );
-            for t in &self.tcp {
-                let port = t.port.to_string();
-                for (kind, v) in [
-                    ("octet_counted", &t.stats.octet_counted),
-                    ("partial", &t.stats.partial),
-                    ("truncated", &t.stats.truncated),
-                    ("empty_line", &t.stats.empty_lines),
-                ] {
-                    w.sample(
-                        "sluice_tcp_frames_total",
-                        &[("port", &port), ("kind", kind)],
-                        v.load(Ordering::Relaxed),
-                    );
-                }
-            }
-            w.family(
-                "sluice_tcp_discarded_bytes_total",
-                "counter",
-                "Bytes beyond max_message_size skipped after a truncated frame.",
-            );
-            for t in &self.tcp {
-                let port = t.port.to_string();
-                w.sample(
-                    "sluice_tcp_discarded_bytes_total",
-                    &[("port", &port)],
-                    t.stats.discarded_bytes.load(Ordering::Relaxed),
-                );
-            }
-            w.family(
-                "sluice_tcp_closed_total",
-                "counter",
-                "Connections sluice closed, by reason.",
-            );
-            for t in &self.tcp {
-                let port = t.port.to_string();
-                for (reason, v) in [
-                    ("frame_timeout", &t.stats.frame_timeouts),
-                    ("idle_timeout", &t.stats.idle_timeouts),
-                    ("read_error", &t.stats.read_errors),
-                ] {
-                    w.sample(
-                        "sluice_tcp_closed_total",
-                        &[("port", &port), ("reason", reason)],
-                        v.load(Ordering::Relaxed),
-                    );
-                }
-            }
+            render_streams(&mut w, &self.tcp);
+        }
+        if let Some(tls) = &self.tls {
+            render_tls(&mut w, tls, &self.tcp);
         }
 
         // The window.
@@ -443,6 +404,201 @@ impl Status for Registry {
         }
         w.finish()
     }
+}
+
+fn render_streams(w: &mut PromWriter, tcp: &[TcpPortMetrics]) {
+    let labels = |t: &TcpPortMetrics| (t.listener.clone(), t.transport, t.port.to_string());
+    w.family(
+        "sluice_tcp_connections",
+        "gauge",
+        "Open stream connections (TCP, RFC 6587, TLS, RFC 5425).",
+    );
+    for t in tcp {
+        let (l, tr, p) = labels(t);
+        w.sample(
+            "sluice_tcp_connections",
+            &[("listener", &l), ("transport", tr), ("port", &p)],
+            t.edge.open(),
+        );
+    }
+    w.family(
+        "sluice_tcp_connection_limit",
+        "gauge",
+        "Connection limit per port (SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS).",
+    );
+    for t in tcp {
+        let (l, tr, p) = labels(t);
+        w.sample(
+            "sluice_tcp_connection_limit",
+            &[("listener", &l), ("transport", tr), ("port", &p)],
+            t.edge.limit(),
+        );
+    }
+    w.family(
+        "sluice_tcp_connections_total",
+        "counter",
+        "Connections accepted from the kernel (admitted or refused at the limit).",
+    );
+    for t in tcp {
+        let (l, tr, p) = labels(t);
+        w.sample(
+            "sluice_tcp_connections_total",
+            &[("listener", &l), ("transport", tr), ("port", &p)],
+            t.edge.accepted(),
+        );
+    }
+    w.family(
+        "sluice_tcp_closed_total",
+        "counter",
+        "Closed stream connections by reason: eof (the sender closed), idle_timeout, \
+         frame_timeout (partial frame delivered), no_data (nothing sent before the deadline), \
+         evicted (idle, to admit a new one at the limit), limit (refused), tls_handshake, \
+         tls_error, proxy_header, read_error, shutdown.",
+    );
+    for t in tcp {
+        let (l, tr, p) = labels(t);
+        for reason in CloseReason::ALL {
+            w.sample(
+                "sluice_tcp_closed_total",
+                &[
+                    ("listener", &l),
+                    ("transport", tr),
+                    ("port", &p),
+                    ("reason", reason.label()),
+                ],
+                t.edge.closed(reason),
+            );
+        }
+    }
+    w.family(
+        "sluice_tcp_accept_errors_total",
+        "counter",
+        "accept() failures (EMFILE: raise the open-file limit).",
+    );
+    for t in tcp {
+        let (l, tr, p) = labels(t);
+        w.sample(
+            "sluice_tcp_accept_errors_total",
+            &[("listener", &l), ("transport", tr), ("port", &p)],
+            t.stats.accept_errors.load(Ordering::Relaxed),
+        );
+    }
+    w.family(
+        "sluice_tcp_frames_total",
+        "counter",
+        "Notable stream frames: octet-counted, partial (delivered at close/timeout), \
+         truncated; and skipped empty lines.",
+    );
+    for t in tcp {
+        let (l, tr, p) = labels(t);
+        for (kind, v) in [
+            ("octet_counted", &t.stats.octet_counted),
+            ("partial", &t.stats.partial),
+            ("truncated", &t.stats.truncated),
+            ("empty_line", &t.stats.empty_lines),
+        ] {
+            w.sample(
+                "sluice_tcp_frames_total",
+                &[
+                    ("listener", &l),
+                    ("transport", tr),
+                    ("port", &p),
+                    ("kind", kind),
+                ],
+                v.load(Ordering::Relaxed),
+            );
+        }
+    }
+    w.family(
+        "sluice_tcp_discarded_bytes_total",
+        "counter",
+        "Bytes beyond max_message_size skipped after a truncated frame.",
+    );
+    for t in tcp {
+        let (l, tr, p) = labels(t);
+        w.sample(
+            "sluice_tcp_discarded_bytes_total",
+            &[("listener", &l), ("transport", tr), ("port", &p)],
+            t.stats.discarded_bytes.load(Ordering::Relaxed),
+        );
+    }
+    w.family(
+        "sluice_tcp_rcvbuf_bytes",
+        "gauge",
+        "Receive buffer of each listening socket as read back from the kernel (accepted \
+         connections inherit it).",
+    );
+    for t in tcp {
+        let (_, tr, p) = labels(t);
+        for r in &t.rcvbuf {
+            let socket = r.index.to_string();
+            w.sample(
+                "sluice_tcp_rcvbuf_bytes",
+                &[("transport", tr), ("port", &p), ("socket", &socket)],
+                r.effective,
+            );
+        }
+    }
+}
+
+fn render_tls(w: &mut PromWriter, tls: &TlsManager, tcp: &[TcpPortMetrics]) {
+    w.family(
+        "sluice_tls_handshakes_total",
+        "counter",
+        "Completed TLS handshakes by protocol version and cipher suite.",
+    );
+    for t in tcp {
+        let Some(ep) = &t.tls else { continue };
+        let p = t.port.to_string();
+        for ((version, suite), n) in ep.stats.handshakes() {
+            w.sample(
+                "sluice_tls_handshakes_total",
+                &[("port", &p), ("version", version), ("suite", suite)],
+                n,
+            );
+        }
+    }
+    w.family(
+        "sluice_tls_handshake_failures_total",
+        "counter",
+        "Failed TLS handshakes by reason.",
+    );
+    for t in tcp {
+        let Some(ep) = &t.tls else { continue };
+        let p = t.port.to_string();
+        for f in Failure::ALL {
+            w.sample(
+                "sluice_tls_handshake_failures_total",
+                &[("port", &p), ("reason", f.label())],
+                ep.stats.failures(f),
+            );
+        }
+    }
+    w.family(
+        "sluice_tls_certificate_expiry_timestamp_seconds",
+        "gauge",
+        "notAfter of the server certificate in service (Unix seconds): alert on it.",
+    )
+    .sample(
+        "sluice_tls_certificate_expiry_timestamp_seconds",
+        &[],
+        tls.stats.not_after.load(Ordering::Relaxed),
+    );
+    w.family(
+        "sluice_tls_reloads_total",
+        "counter",
+        "Certificate reloads (file change or SIGHUP); a failed one keeps the previous pair.",
+    )
+    .sample(
+        "sluice_tls_reloads_total",
+        &[("outcome", "ok")],
+        tls.stats.reloads.load(Ordering::Relaxed),
+    )
+    .sample(
+        "sluice_tls_reloads_total",
+        &[("outcome", "failed")],
+        tls.stats.reload_failures.load(Ordering::Relaxed),
+    );
 }
 
 fn render_hec(w: &mut PromWriter, h: &HecStats, lost: u64) {

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
 use sluice_proto::classify::{SourceMeta, Tables, classify};
-use sluice_proto::hec::{EncodeOptions, encode_event};
+use sluice_proto::hec::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
 use sluice_proto::{Format, ParseOptions, parse};
 
@@ -126,6 +126,33 @@ impl Processor {
         let class = classify(&msg, src, &self.tables);
         builder.push_with(at.instant, |out| {
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
+        })
+    }
+
+    /// [`process`](Self::process), adding `tag` to the event's `sc4s_tags` (when indexed
+    /// fields are sent). For the rare event that needs a mark, such as a partial frame.
+    pub fn process_tagged(
+        &self,
+        payload: &[u8],
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+        tag: &str,
+    ) -> Option<EncodedBatch> {
+        let opts = ParseOptions {
+            now_unix_secs: at.unix_micros.div_euclid(1_000_000),
+            zone: &self.zone,
+        };
+        let msg = parse(payload, &opts);
+        counts.messages += 1;
+        counts.bytes += payload.len() as u64;
+        counts.by_format[format_index(msg.format)] += 1;
+        let class = classify(&msg, src, &self.tables);
+        builder.push_with(at.instant, |out| {
+            let start = out.len();
+            encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
+            append_tag(out, start, tag);
         })
     }
 }

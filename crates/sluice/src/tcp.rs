@@ -1,69 +1,86 @@
-//! The TCP listener: RFC 6587 framing (octet counting or LF, per frame), many concurrent
-//! connections, backpressure instead of loss.
+//! The stream listeners: plain TCP and RFC 6587, TLS and RFC 5425, optionally behind a
+//! PROXY protocol header. One connection loop serves all of them, generic over the stream
+//! (a `TcpStream`, a `TlsStream`, either after a PROXY header).
 //!
 //! Each connection is a task: read into a buffer, cut frames with
-//! [`sluice_proto::framing::Decoder`], acquire window permits for the frames found, then
-//! parse, classify and encode them into a per-read chunk. Waiting for permits means not
-//! reading, so a full window closes the TCP window towards the sender instead of dropping.
-//! Chunks go to one combiner task per port that merges them into HEC-sized batches (a
-//! memcpy per event), so a thousand quiet devices still produce full batches rather than a
-//! thousand tiny requests.
+//! [`sluice_proto::framing::Decoder`] (octet counting or LF, per frame), acquire window
+//! permits for the frames found, then parse, classify and encode them into a per-read chunk.
+//! Waiting for permits means not reading, so a full window closes the TCP window towards the
+//! sender instead of dropping. Chunks go to one combiner task per port that merges them into
+//! HEC-sized batches (a memcpy per event), so a thousand quiet devices still produce full
+//! batches rather than a thousand tiny requests. With `parallelize` on, a read's frames go to
+//! a pool of worker tasks instead, so one busy connection uses more than one core.
 //!
-//! Limits: `max_connections` per port (further connections wait in the listen backlog),
-//! `max_message_size` per frame (longer frames are truncated and counted, see the decoder),
-//! `frame_timeout` for a connection stalled mid-frame (its partial frame is delivered, counted,
-//! and the connection closed) and an optional `idle_timeout`.
+//! # The edge cannot be locked out
+//!
+//! * **Connection limit with eviction** ([`crate::edge`]): at `max_connections` the
+//!   connection idle longest is closed to admit the new one; only when none is idle is the
+//!   new one refused. Connections are accepted (not left in the backlog), so a flood is
+//!   counted and logged instead of silently stalling everyone.
+//! * **Per-frame deadline** (`frame_timeout`): a frame must complete within this long of its
+//!   first byte, and the first frame of a connection — PROXY header and TLS handshake
+//!   included — within this long of the accept. A connection that sends nothing is closed
+//!   (`no_data`); one that trickles a frame (slowloris) has what arrived delivered as a
+//!   partial frame, tagged `sluice:frame_timeout` in `sc4s_tags` and counted, and is closed.
+//! * **Idle timeout** (`idle_timeout`) between frames, and TCP keepalive (60 s, then 6 probes
+//!   10 s apart) for half-open connections whose peer vanished.
+//! * **Bounded memory**: a connection's buffer starts at 8 KiB and grows only while a frame
+//!   longer than it arrives, up to `max_message_size` plus a frame header.
+//!
+//! Every close is counted by reason (`sluice_tcp_closed_total{reason}`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
+use sluice_net::RcvbufReport;
 use sluice_proto::classify::{SourceMeta, Transport};
 use sluice_proto::framing::{Decoder, Frame, FramingStats};
-use tokio::io::AsyncReadExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::edge::{CloseReason, ConnGuard, Edge, LogLimiter};
 use crate::pipeline::{LocalCounts, Processor, ReceiverCounters, RecvTime, hand_over};
+use crate::proxy::Prefixed;
+use crate::tls::{Failure, TlsEndpoint};
 use crate::window::{MemoryBudget, Window};
+
+/// Tag added to `sc4s_tags` of a partial frame delivered because its deadline passed.
+pub const FRAME_TIMEOUT_TAG: &str = "sluice:frame_timeout";
+
+/// A connection's buffer at first: most senders write lines of a few hundred bytes, and an
+/// idle connection should cost little.
+const INITIAL_BUFFER: usize = 8 * 1024;
+/// Reads are made with at least this much room once a connection is busy.
+const READ_CHUNK: usize = 64 * 1024;
 
 /// Limits applied to every connection of a listener.
 #[derive(Clone, Debug)]
 pub struct TcpLimits {
-    pub max_connections: usize,
     pub max_message_size: usize,
+    /// Deadline of a frame from its first byte, and of the first frame from the accept.
     pub frame_timeout: Duration,
     /// `Duration::ZERO`: never close an idle connection.
     pub idle_timeout: Duration,
 }
 
-/// Counters of one TCP port, read at scrape time.
+/// Framing counters of one port, read at scrape time.
 #[derive(Debug, Default)]
 pub struct TcpStats {
-    pub accepted: AtomicU64,
-    pub closed: AtomicU64,
     pub accept_errors: AtomicU64,
-    pub read_errors: AtomicU64,
     pub octet_counted: AtomicU64,
     pub truncated: AtomicU64,
     pub partial: AtomicU64,
     pub discarded_bytes: AtomicU64,
     pub empty_lines: AtomicU64,
-    pub frame_timeouts: AtomicU64,
-    pub idle_timeouts: AtomicU64,
 }
 
 impl TcpStats {
-    pub fn open(&self) -> u64 {
-        self.accepted
-            .load(Ordering::Relaxed)
-            .saturating_sub(self.closed.load(Ordering::Relaxed))
-    }
-
     fn add_framing(&self, now: FramingStats, before: &mut FramingStats) {
         let d = |a: u64, b: u64| a.saturating_sub(b);
         self.octet_counted.fetch_add(
@@ -84,34 +101,60 @@ impl TcpStats {
     }
 }
 
-/// A bound TCP port, ready to serve.
+/// A bound stream port: its listening sockets, ready to serve.
 #[derive(Debug)]
 pub struct TcpPort {
-    pub listener: TcpListener,
+    pub listeners: Vec<TcpListener>,
     pub local_addr: SocketAddr,
+    /// What the kernel granted each listening socket's receive buffer.
+    pub rcvbuf: Vec<RcvbufReport>,
+    /// The port's claim (its lock file), held as long as the listening sockets.
+    pub claim: Option<sluice_net::PortClaim>,
 }
 
-/// Binds now, so a port conflict is a startup error; serving starts with [`serve`].
-pub async fn bind(addr: SocketAddr) -> std::io::Result<TcpPort> {
-    let socket = match addr {
-        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
-        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
-    };
-    socket.set_reuseaddr(true)?;
-    // The port was claimed first (sluice_net::PortClaim), so SO_REUSEPORT only lets in a
-    // process that was told to share it (a hand-over to a new instance).
-    socket.set_reuseport(true)?;
-    if addr.is_ipv6() {
-        // Dual stack, like the UDP side: `[::]:514` also accepts IPv4 senders.
-        let s2 = socket2::SockRef::from(&socket);
-        s2.set_only_v6(false)?;
+/// Binds `sockets` listening sockets on `addr` (`SO_REUSEPORT` when more than one, so the
+/// kernel spreads connections over them) with the receive buffer `rcvbuf` (forced when
+/// privileged, read back). Binding now makes a port conflict a startup error; serving
+/// starts with [`serve`]. Must be called inside the tokio runtime.
+pub fn bind(addr: SocketAddr, sockets: usize, rcvbuf: Option<usize>) -> std::io::Result<TcpPort> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let mut listeners = Vec::with_capacity(sockets.max(1));
+    let mut reports = Vec::with_capacity(sockets.max(1));
+    let mut bind_addr = addr;
+    for i in 0..sockets.max(1) {
+        let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        s.set_reuse_address(true)?;
+        // The port was claimed first (sluice_net::PortClaim), so SO_REUSEPORT on a fixed port
+        // only lets in a process that was told to share it. With port 0 the first socket
+        // must autobind alone: an autobind with SO_REUSEPORT may land on a port another group
+        // of this user already listens on and join it.
+        if i > 0 || addr.port() != 0 {
+            s.set_reuse_port(true)?;
+        }
+        if addr.is_ipv6() {
+            // Dual stack, like the UDP side: `[::]:514` also accepts IPv4 senders.
+            s.set_only_v6(false)?;
+        }
+        s.set_nonblocking(true)?;
+        reports.push(sluice_net::apply_rcvbuf(&s, i, rcvbuf)?);
+        s.bind(&bind_addr.into())?;
+        if i == 0 {
+            if sockets > 1 && addr.port() == 0 {
+                s.set_reuse_port(true)?;
+            }
+            bind_addr = s
+                .local_addr()?
+                .as_socket()
+                .ok_or_else(|| std::io::Error::other("bound socket has no IP address"))?;
+        }
+        s.listen(1024)?;
+        listeners.push(TcpListener::from_std(s.into())?);
     }
-    socket.bind(addr)?;
-    let listener = socket.listen(1024)?;
-    let local_addr = listener.local_addr()?;
     Ok(TcpPort {
-        listener,
-        local_addr,
+        listeners,
+        local_addr: bind_addr,
+        rcvbuf: reports,
+        claim: None,
     })
 }
 
@@ -128,6 +171,29 @@ pub struct TcpContext {
     pub stats: Arc<TcpStats>,
     /// Fires when the daemon stops receiving.
     pub stop: CancellationToken,
+    /// `Tcp`, or `Tls` for the TLS and RFC 5425 ports.
+    pub transport: Transport,
+    /// Connection table, limit, eviction and close counters.
+    pub edge: Arc<Edge>,
+    /// The TLS side, for TLS and RFC 5425 ports.
+    pub tls: Option<Arc<TlsEndpoint>>,
+    /// Expect a PROXY protocol header first.
+    pub proxy: bool,
+    /// Parse/classify/encode workers per port (0: in the connection's own task).
+    pub parallelize: usize,
+    /// Rate limit of the per-connection warnings (timeouts, PROXY errors).
+    pub warnings: LogLimiter,
+}
+
+impl TcpContext {
+    fn source<'a>(&'a self, dest_port: u16, peer: SocketAddr) -> SourceMeta<'a> {
+        SourceMeta {
+            transport: self.transport,
+            dest_port,
+            source_ip: peer.ip().to_canonical(),
+            listener_id: &self.listener_id,
+        }
+    }
 }
 
 /// Serves a port until `ctx.stop` fires and every connection has finished; batches go to
@@ -141,28 +207,49 @@ pub async fn serve(port: TcpPort, ctx: Arc<TcpContext>, out: async_channel::Send
         out,
         ctx.counters.clone(),
     ));
-    let slots = Arc::new(Semaphore::new(ctx.limits.max_connections.max(1)));
+    let workers = crate::parallel::Workers::start(&ctx, dest_port, &chunk_tx);
+    let mut accepts = tokio::task::JoinSet::new();
+    for listener in port.listeners {
+        accepts.spawn(accept_loop(
+            listener,
+            dest_port,
+            ctx.clone(),
+            chunk_tx.clone(),
+            workers.as_ref().map(|w| w.sender()),
+        ));
+    }
+    while accepts.join_next().await.is_some() {}
+    if let Some(w) = workers {
+        w.finish().await;
+    }
+    drop(chunk_tx);
+    let _ = combiner.await;
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    dest_port: u16,
+    ctx: Arc<TcpContext>,
+    chunks: async_channel::Sender<EncodedBatch>,
+    jobs: Option<crate::parallel::JobSender>,
+) {
     let mut conns = tokio::task::JoinSet::new();
     loop {
-        // Take a connection slot before accepting: over the limit, connections wait in the
-        // kernel's listen backlog instead of being accepted and dropped.
-        let slot = tokio::select! {
-            s = slots.clone().acquire_owned() => match s { Ok(s) => s, Err(_) => break },
-            () = ctx.stop.cancelled() => break,
-        };
         let accepted = tokio::select! {
-            a = port.listener.accept() => a,
+            a = listener.accept() => a,
             () = ctx.stop.cancelled() => break,
         };
         match accepted {
             Ok((stream, peer)) => {
-                ctx.stats.accepted.fetch_add(1, Ordering::Relaxed);
+                // Refused: the socket is closed by dropping it (counted in `admit`).
+                let Some(guard) = ctx.edge.admit(peer, dest_port) else {
+                    continue;
+                };
                 let ctx = ctx.clone();
-                let chunk_tx = chunk_tx.clone();
+                let chunks = chunks.clone();
+                let jobs = jobs.clone();
                 conns.spawn(async move {
-                    connection(stream, peer, dest_port, &ctx, &chunk_tx).await;
-                    ctx.stats.closed.fetch_add(1, Ordering::Relaxed);
-                    drop(slot);
+                    handle(stream, peer, dest_port, guard, &ctx, &chunks, jobs.as_ref()).await;
                 });
             }
             Err(e) => {
@@ -175,37 +262,117 @@ pub async fn serve(port: TcpPort, ctx: Arc<TcpContext>, out: async_channel::Send
         // Reap finished connections so the set does not grow with every short-lived sender.
         while conns.try_join_next().is_some() {}
     }
-    drop(port);
+    drop(listener);
     while conns.join_next().await.is_some() {}
-    drop(chunk_tx);
-    let _ = combiner.await;
+}
+
+/// Finds a half-open connection (the peer vanished without a FIN or RST) in about two
+/// minutes instead of the kernel's two hours.
+fn set_keepalive(stream: &TcpStream) {
+    let ka = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(60))
+        .with_interval(Duration::from_secs(10))
+        .with_retries(6);
+    if let Err(e) = socket2::SockRef::from(stream).set_tcp_keepalive(&ka) {
+        tracing::debug!(error = %e, "cannot enable TCP keepalive");
+    }
+}
+
+/// One connection, from the accept to the close: PROXY header, TLS handshake, then the
+/// read loop. The close reason is recorded in `guard`, which counts it when dropped.
+async fn handle(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    dest_port: u16,
+    mut guard: ConnGuard,
+    ctx: &TcpContext,
+    chunks: &async_channel::Sender<EncodedBatch>,
+    jobs: Option<&crate::parallel::JobSender>,
+) {
+    set_keepalive(&stream);
+    let first_deadline = Instant::now() + ctx.limits.frame_timeout;
+    let mut source = peer;
+    let mut prefix = Vec::new();
+    if ctx.proxy {
+        let header = tokio::select! {
+            r = tokio::time::timeout_at(first_deadline, crate::proxy::read_header(&mut stream)) => r,
+            () = guard.evicted() => return guard.set_reason(CloseReason::Evicted),
+            () = ctx.stop.cancelled() => return guard.set_reason(CloseReason::Shutdown),
+        };
+        match header {
+            Ok(Ok((proxied, rest))) => {
+                if let Some(s) = proxied.source {
+                    source = s;
+                }
+                prefix = rest;
+            }
+            Ok(Err(e)) => {
+                if let Some(suppressed) = ctx.warnings.allow() {
+                    tracing::warn!(%peer, port = dest_port, suppressed, "closing a connection: {e} (SC4S_SOURCE_PROXYCONNECT=yes expects every connection to start with one)");
+                }
+                return guard.set_reason(CloseReason::ProxyHeader);
+            }
+            Err(_) => {
+                if let Some(suppressed) = ctx.warnings.allow() {
+                    tracing::warn!(%peer, port = dest_port, suppressed, "closing a connection: no complete PROXY header within the frame deadline");
+                }
+                return guard.set_reason(CloseReason::ProxyHeader);
+            }
+        }
+    }
+    let stream = Prefixed::new(prefix, stream);
+    let src = ctx.source(dest_port, source);
+    let reason = match &ctx.tls {
+        None => read_loop(stream, &src, &guard, first_deadline, ctx, chunks, jobs).await,
+        Some(tls) => {
+            let hs = tokio::select! {
+                r = tokio::time::timeout_at(first_deadline, tls.accept(stream)) => r,
+                () = guard.evicted() => return guard.set_reason(CloseReason::Evicted),
+                () = ctx.stop.cancelled() => return guard.set_reason(CloseReason::Shutdown),
+            };
+            match hs {
+                Ok(Ok(tls_stream)) => {
+                    tls.record_handshake(tls_stream.get_ref().1);
+                    read_loop(tls_stream, &src, &guard, first_deadline, ctx, chunks, jobs).await
+                }
+                Ok(Err(e)) => {
+                    tls.record_failure(Failure::of(&e), source, dest_port, &e.to_string());
+                    CloseReason::TlsHandshake
+                }
+                Err(_) => {
+                    tls.record_failure(Failure::Timeout, source, dest_port, "timed out");
+                    CloseReason::TlsHandshake
+                }
+            }
+        }
+    };
+    guard.set_reason(reason);
 }
 
 /// Why a connection's read loop ended.
 enum End {
     Eof,
     Stop,
+    Evicted,
     FrameTimeout,
+    NoData,
     IdleTimeout,
     Error(std::io::Error),
 }
 
-async fn connection(
-    mut stream: TcpStream,
-    peer: SocketAddr,
-    dest_port: u16,
+/// The connection loop shared by every stream transport.
+async fn read_loop<S: AsyncRead + Unpin>(
+    mut stream: S,
+    src: &SourceMeta<'_>,
+    guard: &ConnGuard,
+    first_deadline: Instant,
     ctx: &TcpContext,
     chunks: &async_channel::Sender<EncodedBatch>,
-) {
-    let src = SourceMeta {
-        transport: Transport::Tcp,
-        dest_port,
-        source_ip: peer.ip().to_canonical(),
-        listener_id: &ctx.listener_id,
-    };
+    jobs: Option<&crate::parallel::JobSender>,
+) -> CloseReason {
     let mut decoder = Decoder::new(ctx.limits.max_message_size);
     let cap = decoder.required_capacity();
-    let mut buf = BytesMut::with_capacity(cap.min(64 * 1024));
+    let mut buf = BytesMut::with_capacity(INITIAL_BUFFER);
     let mut chunk = BatchBuilder::new(BatchPolicy {
         max_events: usize::MAX,
         max_bytes: usize::MAX,
@@ -214,24 +381,30 @@ async fn connection(
     let mut frames: Vec<Frame> = Vec::with_capacity(64);
     let mut counts = LocalCounts::default();
     let mut framing_seen = FramingStats::default();
+    // The deadline of the frame in progress; the first frame's runs from the accept, so a
+    // connection that sends nothing is closed too.
+    let mut frame_deadline = Some(first_deadline);
+    let mut idle_deadline: Option<Instant> = None;
+    let mut received = false;
 
     let end = loop {
-        // Grow towards the decoder's requirement only when a frame is longer than what we
-        // hold; most connections keep a small buffer.
-        if buf.capacity() - buf.len() < 4096 {
-            let want = (buf.capacity() * 2).clamp(64 * 1024, cap.max(64 * 1024));
+        // Grow only while a frame is longer than what is held (up to what the decoder needs);
+        // once busy, read in chunks large enough to amortise the syscall.
+        if buf.capacity() - buf.len() < 4096 || (received && buf.capacity() < READ_CHUNK) {
+            let want = (buf.capacity() * 2).clamp(INITIAL_BUFFER, cap.max(READ_CHUNK));
             buf.reserve(want - buf.len().min(want));
         }
-        let timeout = if decoder.at_boundary() && buf.is_empty() {
-            ctx.limits.idle_timeout
-        } else {
-            ctx.limits.frame_timeout
-        };
+        let deadline = frame_deadline.or(idle_deadline);
         let read = tokio::select! {
             r = stream.read_buf(&mut buf) => r,
             () = ctx.stop.cancelled() => break End::Stop,
-            () = sleep_or_forever(timeout) => {
-                break if decoder.at_boundary() && buf.is_empty() { End::IdleTimeout } else { End::FrameTimeout };
+            () = guard.evicted() => break End::Evicted,
+            () = sleep_until_opt(deadline.map(Instant::into_std)) => {
+                break match (frame_deadline.is_some(), received) {
+                    (true, true) => End::FrameTimeout,
+                    (true, false) => End::NoData,
+                    (false, _) => End::IdleTimeout,
+                };
             }
         };
         match read {
@@ -239,35 +412,81 @@ async fn connection(
             Ok(_) => {}
             Err(e) => break End::Error(e),
         }
+        received = true;
+        // Busy until this read is processed: waiting on the window is not idleness.
+        guard.set_idle(false);
         frames.clear();
         let consumed = {
             let mut it = decoder.frames(&buf);
             frames.extend(it.by_ref().map(|(f, _)| f));
             it.consumed()
         };
-        if !frames.is_empty()
-            && !deliver(&buf, &frames, &src, ctx, &mut chunk, &mut counts, chunks).await
-        {
+        let got_frames = !frames.is_empty();
+        if got_frames {
+            let running = match jobs {
+                Some(jobs) => {
+                    let data = buf.split_to(consumed).freeze();
+                    let taken = std::mem::replace(&mut frames, Vec::with_capacity(64));
+                    jobs.submit(data, taken, src.source_ip, &ctx.stop).await
+                }
+                None => {
+                    let r = deliver(&buf, &frames, src, ctx, &mut chunk, &mut counts, chunks).await;
+                    buf.advance(consumed);
+                    r
+                }
+            };
+            if !running {
+                break End::Stop;
+            }
+        } else {
             buf.advance(consumed);
-            break End::Stop;
         }
-        buf.advance(consumed);
+        // Deadlines run from now, after any wait for the window or the memory budget: time
+        // the pipeline held the connection is not the sender's.
+        let now = Instant::now();
+        let pending = !buf.is_empty() || !decoder.at_boundary();
+        if got_frames || frame_deadline.is_none() {
+            frame_deadline = pending.then(|| now + ctx.limits.frame_timeout);
+        }
+        idle_deadline =
+            (!pending && !ctx.limits.idle_timeout.is_zero()).then(|| now + ctx.limits.idle_timeout);
+        guard.touch(!pending);
         ctx.stats.add_framing(decoder.stats(), &mut framing_seen);
     };
 
-    match &end {
-        End::FrameTimeout => {
-            ctx.stats.frame_timeouts.fetch_add(1, Ordering::Relaxed);
-            tracing::info!(%peer, "connection stalled mid-frame; delivering the partial frame and closing");
-        }
-        End::IdleTimeout => {
-            ctx.stats.idle_timeouts.fetch_add(1, Ordering::Relaxed);
+    let reason = match &end {
+        End::Eof => CloseReason::Eof,
+        End::Stop => CloseReason::Shutdown,
+        End::Evicted => CloseReason::Evicted,
+        End::FrameTimeout => CloseReason::FrameTimeout,
+        End::NoData => CloseReason::NoData,
+        End::IdleTimeout => CloseReason::IdleTimeout,
+        // TLS without close_notify, which most syslog senders skip: the end of the stream.
+        End::Error(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => CloseReason::Eof,
+        End::Error(e) if ctx.tls.is_some() && e.kind() == std::io::ErrorKind::InvalidData => {
+            if let Some(suppressed) = ctx.warnings.allow() {
+                tracing::warn!(peer = %src.source_ip, port = src.dest_port, error = %e, suppressed, "TLS error after the handshake; closing the connection");
+            }
+            CloseReason::TlsError
         }
         End::Error(e) => {
-            ctx.stats.read_errors.fetch_add(1, Ordering::Relaxed);
-            tracing::debug!(%peer, error = %e, "connection read error");
+            tracing::debug!(peer = %src.source_ip, error = %e, "connection read error");
+            CloseReason::ReadError
         }
-        End::Eof | End::Stop => {}
+    };
+    if matches!(end, End::FrameTimeout | End::NoData)
+        && let Some(suppressed) = ctx.warnings.allow()
+    {
+        tracing::info!(
+            peer = %src.source_ip,
+            port = src.dest_port,
+            buffered = buf.len(),
+            suppressed,
+            reason = reason.label(),
+            "closing a connection that did not complete a frame within {:?} (slow or silent \
+             sender); what arrived is delivered, tagged {FRAME_TIMEOUT_TAG}",
+            ctx.limits.frame_timeout
+        );
     }
     // Whatever was received and not yet delivered goes out now: complete frames still in the
     // buffer (on stop), then the unterminated tail as a partial frame.
@@ -286,25 +505,29 @@ async fn connection(
         });
     }
     if !frames.is_empty() {
-        deliver(&buf, &frames, &src, ctx, &mut chunk, &mut counts, chunks).await;
+        let tag = (reason == CloseReason::FrameTimeout).then_some(FRAME_TIMEOUT_TAG);
+        deliver_tagged(
+            &buf,
+            &frames,
+            src,
+            ctx,
+            &mut chunk,
+            &mut counts,
+            chunks,
+            tag,
+        )
+        .await;
     }
     ctx.stats.add_framing(decoder.stats(), &mut framing_seen);
     counts.flush_into(&ctx.counters);
-}
-
-async fn sleep_or_forever(d: Duration) {
-    if d.is_zero() {
-        std::future::pending::<()>().await
-    } else {
-        tokio::time::sleep(d).await
-    }
+    reason
 }
 
 /// Acquires window permits for `frames`, encodes them into one chunk and hands it to the
 /// combiner. Returns `false` when the daemon stopped while waiting for the window: the frames
 /// are then encoded and handed over without permits, because they were already read from the
 /// socket and count as received (the window overshoots by at most one read per connection).
-async fn deliver(
+pub(crate) async fn deliver(
     buf: &[u8],
     frames: &[Frame],
     src: &SourceMeta<'_>,
@@ -313,9 +536,24 @@ async fn deliver(
     counts: &mut LocalCounts,
     chunks: &async_channel::Sender<EncodedBatch>,
 ) -> bool {
+    deliver_tagged(buf, frames, src, ctx, chunk, counts, chunks, None).await
+}
+
+/// [`deliver`], tagging the partial frames among `frames` with `partial_tag`.
+#[allow(clippy::too_many_arguments)]
+async fn deliver_tagged(
+    buf: &[u8],
+    frames: &[Frame],
+    src: &SourceMeta<'_>,
+    ctx: &TcpContext,
+    chunk: &mut BatchBuilder,
+    counts: &mut LocalCounts,
+    chunks: &async_channel::Sender<EncodedBatch>,
+    partial_tag: Option<&str>,
+) -> bool {
     let permit = ctx.window.acquire(frames.len() as u32, &ctx.stop).await;
     let mut running = permit.is_some();
-    if let Some(mut c) = encode_chunk(buf, frames, src, ctx, chunk, counts) {
+    if let Some(mut c) = encode_chunk(buf, frames, src, ctx, chunk, counts, partial_tag) {
         if let Some(p) = permit {
             c.attach(p);
         }
@@ -336,6 +574,7 @@ fn encode_chunk(
     ctx: &TcpContext,
     chunk: &mut BatchBuilder,
     counts: &mut LocalCounts,
+    partial_tag: Option<&str>,
 ) -> Option<EncodedBatch> {
     let at = RecvTime::now();
     for f in frames {
@@ -343,7 +582,12 @@ fn encode_chunk(
             counts.truncated += 1;
         }
         // The chunk builder has no limits, so it never completes a batch on its own.
-        let _ = ctx.processor.process(f.bytes(buf), src, at, chunk, counts);
+        let _ = match partial_tag.filter(|_| f.partial) {
+            Some(tag) => ctx
+                .processor
+                .process_tagged(f.bytes(buf), src, at, chunk, counts, tag),
+            None => ctx.processor.process(f.bytes(buf), src, at, chunk, counts),
+        };
     }
     chunk.take()
 }
@@ -383,7 +627,7 @@ async fn combine(
     }
 }
 
-async fn sleep_until_opt(deadline: Option<std::time::Instant>) {
+pub(crate) async fn sleep_until_opt(deadline: Option<std::time::Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
         None => std::future::pending::<()>().await,

@@ -96,6 +96,10 @@ pub enum BenchTransport {
     Udp,
     /// LF-framed TCP; TCP pushes back instead of losing, so the table shows throughput.
     Tcp,
+    /// Syslog over TLS (RFC 5425 octet counting with `--sender sluice`, loggen `-U` LF
+    /// framing with `--sender loggen`); the server certificate is not verified. Needs
+    /// `--target`: the receiver's TLS port and certificate are set up by the caller.
+    Tls,
 }
 
 impl BenchTransport {
@@ -103,6 +107,7 @@ impl BenchTransport {
         match self {
             BenchTransport::Udp => Transport::Udp,
             BenchTransport::Tcp => Transport::Tcp,
+            BenchTransport::Tls => Transport::Tls,
         }
     }
 }
@@ -373,6 +378,13 @@ fn validate(args: &BenchArgs) -> Result<Plan, BenchError> {
         .map(|e| steps::parse_env("--env", e))
         .collect::<Result<Vec<_>, _>>()?;
     steps::check_reserved("--env", &env, args.no_sink)?;
+    if args.transport == BenchTransport::Tls && args.target.is_none() {
+        return Err(setting(
+            "--transport tls",
+            "needs --target: start the receiver with its TLS port and certificate first \
+             (scripts/tls-table.sh does)",
+        ));
+    }
 
     if let Some(target) = &args.target {
         for (given, flag) in [
@@ -765,10 +777,12 @@ fn run_step(
     let (mut per_socket_received, mut per_socket_datagrams) = (Vec::new(), Vec::new());
     if let (Some(a), Some(b)) = (&m0, &m1) {
         let udp_l = [("transport", "udp"), ("port", port_s.as_str())];
-        let proto_l = [
-            ("transport", if udp { "udp" } else { "tcp" }),
-            ("port", port_s.as_str()),
-        ];
+        // A TLS port is labelled tls or rfc5425 by the receiver; the port alone selects it.
+        let proto_l: &[(&str, &str)] = match args.transport {
+            BenchTransport::Udp => &[("transport", "udp"), ("port", port_s.as_str())],
+            BenchTransport::Tcp => &[("transport", "tcp"), ("port", port_s.as_str())],
+            BenchTransport::Tls => &[("port", port_s.as_str())],
+        };
         if udp {
             kernel_drops = delta(
                 a.sum("sluice_kernel_dropped_total", &port_l),
@@ -784,8 +798,8 @@ fn run_step(
             );
         }
         received = delta(
-            a.sum("sluice_received_total", &proto_l),
-            b.sum("sluice_received_total", &proto_l),
+            a.sum("sluice_received_total", proto_l),
+            b.sum("sluice_received_total", proto_l),
         );
         window_full = delta(
             a.sum("sluice_window_full_total", &[]),

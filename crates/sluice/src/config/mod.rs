@@ -52,6 +52,8 @@ pub struct Config {
     pub listen: ListenConfig,
     pub udp: UdpConfig,
     pub tcp: TcpConfig,
+    pub stream: StreamConfig,
+    pub tls: TlsConfig,
     pub window: WindowConfig,
     pub parse: ParseConfig,
     pub hec: HecConfig,

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::values::{
-    any, non_empty, parse_bool, parse_headers, parse_port_or_zero, parse_ports, parse_rcvbuf,
-    positive, positive_size, positive_u64,
+    any, non_empty, non_negative_secs, parse_bool, parse_headers, parse_port_or_zero, parse_ports,
+    parse_rcvbuf, positive, positive_secs, positive_size, positive_u64,
 };
-use super::{Balance, Config, ConfigError};
+use super::{Balance, Config, ConfigError, PeerVerify, SourceProto};
 use crate::env::{Env, Value};
 
 /// SC4S variables sluice reads. Anything else starting with `SC4S_` is reported once at
@@ -20,7 +20,31 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_LISTEN_DEFAULT_TCP_PORT",
     "SC4S_LISTEN_DEFAULT_RFC5426_PORT",
     "SC4S_LISTEN_DEFAULT_RFC6587_PORT",
+    "SC4S_LISTEN_DEFAULT_TLS_PORT",
+    "SC4S_LISTEN_DEFAULT_RFC5425_PORT",
     "SC4S_SOURCE_TLS_ENABLE",
+    "SC4S_TLS",
+    "SC4S_RUNTIME_ENV",
+    "SC4S_SOURCE_TLS_SELFSIGNED",
+    "SC4S_SOURCE_TLS_OPTIONS",
+    "SC4S_SOURCE_TLS_CIPHER_SUITE",
+    "SC4S_SOURCE_RFC5425_OPTIONS",
+    "SC4S_SOURCE_RFC5425_CIPHER_SUITE",
+    "SC4S_SOURCE_PROXYCONNECT",
+    "SC4S_ENABLE_PARALLELIZE",
+    "SC4S_PARALLELIZE_NO_PARTITION",
+    "SC4S_SOURCE_TLS_MAX_CONNECTIONS",
+    "SC4S_SOURCE_RFC6587_MAX_CONNECTIONS",
+    "SC4S_SOURCE_RFC5425_MAX_CONNECTIONS",
+    "SC4S_SOURCE_LISTEN_TCP_SOCKETS",
+    "SC4S_SOURCE_LISTEN_TLS_SOCKETS",
+    "SC4S_SOURCE_LISTEN_RFC6587_SOCKETS",
+    "SC4S_SOURCE_LISTEN_RFC5425_SOCKETS",
+    "SC4S_SOURCE_TCP_SO_RCVBUFF",
+    "SC4S_SOURCE_TLS_SO_RCVBUFF",
+    "SC4S_SOURCE_RFC5426_SO_RCVBUFF",
+    "SC4S_SOURCE_RFC6587_SO_RCVBUFF",
+    "SC4S_SOURCE_RFC5425_SO_RCVBUFF",
     "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
     "SC4S_SOURCE_UDP_SO_RCVBUFF",
     "SC4S_SOURCE_UDP_IW_USE",
@@ -92,24 +116,27 @@ impl Config {
             parse_ports,
             &mut self.listen.rfc6587_ports,
         )?;
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_TLS_PORT",
+            parse_ports,
+            &mut self.listen.tls_ports,
+        )?;
+        set(
+            env,
+            "SC4S_LISTEN_DEFAULT_RFC5425_PORT",
+            parse_ports,
+            &mut self.listen.rfc5425_ports,
+        )?;
         for (name, _) in env.with_prefix("SC4S_LISTEN_") {
             let Some((id, proto)) = vendor_port_var(name) else {
                 continue;
             };
             let ports = get(env, name, parse_ports)?.unwrap_or_default();
             let entry = self.listen.vendor.entry(id.to_owned()).or_default();
-            match proto {
-                "UDP" | "RFC5426" => entry.udp.extend(ports),
-                _ => entry.tcp.extend(ports),
-            }
+            entry.ports_mut(proto).extend(ports);
         }
-        if let Some(true) = get(env, "SC4S_SOURCE_TLS_ENABLE", parse_bool)? {
-            report.notes.push(
-                "SC4S_SOURCE_TLS_ENABLE=yes: sluice does not implement TLS/RFC 5425 listeners \
-                 yet; no TLS port is opened"
-                    .into(),
-            );
-        }
+        self.apply_stream_env(env, &mut report)?;
         set(
             env,
             "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
@@ -154,12 +181,6 @@ impl Config {
                     .into(),
             );
         }
-        set(
-            env,
-            "SC4S_SOURCE_TCP_MAX_CONNECTIONS",
-            positive,
-            &mut self.tcp.max_connections,
-        )?;
         if let Some(true) = get(env, "SC4S_ENABLE_EBPF", parse_bool)? {
             self.udp.balance = Balance::Ebpf;
             if let Some(n) = get(env, "SC4S_EBPF_NO_SOCKETS", positive)? {
@@ -314,16 +335,133 @@ impl Config {
     }
 }
 
-/// `SC4S_LISTEN_<ID>_<PROTO>_PORT` for a vendor id (not DEFAULT): the id and the protocol
-/// word. TLS/RFC 5425 ports are not matched: sluice has no TLS listener yet, so they are
-/// reported as unsupported.
-fn vendor_port_var(name: &str) -> Option<(&str, &str)> {
+impl Config {
+    /// The stream transports' settings: TLS, per-transport sockets, the edge's timeouts,
+    /// PROXY protocol and PARALLELIZE.
+    fn apply_stream_env(&mut self, env: &Env, report: &mut EnvReport) -> Result<(), ConfigError> {
+        set(
+            env,
+            "SC4S_SOURCE_TLS_ENABLE",
+            parse_bool,
+            &mut self.tls.enable,
+        )?;
+        if let Some(dir) = get(env, "SC4S_TLS", non_empty)? {
+            self.tls.dir = PathBuf::from(dir);
+        }
+        if let Some(rt) = get(env, "SC4S_RUNTIME_ENV", any)?
+            && rt.trim().eq_ignore_ascii_case("k8s")
+        {
+            // SC4S's Helm chart mounts a kubernetes.io/tls Secret, whose keys are these.
+            self.tls.cert_file = PathBuf::from("tls.crt");
+            self.tls.key_file = PathBuf::from("tls.key");
+        }
+        set(
+            env,
+            "SC4S_SOURCE_TLS_SELFSIGNED",
+            parse_bool,
+            &mut self.tls.self_signed,
+        )?;
+        set(env, "SC4S_SOURCE_TLS_OPTIONS", any, &mut self.tls.options)?;
+        set(
+            env,
+            "SC4S_SOURCE_TLS_CIPHER_SUITE",
+            any,
+            &mut self.tls.cipher_suite,
+        )?;
+        set(
+            env,
+            "SC4S_SOURCE_RFC5425_OPTIONS",
+            any,
+            &mut self.tls.rfc5425_options,
+        )?;
+        set(
+            env,
+            "SC4S_SOURCE_RFC5425_CIPHER_SUITE",
+            any,
+            &mut self.tls.rfc5425_cipher_suite,
+        )?;
+        if let Some(dir) = get(env, "SLUICE_TLS_CA_DIR", non_empty)? {
+            self.tls.ca_dir = Some(PathBuf::from(dir));
+        }
+        if let Some(v) = get(env, "SLUICE_TLS_PEER_VERIFY", |s| s.parse::<PeerVerify>())? {
+            self.tls.peer_verify = v;
+        }
+        if let Some(s) = get(env, "SLUICE_TLS_RELOAD_INTERVAL", non_negative_secs)? {
+            self.tls.reload_interval = s;
+        }
+
+        for proto in [
+            SourceProto::Tcp,
+            SourceProto::Rfc6587,
+            SourceProto::Tls,
+            SourceProto::Rfc5425,
+        ] {
+            let word = proto.as_sc4s();
+            let Some(port) = self.stream.get_mut(proto) else {
+                continue;
+            };
+            set(
+                env,
+                &format!("SC4S_SOURCE_{word}_MAX_CONNECTIONS"),
+                positive,
+                &mut port.max_connections,
+            )?;
+            set(
+                env,
+                &format!("SC4S_SOURCE_LISTEN_{word}_SOCKETS"),
+                positive,
+                &mut port.sockets,
+            )?;
+            set(
+                env,
+                &format!("SC4S_SOURCE_{word}_SO_RCVBUFF"),
+                parse_rcvbuf,
+                &mut port.rcvbuf,
+            )?;
+        }
+        set(
+            env,
+            "SC4S_SOURCE_RFC5426_SO_RCVBUFF",
+            parse_rcvbuf,
+            &mut self.udp.rfc5426_rcvbuf,
+        )?;
+
+        if let Some(s) = get(env, "SLUICE_TCP_FRAME_TIMEOUT", positive_secs)? {
+            self.tcp.frame_timeout = s;
+        }
+        if let Some(s) = get(env, "SLUICE_TCP_IDLE_TIMEOUT", non_negative_secs)? {
+            self.tcp.idle_timeout = s;
+        }
+        set(
+            env,
+            "SC4S_SOURCE_PROXYCONNECT",
+            parse_bool,
+            &mut self.tcp.proxy_protocol,
+        )?;
+        let partitions = get(env, "SC4S_PARALLELIZE_NO_PARTITION", positive)?;
+        match get(env, "SC4S_ENABLE_PARALLELIZE", parse_bool)? {
+            // SC4S's default partition count (docs/configuration.md).
+            Some(true) => self.tcp.parallelize = partitions.unwrap_or(4),
+            Some(false) => self.tcp.parallelize = 0,
+            None if partitions.is_some() => report.notes.push(
+                "SC4S_PARALLELIZE_NO_PARTITION is set but SC4S_ENABLE_PARALLELIZE is not yes: \
+                 stream connections are processed in order, one task each"
+                    .into(),
+            ),
+            None => {}
+        }
+        Ok(())
+    }
+}
+
+/// `SC4S_LISTEN_<ID>_<PROTO>_PORT` for a vendor id (not DEFAULT): the id and the protocol.
+fn vendor_port_var(name: &str) -> Option<(&str, SourceProto)> {
     let rest = name.strip_prefix("SC4S_LISTEN_")?.strip_suffix("_PORT")?;
     let (id, proto) = rest.rsplit_once('_')?;
     if id.is_empty() || id == "DEFAULT" {
         return None;
     }
-    matches!(proto, "UDP" | "TCP" | "RFC5426" | "RFC6587").then_some((id, proto))
+    SourceProto::from_sc4s(proto).map(|p| (id, p))
 }
 
 fn get<T>(

@@ -29,6 +29,12 @@ pub struct ListenConfig {
     /// RFC 6587 (octet-counted TCP) ports (`SC4S_LISTEN_DEFAULT_RFC6587_PORT`); the TCP
     /// listener detects the framing per message, so these behave like `tcp_ports`.
     pub rfc6587_ports: Vec<u16>,
+    /// TLS ports, LF or octet framing detected per message (`SC4S_LISTEN_DEFAULT_TLS_PORT`);
+    /// opened only when `tls.enable` is on, as in SC4S.
+    pub tls_ports: Vec<u16>,
+    /// RFC 5425 (octet-counted syslog over TLS) ports (`SC4S_LISTEN_DEFAULT_RFC5425_PORT`);
+    /// opened only when `tls.enable` is on.
+    pub rfc5425_ports: Vec<u16>,
     /// Dedicated per-vendor listeners (`SC4S_LISTEN_<ID>_UDP_PORT` and friends), keyed by the
     /// SC4S id (`CISCO_ASA`). Their events carry the id's vendor and product.
     pub vendor: BTreeMap<String, VendorPorts>,
@@ -47,19 +53,97 @@ pub struct ListenConfig {
     pub lock_dir: Option<PathBuf>,
 }
 
-/// Ports of one vendor listener id.
+/// Ports of one vendor listener id (`SC4S_LISTEN_<ID>_<PROTO>_PORT`).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct VendorPorts {
     pub udp: Vec<u16>,
     pub tcp: Vec<u16>,
+    pub rfc5426: Vec<u16>,
+    pub rfc6587: Vec<u16>,
+    pub tls: Vec<u16>,
+    pub rfc5425: Vec<u16>,
 }
 
-/// Transport of one listener.
+impl VendorPorts {
+    /// The port list of one SC4S protocol word.
+    pub fn ports_mut(&mut self, proto: SourceProto) -> &mut Vec<u16> {
+        match proto {
+            SourceProto::Udp => &mut self.udp,
+            SourceProto::Tcp => &mut self.tcp,
+            SourceProto::Rfc5426 => &mut self.rfc5426,
+            SourceProto::Rfc6587 => &mut self.rfc6587,
+            SourceProto::Tls => &mut self.tls,
+            SourceProto::Rfc5425 => &mut self.rfc5425,
+        }
+    }
+}
+
+/// Engine serving one listener: the UDP receive threads, or the stream listener in plain TCP
+/// or TLS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ListenerKind {
     Udp,
     Tcp,
+    Tls,
+}
+
+/// SC4S's protocol words, each with its own settings (`SC4S_SOURCE_<PROTO>_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SourceProto {
+    Udp,
+    Tcp,
+    Rfc5426,
+    Rfc6587,
+    Tls,
+    Rfc5425,
+}
+
+impl SourceProto {
+    pub const ALL: [SourceProto; 6] = [
+        SourceProto::Udp,
+        SourceProto::Tcp,
+        SourceProto::Rfc5426,
+        SourceProto::Rfc6587,
+        SourceProto::Tls,
+        SourceProto::Rfc5425,
+    ];
+
+    /// The word in SC4S variable names: `UDP`, `RFC6587`, ...
+    pub fn as_sc4s(self) -> &'static str {
+        match self {
+            SourceProto::Udp => "UDP",
+            SourceProto::Tcp => "TCP",
+            SourceProto::Rfc5426 => "RFC5426",
+            SourceProto::Rfc6587 => "RFC6587",
+            SourceProto::Tls => "TLS",
+            SourceProto::Rfc5425 => "RFC5425",
+        }
+    }
+
+    /// Lower-case label for metrics and logs.
+    pub fn label(self) -> &'static str {
+        match self {
+            SourceProto::Udp => "udp",
+            SourceProto::Tcp => "tcp",
+            SourceProto::Rfc5426 => "rfc5426",
+            SourceProto::Rfc6587 => "rfc6587",
+            SourceProto::Tls => "tls",
+            SourceProto::Rfc5425 => "rfc5425",
+        }
+    }
+
+    pub fn from_sc4s(word: &str) -> Option<SourceProto> {
+        SourceProto::ALL.into_iter().find(|p| p.as_sc4s() == word)
+    }
+
+    pub fn kind(self) -> ListenerKind {
+        match self {
+            SourceProto::Udp | SourceProto::Rfc5426 => ListenerKind::Udp,
+            SourceProto::Tcp | SourceProto::Rfc6587 => ListenerKind::Tcp,
+            SourceProto::Tls | SourceProto::Rfc5425 => ListenerKind::Tls,
+        }
+    }
 }
 
 /// One port to listen on, with the SC4S listener id its events carry and the setting that
@@ -68,6 +152,8 @@ pub enum ListenerKind {
 pub struct ListenerSpec {
     pub id: String,
     pub kind: ListenerKind,
+    /// The SC4S protocol word whose settings (connections, buffers, TLS options) apply.
+    pub proto: SourceProto,
     pub port: u16,
     pub setting: String,
 }
@@ -80,6 +166,8 @@ impl Default for ListenConfig {
             tcp_ports: vec![514],
             rfc5426_ports: vec![601],
             rfc6587_ports: vec![601],
+            tls_ports: vec![6514],
+            rfc5425_ports: vec![5425],
             vendor: BTreeMap::new(),
             max_message_size: 65_536,
             share_ports: false,
@@ -133,6 +221,10 @@ pub struct UdpConfig {
     pub fetch_limit: usize,
     /// Balancing across the sockets of a port (`SC4S_ENABLE_EBPF=yes` selects `ebpf`).
     pub balance: Balance,
+    /// Receive buffer of the RFC 5426 ports' sockets (`SC4S_SOURCE_RFC5426_SO_RCVBUFF`), with
+    /// the same default and logic as `rcvbuf`. A port named both as UDP and RFC 5426 is one
+    /// socket group with `rcvbuf`.
+    pub rfc5426_rcvbuf: ByteSize,
 }
 
 impl Default for UdpConfig {
@@ -143,39 +235,221 @@ impl Default for UdpConfig {
             window: 250_000,
             fetch_limit: 1000,
             balance: Balance::Kernel,
+            rfc5426_rcvbuf: ByteSize(16 * 1024 * 1024),
         }
     }
 }
 
-/// The TCP listener.
+/// Behaviour shared by every stream listener (TCP, RFC 6587, TLS, RFC 5425): the window,
+/// the timeouts that keep the edge from being locked out, PROXY protocol and PARALLELIZE.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
-    /// Input window shared by all TCP connections (`SC4S_SOURCE_TCP_IW_SIZE`). When it is
-    /// full, connections stop reading and TCP pushes back on the senders.
+    /// Input window shared by all stream connections (`SC4S_SOURCE_TCP_IW_SIZE`). When it
+    /// is full, connections stop reading and TCP pushes back on the senders.
     pub window: u64,
-    /// Concurrent connections per port (`SC4S_SOURCE_TCP_MAX_CONNECTIONS`); further
-    /// connections wait in the listen backlog.
-    pub max_connections: usize,
-    /// A connection that stops in the middle of a frame for this long has its partial frame
-    /// delivered (counted) and is closed.
+    /// Per-frame deadline (`SLUICE_TCP_FRAME_TIMEOUT`): a frame must arrive whole within
+    /// this long of its first byte, and the first frame of a connection (PROXY header and
+    /// TLS handshake included) within this long of the accept. When it passes, what arrived
+    /// is delivered as a partial frame (counted and tagged) and the connection is closed.
+    /// Real senders write a message in one go; 10 s covers a 64 KiB frame at 52 kbit/s.
     #[serde(with = "secs")]
     pub frame_timeout: Duration,
-    /// Close connections idle this long; 0 keeps them open forever (syslog senders often
-    /// lose the message that discovers a closed connection, so closing healthy idle
-    /// connections is opt-in).
+    /// Close connections that sent nothing for this long after their last complete frame
+    /// (`SLUICE_TCP_IDLE_TIMEOUT`); 0 = never. Long by default because a sender often loses
+    /// the message that discovers a closed connection; dead peers are found sooner by TCP
+    /// keepalive, and at the connection limit idle connections are evicted anyway.
     #[serde(with = "secs")]
     pub idle_timeout: Duration,
+    /// Expect a PROXY protocol v1/v2 header on every stream connection
+    /// (`SC4S_SOURCE_PROXYCONNECT`); the proxied source address becomes the sender's
+    /// address (HOST fallback and `sc4s_fromhostip`).
+    pub proxy_protocol: bool,
+    /// Spread the parse/classify/encode work of every stream connection over this many
+    /// workers (`SC4S_ENABLE_PARALLELIZE=yes` with `SC4S_PARALLELIZE_NO_PARTITION`); 0 = off,
+    /// each connection is processed in order by its own task. On, events of one
+    /// connection may reach Splunk out of order, as with SC4S's parallelize().
+    pub parallelize: usize,
 }
 
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
             window: 20_000_000,
-            max_connections: 2000,
-            frame_timeout: Duration::from_secs(30),
-            idle_timeout: Duration::ZERO,
+            frame_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(3600),
+            proxy_protocol: false,
+            parallelize: 0,
         }
+    }
+}
+
+/// Socket settings of one stream transport (`SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS`,
+/// `_SO_RCVBUFF`, `SC4S_SOURCE_LISTEN_<PROTO>_SOCKETS`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct StreamPortConfig {
+    /// Open connections per port. At the limit the connection idle longest is evicted to
+    /// admit a new one; only when none is idle is the new one refused (counted).
+    pub max_connections: usize,
+    /// Receive buffer per socket, set on the listening socket so accepted connections
+    /// inherit it; forced past `net.core.rmem_max` when privileged, read back, clamp logged.
+    /// 0 = kernel default (SC4S's -1).
+    pub rcvbuf: ByteSize,
+    /// `SO_REUSEPORT` listening sockets per port; the kernel spreads connections over them.
+    pub sockets: usize,
+}
+
+impl Default for StreamPortConfig {
+    fn default() -> Self {
+        StreamPortConfig {
+            max_connections: 2000,
+            rcvbuf: ByteSize(0),
+            sockets: 1,
+        }
+    }
+}
+
+/// Per-transport stream socket settings.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct StreamConfig {
+    pub tcp: StreamPortConfig,
+    pub rfc6587: StreamPortConfig,
+    pub tls: StreamPortConfig,
+    pub rfc5425: StreamPortConfig,
+}
+
+impl StreamConfig {
+    /// The settings of a stream protocol (`None` for the UDP words).
+    pub fn get(&self, proto: SourceProto) -> Option<&StreamPortConfig> {
+        match proto {
+            SourceProto::Tcp => Some(&self.tcp),
+            SourceProto::Rfc6587 => Some(&self.rfc6587),
+            SourceProto::Tls => Some(&self.tls),
+            SourceProto::Rfc5425 => Some(&self.rfc5425),
+            SourceProto::Udp | SourceProto::Rfc5426 => None,
+        }
+    }
+
+    pub fn get_mut(&mut self, proto: SourceProto) -> Option<&mut StreamPortConfig> {
+        match proto {
+            SourceProto::Tcp => Some(&mut self.tcp),
+            SourceProto::Rfc6587 => Some(&mut self.rfc6587),
+            SourceProto::Tls => Some(&mut self.tls),
+            SourceProto::Rfc5425 => Some(&mut self.rfc5425),
+            SourceProto::Udp | SourceProto::Rfc5426 => None,
+        }
+    }
+}
+
+/// Whether TLS clients must present a certificate.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PeerVerify {
+    /// Required when a trust store exists (`trusted.pem` in the TLS directory, or `ca_dir`),
+    /// otherwise not requested.
+    Auto,
+    /// Every client must present a certificate issued by the trust store.
+    Required,
+    /// A client certificate is verified when presented; clients without one are accepted.
+    Optional,
+    /// Never request a client certificate, even with a trust store (`trusted.pem` kept only
+    /// for other purposes).
+    No,
+}
+
+impl FromStr for PeerVerify {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(PeerVerify::Auto),
+            "required" | "required-trusted" | "yes" => Ok(PeerVerify::Required),
+            "optional" | "optional-trusted" => Ok(PeerVerify::Optional),
+            "no" | "none" | "optional-untrusted" => Ok(PeerVerify::No),
+            _ => Err("expected auto, required, optional or no".into()),
+        }
+    }
+}
+
+/// TLS for the TLS and RFC 5425 listeners.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct TlsConfig {
+    /// Open the TLS and RFC 5425 ports (`SC4S_SOURCE_TLS_ENABLE`).
+    pub enable: bool,
+    /// Directory of the certificate files (`SC4S_TLS`).
+    pub dir: PathBuf,
+    /// Server certificate chain, PEM, leaf first; relative to `dir` (`server.pem`, or
+    /// `tls.crt` with `SC4S_RUNTIME_ENV=k8s`).
+    pub cert_file: PathBuf,
+    /// Private key of the certificate, PEM; relative to `dir` (`server.key`, or `tls.key`
+    /// with `SC4S_RUNTIME_ENV=k8s`).
+    pub key_file: PathBuf,
+    /// Generate a self-signed pair in `dir` at startup when none exists
+    /// (`SC4S_SOURCE_TLS_SELFSIGNED`); its SHA-256 fingerprint is logged.
+    pub self_signed: bool,
+    /// CA certificates (PEM) that client certificates must chain to; relative to `dir`.
+    /// Its presence turns client-certificate verification on (see `peer_verify`).
+    pub trusted_file: PathBuf,
+    /// A directory of CA certificates (`*.pem`, `*.crt`) used like `trusted_file`
+    /// (`SLUICE_TLS_CA_DIR`).
+    pub ca_dir: Option<PathBuf>,
+    /// Client certificates (`SLUICE_TLS_PEER_VERIFY`): auto, required, optional or no.
+    pub peer_verify: PeerVerify,
+    /// OpenSSL-style options of the TLS ports (`SC4S_SOURCE_TLS_OPTIONS`): `no-tlsv12` or
+    /// `no-tlsv13` restrict the versions; TLS 1.2 is the floor whatever is set.
+    pub options: String,
+    /// OpenSSL cipher string for TLS 1.2 on the TLS ports (`SC4S_SOURCE_TLS_CIPHER_SUITE`);
+    /// evaluated over the suites rustls implements. TLS 1.3 suites are not governed by it,
+    /// as in OpenSSL.
+    pub cipher_suite: String,
+    /// `options` for the RFC 5425 ports (`SC4S_SOURCE_RFC5425_OPTIONS`).
+    pub rfc5425_options: String,
+    /// `cipher_suite` for the RFC 5425 ports (`SC4S_SOURCE_RFC5425_CIPHER_SUITE`).
+    pub rfc5425_cipher_suite: String,
+    /// How often the certificate, key and trust files are checked for changes; a change is
+    /// loaded for new handshakes without a restart (`SLUICE_TLS_RELOAD_INTERVAL`). 0 = only
+    /// on request (SIGHUP).
+    #[serde(with = "secs")]
+    pub reload_interval: Duration,
+}
+
+/// SC4S's `ssl-options()` default for its TLS sources.
+pub const SC4S_TLS_OPTIONS: &str = "no-sslv2, no-sslv3, no-tlsv1";
+/// SC4S's `cipher-suite()` default for its TLS sources.
+pub const SC4S_CIPHER_SUITE: &str =
+    "HIGH:!aNULL:!eNULL:!kECDH:!aDH:!RC4:!3DES:!CAMELLIA:!MD5:!PSK:!SRP:!KRB5:@STRENGTH";
+
+impl Default for TlsConfig {
+    fn default() -> Self {
+        TlsConfig {
+            enable: false,
+            dir: PathBuf::from("/etc/syslog-ng/tls"),
+            cert_file: PathBuf::from("server.pem"),
+            key_file: PathBuf::from("server.key"),
+            self_signed: false,
+            trusted_file: PathBuf::from("trusted.pem"),
+            ca_dir: None,
+            peer_verify: PeerVerify::Auto,
+            options: SC4S_TLS_OPTIONS.into(),
+            cipher_suite: SC4S_CIPHER_SUITE.into(),
+            rfc5425_options: SC4S_TLS_OPTIONS.into(),
+            rfc5425_cipher_suite: SC4S_CIPHER_SUITE.into(),
+            reload_interval: Duration::from_secs(5),
+        }
+    }
+}
+
+impl TlsConfig {
+    pub fn cert_path(&self) -> PathBuf {
+        self.dir.join(&self.cert_file)
+    }
+    pub fn key_path(&self) -> PathBuf {
+        self.dir.join(&self.key_file)
+    }
+    pub fn trusted_path(&self) -> PathBuf {
+        self.dir.join(&self.trusted_file)
     }
 }
 

@@ -17,7 +17,14 @@ fn defaults_match_sc4s() {
     assert_eq!(c.udp.window, 250_000);
     assert_eq!(c.udp.fetch_limit, 1000);
     assert_eq!(c.tcp.window, 20_000_000);
-    assert_eq!(c.tcp.max_connections, 2000);
+    assert_eq!(c.stream.tcp.max_connections, 2000);
+    assert_eq!(c.stream.rfc5425.max_connections, 2000);
+    assert_eq!(c.listen.tls_ports, [6514]);
+    assert_eq!(c.listen.rfc5425_ports, [5425]);
+    assert!(!c.tls.enable);
+    assert_eq!(c.tls.dir, std::path::PathBuf::from("/etc/syslog-ng/tls"));
+    assert_eq!(c.tls.options, SC4S_TLS_OPTIONS);
+    assert_eq!(c.tls.cipher_suite, SC4S_CIPHER_SUITE);
     assert_eq!(c.hec.workers, 10);
     assert_eq!(c.hec.batch_lines, 5000);
     assert_eq!(c.hec.batch_bytes, ByteSize(4_096_000));
@@ -230,7 +237,13 @@ fn default_and_vendor_listeners() {
             ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled"),
         ]))
         .unwrap();
-    assert_eq!(r.unsupported, ["SC4S_LISTEN_JUNIPER_NETSCREEN_TLS_PORT"]);
+    assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+    // TLS ports open only with SC4S_SOURCE_TLS_ENABLE=yes; until then a warning says so.
+    assert!(
+        c.warnings()
+            .iter()
+            .any(|w| w.contains("SC4S_LISTEN_JUNIPER_NETSCREEN_TLS_PORT") && w.contains("7000"))
+    );
     let l = c.listeners().unwrap();
     let asa: Vec<_> = l
         .iter()
@@ -313,4 +326,138 @@ fn port_sharing_and_lock_dir() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("SLUICE_LISTEN_LOCK_DIR"), "{err}");
+}
+
+#[test]
+fn tls_and_stream_settings_from_sc4s_variables() {
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[
+            ("SC4S_SOURCE_TLS_ENABLE", "yes"),
+            ("SC4S_TLS", "/opt/sc4s/tls"),
+            ("SC4S_RUNTIME_ENV", "k8s"),
+            ("SC4S_SOURCE_TLS_SELFSIGNED", "yes"),
+            ("SC4S_SOURCE_TLS_OPTIONS", "no-tlsv12"),
+            ("SC4S_SOURCE_RFC5425_CIPHER_SUITE", "HIGH:!aRSA"),
+            ("SC4S_LISTEN_DEFAULT_TLS_PORT", "16514"),
+            ("SC4S_LISTEN_DEFAULT_RFC5425_PORT", "15425"),
+            ("SC4S_LISTEN_JUNIPER_NETSCREEN_TLS_PORT", "7000"),
+            ("SC4S_LISTEN_JUNIPER_NETSCREEN_RFC5425_PORT", "7001"),
+            ("SC4S_SOURCE_TLS_MAX_CONNECTIONS", "50"),
+            ("SC4S_SOURCE_RFC6587_MAX_CONNECTIONS", "60"),
+            ("SC4S_SOURCE_LISTEN_RFC5425_SOCKETS", "2"),
+            ("SC4S_SOURCE_TCP_SO_RCVBUFF", "1048576"),
+            ("SC4S_SOURCE_RFC5425_SO_RCVBUFF", "-1"),
+            ("SC4S_SOURCE_RFC5426_SO_RCVBUFF", "4MiB"),
+            ("SC4S_SOURCE_PROXYCONNECT", "yes"),
+            ("SC4S_ENABLE_PARALLELIZE", "yes"),
+            ("SLUICE_TCP_FRAME_TIMEOUT", "2.5"),
+            ("SLUICE_TCP_IDLE_TIMEOUT", "0"),
+            ("SLUICE_TLS_PEER_VERIFY", "optional"),
+            ("SLUICE_TLS_CA_DIR", "/opt/ca"),
+        ]))
+        .unwrap();
+    assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+    assert!(c.tls.enable && c.tls.self_signed);
+    assert_eq!(
+        c.tls.cert_path(),
+        std::path::Path::new("/opt/sc4s/tls/tls.crt")
+    );
+    assert_eq!(
+        c.tls.key_path(),
+        std::path::Path::new("/opt/sc4s/tls/tls.key")
+    );
+    assert_eq!(c.tls.options, "no-tlsv12");
+    assert_eq!(c.tls.rfc5425_options, SC4S_TLS_OPTIONS);
+    assert_eq!(c.tls.rfc5425_cipher_suite, "HIGH:!aRSA");
+    assert_eq!(c.tls.peer_verify, PeerVerify::Optional);
+    assert_eq!(
+        c.tls.ca_dir.as_deref(),
+        Some(std::path::Path::new("/opt/ca"))
+    );
+    assert_eq!(c.stream.tls.max_connections, 50);
+    assert_eq!(c.stream.rfc6587.max_connections, 60);
+    assert_eq!(c.stream.tcp.max_connections, 2000);
+    assert_eq!(c.stream.rfc5425.sockets, 2);
+    assert_eq!(c.stream.tcp.rcvbuf, ByteSize(1 << 20));
+    assert_eq!(c.stream.rfc5425.rcvbuf, ByteSize(0));
+    assert_eq!(c.udp.rfc5426_rcvbuf, ByteSize(4 << 20));
+    assert!(c.tcp.proxy_protocol);
+    assert_eq!(c.tcp.parallelize, 4, "SC4S's default partition count");
+    assert_eq!(c.tcp.frame_timeout, Duration::from_millis(2500));
+    assert_eq!(c.tcp.idle_timeout, Duration::ZERO);
+    c.validate().unwrap();
+    let l = c.listeners().unwrap();
+    let tls: Vec<_> = l
+        .iter()
+        .filter(|s| s.kind == ListenerKind::Tls)
+        .map(|s| (s.id.as_str(), s.proto, s.port))
+        .collect();
+    assert_eq!(
+        tls,
+        [
+            ("DEFAULT", SourceProto::Tls, 16514),
+            ("DEFAULT", SourceProto::Rfc5425, 15425),
+            ("JUNIPER_NETSCREEN", SourceProto::Tls, 7000),
+            ("JUNIPER_NETSCREEN", SourceProto::Rfc5425, 7001),
+        ]
+    );
+    assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+}
+
+#[test]
+fn parallelize_partitions_and_bad_stream_values() {
+    let mut c = Config::default();
+    c.apply_env(&env(&[
+        ("SC4S_ENABLE_PARALLELIZE", "yes"),
+        ("SC4S_PARALLELIZE_NO_PARTITION", "2"),
+    ]))
+    .unwrap();
+    assert_eq!(c.tcp.parallelize, 2);
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[("SC4S_PARALLELIZE_NO_PARTITION", "2")]))
+        .unwrap();
+    assert_eq!(c.tcp.parallelize, 0);
+    assert_eq!(r.notes.len(), 1);
+    for (var, value) in [
+        ("SC4S_SOURCE_TLS_MAX_CONNECTIONS", "0"),
+        ("SLUICE_TCP_FRAME_TIMEOUT", "0"),
+        ("SLUICE_TCP_IDLE_TIMEOUT", "-1"),
+        ("SLUICE_TLS_PEER_VERIFY", "sometimes"),
+        ("SC4S_SOURCE_PROXYCONNECT", "maybe"),
+    ] {
+        let err = Config::default()
+            .apply_env(&env(&[(var, value)]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(var) && err.contains(value), "{err}");
+    }
+}
+
+#[test]
+fn a_tls_port_on_a_tcp_port_is_a_conflict() {
+    let mut c = Config::default();
+    c.apply_env(&env(&[
+        ("SC4S_SOURCE_TLS_ENABLE", "yes"),
+        ("SC4S_LISTEN_DEFAULT_TLS_PORT", "514"),
+    ]))
+    .unwrap();
+    let err = c.validate().unwrap_err().to_string();
+    assert!(
+        err.contains("TCP port 514")
+            && err.contains("SC4S_LISTEN_DEFAULT_TCP_PORT")
+            && err.contains("SC4S_LISTEN_DEFAULT_TLS_PORT"),
+        "{err}"
+    );
+    // TLS on with every TLS port disabled: valid, with a warning.
+    let mut c = Config::default();
+    c.apply_env(&env(&[
+        ("SC4S_SOURCE_TLS_ENABLE", "yes"),
+        ("SC4S_LISTEN_DEFAULT_TLS_PORT", "disabled"),
+        ("SC4S_LISTEN_DEFAULT_RFC5425_PORT", ""),
+    ]))
+    .unwrap();
+    c.validate().unwrap();
+    assert!(c.warnings().iter().any(|w| w.contains("no TLS port")));
 }

@@ -1,6 +1,6 @@
 //! Cross-field checks and the expansion of the port settings into listeners.
 
-use super::{Config, ConfigError, ListenerKind, ListenerSpec};
+use super::{Config, ConfigError, ListenerKind, ListenerSpec, SourceProto};
 
 impl Config {
     /// Cross-field checks that no single setting can make.
@@ -26,69 +26,100 @@ impl Config {
         if self.listeners()?.is_empty() {
             return bad("no listener: every UDP and TCP port list is empty".into());
         }
+        if self.tcp.frame_timeout.is_zero() {
+            return bad(
+                "tcp.frame_timeout (SLUICE_TCP_FRAME_TIMEOUT) must be more than 0: without it \
+                 a connection that never completes a frame holds its slot forever"
+                    .into(),
+            );
+        }
+        for proto in SourceProto::ALL {
+            if let Some(p) = self.stream.get(proto)
+                && (p.max_connections == 0 || p.sockets == 0)
+            {
+                return bad(format!(
+                    "stream.{}: max_connections and sockets must be at least 1 \
+                     (SC4S_SOURCE_{}_MAX_CONNECTIONS, SC4S_SOURCE_LISTEN_{}_SOCKETS)",
+                    proto.label(),
+                    proto.as_sc4s(),
+                    proto.as_sc4s()
+                ));
+            }
+        }
         Ok(())
     }
 
-    /// Every port to open, in a stable order. Two settings asking for the same port and
-    /// transport is an error naming both (SC4S's port validator only logs it, and then one of
-    /// the two sources silently never receives). The default listener may name one port in
-    /// two settings (RFC 5426 on the plain UDP port): one socket serves both.
+    /// Every port to open, in a stable order. Two settings asking for the same port in one
+    /// namespace (UDP, or TCP for the plain and TLS stream listeners) is an error naming
+    /// both (SC4S's port validator only logs it, and then one of the two sources silently
+    /// never receives). The default listener may name one port in two settings of the same
+    /// engine (RFC 5426 on the plain UDP port): one socket serves both, with the first
+    /// setting's options. TLS and RFC 5425 ports are opened only with `tls.enable`, as in
+    /// SC4S.
     pub fn listeners(&self) -> Result<Vec<ListenerSpec>, ConfigError> {
         let l = &self.listen;
         let mut out: Vec<ListenerSpec> = Vec::new();
-        let mut add = |id: &str, kind: ListenerKind, ports: &[u16], setting: String| {
+        let mut add = |id: &str, proto: SourceProto, ports: &[u16], setting: String| {
+            let kind = proto.kind();
+            let udp = kind == ListenerKind::Udp;
             for &port in ports {
-                if let Some(prev) = out.iter().find(|x| x.kind == kind && x.port == port) {
-                    if prev.id == id {
+                if let Some(prev) = out
+                    .iter()
+                    .find(|x| (x.kind == ListenerKind::Udp) == udp && x.port == port)
+                {
+                    if prev.id == id && prev.kind == kind {
                         continue;
                     }
                     return Err(ConfigError::Invalid(format!(
                         "{} port {port} is claimed by both {} and {setting}",
-                        if kind == ListenerKind::Udp {
-                            "UDP"
-                        } else {
-                            "TCP"
-                        },
+                        if udp { "UDP" } else { "TCP" },
                         prev.setting
                     )));
                 }
                 out.push(ListenerSpec {
                     id: id.to_owned(),
                     kind,
+                    proto,
                     port,
                     setting: setting.clone(),
                 });
             }
             Ok(())
         };
-        let (udp, tcp) = (ListenerKind::Udp, ListenerKind::Tcp);
-        add(
-            "DEFAULT",
-            udp,
-            &l.udp_ports,
-            "SC4S_LISTEN_DEFAULT_UDP_PORT".into(),
-        )?;
-        add(
-            "DEFAULT",
-            udp,
-            &l.rfc5426_ports,
-            "SC4S_LISTEN_DEFAULT_RFC5426_PORT".into(),
-        )?;
-        add(
-            "DEFAULT",
-            tcp,
-            &l.tcp_ports,
-            "SC4S_LISTEN_DEFAULT_TCP_PORT".into(),
-        )?;
-        add(
-            "DEFAULT",
-            tcp,
-            &l.rfc6587_ports,
-            "SC4S_LISTEN_DEFAULT_RFC6587_PORT".into(),
-        )?;
+        let tls = self.tls.enable;
+        let default_ports = [
+            (SourceProto::Udp, &l.udp_ports),
+            (SourceProto::Rfc5426, &l.rfc5426_ports),
+            (SourceProto::Tcp, &l.tcp_ports),
+            (SourceProto::Rfc6587, &l.rfc6587_ports),
+            (SourceProto::Tls, &l.tls_ports),
+            (SourceProto::Rfc5425, &l.rfc5425_ports),
+        ];
+        for (proto, ports) in default_ports {
+            if proto.kind() == ListenerKind::Tls && !tls {
+                continue;
+            }
+            add(
+                "DEFAULT",
+                proto,
+                ports,
+                format!("SC4S_LISTEN_DEFAULT_{}_PORT", proto.as_sc4s()),
+            )?;
+        }
         for (id, ports) in &l.vendor {
-            add(id, udp, &ports.udp, format!("SC4S_LISTEN_{id}_UDP_PORT"))?;
-            add(id, tcp, &ports.tcp, format!("SC4S_LISTEN_{id}_TCP_PORT"))?;
+            let mut ports = ports.clone();
+            for proto in SourceProto::ALL {
+                if proto.kind() == ListenerKind::Tls && !tls {
+                    continue;
+                }
+                let list = std::mem::take(ports.ports_mut(proto));
+                add(
+                    id,
+                    proto,
+                    &list,
+                    format!("SC4S_LISTEN_{id}_{}_PORT", proto.as_sc4s()),
+                )?;
+            }
         }
         Ok(out)
     }
@@ -110,6 +141,29 @@ impl Config {
         if self.uses_hec() && !self.hec.tls_verify {
             w.push(
                 "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY=no: indexer certificates are not checked"
+                    .to_string(),
+            );
+        }
+        if !self.tls.enable {
+            for (id, ports) in &self.listen.vendor {
+                for (word, list) in [("TLS", &ports.tls), ("RFC5425", &ports.rfc5425)] {
+                    if !list.is_empty() {
+                        w.push(format!(
+                            "SC4S_LISTEN_{id}_{word}_PORT is set but SC4S_SOURCE_TLS_ENABLE is \
+                             not yes: port(s) {list:?} are not opened"
+                        ));
+                    }
+                }
+            }
+        }
+        if self.tls.enable
+            && self
+                .listeners()
+                .is_ok_and(|l| l.iter().all(|s| s.kind != ListenerKind::Tls))
+        {
+            w.push(
+                "SC4S_SOURCE_TLS_ENABLE=yes but every TLS and RFC 5425 port list is empty: no \
+                 TLS port is opened"
                     .to_string(),
             );
         }

@@ -130,6 +130,22 @@ pub(crate) fn positive_u64(s: &str) -> Result<u64, String> {
     positive(s).map(|n| n as u64)
 }
 
+/// Whole or fractional seconds, at least 0.
+pub(crate) fn non_negative_secs(s: &str) -> Result<std::time::Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if (0.0..1e9).contains(&v) => Ok(std::time::Duration::from_secs_f64(v)),
+        _ => Err("expected a number of seconds (0 or more)".into()),
+    }
+}
+
+/// Whole or fractional seconds, more than 0.
+pub(crate) fn positive_secs(s: &str) -> Result<std::time::Duration, String> {
+    match non_negative_secs(s)? {
+        d if d.is_zero() => Err("must be more than 0 seconds".into()),
+        d => Ok(d),
+    }
+}
+
 pub(crate) fn positive_size(s: &str) -> Result<ByteSize, String> {
     match s.parse::<ByteSize>()? {
         ByteSize(0) => Err("must be at least 1 byte".into()),
