@@ -77,14 +77,20 @@ impl SinkHandle {
         self.addr
     }
 
-    /// `http://127.0.0.1:<port>` (what an SC4S URL setting would hold).
+    /// `http://127.0.0.1:<port>` (what an SC4S URL setting would hold); `https` when the
+    /// sink serves TLS.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.shared.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
-    /// `http://127.0.0.1:<port>/services/collector/event`.
+    /// `<base_url>/services/collector/event`.
     pub fn event_url(&self) -> String {
-        format!("http://{}/services/collector/event", self.addr)
+        format!("{}/services/collector/event", self.base_url())
     }
 
     pub fn token(&self) -> &str {

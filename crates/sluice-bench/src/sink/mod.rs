@@ -133,6 +133,9 @@ pub struct SinkConfig {
     /// Behave like a token with `useACK`: require a channel, answer `ackId`s and serve
     /// `/services/collector/ack`.
     pub indexer_ack: bool,
+    /// Serve HTTPS with this configuration (a client-certificate verifier in it makes the
+    /// sink an mTLS endpoint). A failed handshake closes that connection and is counted.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for SinkConfig {
@@ -145,6 +148,7 @@ impl Default for SinkConfig {
             threads: 2,
             faults: Faults::default(),
             indexer_ack: false,
+            tls: None,
         }
     }
 }
@@ -210,6 +214,8 @@ pub struct SinkStats {
     /// Ack queries answered, and ack IDs they reported true.
     pub ack_queries: u64,
     pub acks_true: u64,
+    /// TLS handshakes that failed (with [`SinkConfig::tls`]).
+    pub tls_handshake_failures: u64,
 }
 
 impl SinkStats {
@@ -240,6 +246,7 @@ struct Counters {
     lost_events: AtomicU64,
     ack_queries: AtomicU64,
     acks_true: AtomicU64,
+    tls_handshake_failures: AtomicU64,
 }
 
 /// Request buffers are reused: allocating (and page-faulting) megabytes per request costs
@@ -277,6 +284,7 @@ struct Shared {
     track_seq: bool,
     indexer_ack: bool,
     acks: ack::AckBook,
+    tls: Option<Arc<rustls::ServerConfig>>,
     faults: Mutex<Faults>,
     counters: Counters,
     recorded: Mutex<Vec<serde_json::Value>>,
@@ -719,6 +727,7 @@ impl Shared {
             lost_events: c.lost_events.load(Relaxed),
             ack_queries: c.ack_queries.load(Relaxed),
             acks_true: c.acks_true.load(Relaxed),
+            tls_handshake_failures: c.tls_handshake_failures.load(Relaxed),
         }
     }
 }
@@ -790,6 +799,7 @@ fn prepare(cfg: &SinkConfig) -> (Arc<Shared>, watch::Sender<bool>, watch::Receiv
         track_seq: cfg.track_seq,
         indexer_ack: cfg.indexer_ack,
         acks: ack::AckBook::default(),
+        tls: cfg.tls.clone(),
         faults: Mutex::new(cfg.faults.clone()),
         counters: Counters::default(),
         recorded: Mutex::new(Vec::new()),
@@ -824,14 +834,38 @@ async fn accept_loop(
         let shared = Arc::clone(&shared);
         let mut shutdown = shutdown.clone();
         tokio::spawn(async move {
-            let svc = service_fn(move |req| Arc::clone(&shared).handle(req));
-            let mut builder = http1::Builder::new();
-            builder.keep_alive(true).writev(false);
-            let conn = builder.serve_connection(TokioIo::new(stream), svc);
-            tokio::select! {
-                _ = conn => {}
-                _ = shutdown.wait_for(|s| *s) => {}
+            match shared.tls.clone() {
+                None => serve(stream, shared, &mut shutdown).await,
+                Some(cfg) => {
+                    let handshake = tokio::select! {
+                        h = tokio_rustls::TlsAcceptor::from(cfg).accept(stream) => h,
+                        _ = shutdown.wait_for(|s| *s) => return,
+                    };
+                    match handshake {
+                        Ok(tls) => serve(tls, shared, &mut shutdown).await,
+                        Err(e) => {
+                            shared.counters.tls_handshake_failures.fetch_add(1, Relaxed);
+                            tracing::debug!(error = %e, "HEC sink TLS handshake failed");
+                        }
+                    }
+                }
             }
         });
+    }
+}
+
+/// Serves HTTP/1.1 with keep-alive on one accepted connection until it closes or the sink
+/// stops.
+async fn serve<S>(stream: S, shared: Arc<Shared>, shutdown: &mut watch::Receiver<bool>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = service_fn(move |req| Arc::clone(&shared).handle(req));
+    let mut builder = http1::Builder::new();
+    builder.keep_alive(true).writev(false);
+    let conn = builder.serve_connection(TokioIo::new(stream), svc);
+    tokio::select! {
+        _ = conn => {}
+        _ = shutdown.wait_for(|s| *s) => {}
     }
 }
