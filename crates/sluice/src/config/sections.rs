@@ -481,8 +481,18 @@ pub struct ParseConfig {
     pub default_timezone: String,
     /// Include the raw message in fallback events (`SC4S_SOURCE_STORE_RAWMSG`).
     pub store_raw_message: bool,
-    /// SC4S `splunk_metadata.csv` overrides (`key,field,value` rows).
+    /// SC4S `splunk_metadata.csv` overrides (`key,field,value` rows). Takes the place of
+    /// the context directory's `splunk_metadata.csv`.
     pub metadata_csv: Option<PathBuf>,
+    /// SC4S's context directory (`SLUICE_CONTEXT_DIR`): `splunk_metadata.csv`,
+    /// `vendor_product_by_source.conf`/`.csv`, `compliance_meta_by_source.conf`/`.csv`,
+    /// `host.csv`. Unset: `$SC4S_ETC/conf.d/local/context` when `SC4S_ETC` is set, else the
+    /// first existing of `/etc/syslog-ng/conf.d/local/context` (inside SC4S's container)
+    /// and `/opt/sc4s/local/context` (SC4S's host mount), else none.
+    pub context_dir: Option<PathBuf>,
+    /// Active vendor parsers (`SLUICE_VENDORS`): `all`, `none`, family names or prefixes
+    /// (`cisco`), `-name` to remove; comma separated. SC4S's "Lite" image, as one setting.
+    pub vendors: String,
     /// Force `source` to `sc4s` (`SC4S_SET_SOURCE_AS_SC4S`).
     pub set_source_as_sc4s: bool,
 }
@@ -493,6 +503,8 @@ impl Default for ParseConfig {
             default_timezone: "GMT".into(),
             store_raw_message: false,
             metadata_csv: None,
+            context_dir: None,
+            vendors: "all".into(),
             set_source_as_sc4s: false,
         }
     }
