@@ -1,4 +1,6 @@
-//! The status HTTP server on `SC4S_LISTEN_STATUS_PORT`: `/health` and `/metrics`.
+//! The status HTTP server on `SC4S_LISTEN_STATUS_PORT`: `/health`, `/metrics`, and
+//! `POST /reload` (from the machine itself only: the status port usually listens on every
+//! address, and a reload is an operator's action).
 //!
 //! `/health` answers like SC4S's health check (`200 {"status":"healthy"}`, `503
 //! {"status":"unhealthy: <reason>"}`) so existing load-balancer and orchestrator probes keep
@@ -32,11 +34,15 @@ pub trait Status: Send + Sync + 'static {
     }
 }
 
+/// Where `POST /reload` requests go (the daemon's loop); `None` answers 404.
+pub type ReloadSender = Option<tokio::sync::mpsc::Sender<crate::reload::ReloadRequest>>;
+
 /// Binds the admin listener (so a port conflict is a startup error) and returns the task
 /// that serves it until `shutdown` fires.
 pub async fn bind(
     addr: SocketAddr,
     status: Arc<dyn Status>,
+    reload: ReloadSender,
     shutdown: CancellationToken,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = TcpListener::bind(addr).await?;
@@ -47,13 +53,16 @@ pub async fn bind(
                 a = listener.accept() => a,
                 () = shutdown.cancelled() => return,
             };
-            let Ok((stream, _)) = accepted else { continue };
+            let Ok((stream, peer)) = accepted else { continue };
             // Responses are small and written whole; without NODELAY a client that waits
             // for the full body can stall on delayed ACKs.
             let _ = stream.set_nodelay(true);
             let status = status.clone();
+            let reload = reload.clone();
             tokio::spawn(async move {
-                let svc = service_fn(move |req| handle(req, status.clone()));
+                let svc = service_fn(move |req| {
+                    handle(req, peer, status.clone(), reload.clone())
+                });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), svc)
                     .await;
@@ -65,9 +74,15 @@ pub async fn bind(
 
 async fn handle(
     req: Request<Incoming>,
+    peer: SocketAddr,
     status: Arc<dyn Status>,
+    reload: ReloadSender,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let (code, ctype, body) = match (req.method(), req.uri().path()) {
+        (&Method::POST, "/reload") => {
+            let (code, text) = ask_reload(peer, reload).await;
+            (code, "text/plain", text + "\n")
+        }
         (&Method::GET, "/health") => {
             let (code, text) = match status.health() {
                 Ok(()) => (StatusCode::OK, "healthy".to_string()),
@@ -94,7 +109,7 @@ async fn handle(
             "text/plain; version=0.0.4; charset=utf-8",
             status.render_metrics(),
         ),
-        (_, "/health" | "/metrics") => (
+        (_, "/health" | "/metrics" | "/reload") => (
             StatusCode::METHOD_NOT_ALLOWED,
             "text/plain",
             "method not allowed\n".into(),
@@ -106,6 +121,36 @@ async fn handle(
     resp.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     Ok(resp)
+}
+
+/// Hands a reload to the daemon and waits for its outcome: 200 with what changed, 422 with
+/// why the new configuration was rejected (the old one stays in force).
+async fn ask_reload(peer: SocketAddr, reload: ReloadSender) -> (StatusCode, String) {
+    let Some(reload) = reload else {
+        return (StatusCode::NOT_FOUND, "not found".into());
+    };
+    if !peer.ip().to_canonical().is_loopback() {
+        return (
+            StatusCode::FORBIDDEN,
+            "reload is accepted from the machine itself only".into(),
+        );
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    if reload
+        .send(crate::reload::ReloadRequest(tx))
+        .await
+        .is_err()
+    {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down".into(),
+        );
+    }
+    match rx.await {
+        Ok(Ok(summary)) => (StatusCode::OK, summary),
+        Ok(Err(reason)) => (StatusCode::UNPROCESSABLE_ENTITY, reason),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()),
+    }
 }
 
 /// Writes Prometheus text exposition: `# HELP`/`# TYPE` once per family, then samples.
@@ -208,6 +253,7 @@ mod tests {
         let (addr, task) = bind(
             "127.0.0.1:0".parse().unwrap(),
             Arc::new(Fake(true)),
+            None,
             cancel.clone(),
         )
         .await
@@ -231,6 +277,7 @@ mod tests {
         let (addr, _t) = bind(
             "127.0.0.1:0".parse().unwrap(),
             Arc::new(Fake(false)),
+            None,
             cancel.clone(),
         )
         .await
