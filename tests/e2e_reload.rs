@@ -61,10 +61,7 @@ fn socket_fds(pid: u32) -> BTreeSet<u64> {
             continue;
         };
         let t = target.to_string_lossy();
-        if let Some(i) = t
-            .strip_prefix("socket:[")
-            .and_then(|r| r.strip_suffix(']'))
-        {
+        if let Some(i) = t.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')) {
             out.insert(i.parse().expect("socket inode"));
         }
     }
@@ -77,7 +74,8 @@ fn seq_and_index(sink: &SinkHandle) -> Vec<(u64, String)> {
         .iter()
         .map(|e| {
             let text = e["event"].as_str().expect("event text");
-            let seq = sluice_bench::parse_seq(text).map(|id| id.seq)
+            let seq = sluice_bench::parse_seq(text)
+                .map(|id| id.seq)
                 .unwrap_or_else(|| panic!("no loggen seq in {text:?}"));
             (seq, e["index"].as_str().unwrap_or("").to_owned())
         })
@@ -93,7 +91,16 @@ fn udp_load(port: u16, secs: u32) -> std::thread::JoinHandle<u64> {
     std::thread::spawn(move || {
         let (port, secs) = (port.to_string(), secs.to_string());
         loggen(&[
-            "-i", "-D", "-r", "10000", "-I", &secs, "-s", "300", "127.0.0.1", &port,
+            "-i",
+            "-D",
+            "-r",
+            "10000",
+            "-I",
+            &secs,
+            "-s",
+            "300",
+            "127.0.0.1",
+            &port,
         ])
     })
 }
@@ -152,7 +159,11 @@ fn reload_under_load_keeps_sockets_loses_nothing_and_applies_the_new_index() {
     );
 
     // Same process, same sockets.
-    assert_eq!(udp_inodes(d.port), sockets, "the UDP sockets were not reopened");
+    assert_eq!(
+        udp_inodes(d.port),
+        sockets,
+        "the UDP sockets were not reopened"
+    );
     assert!(sockets.is_subset(&socket_fds(d.pid())));
 
     let sent = load.join().expect("loggen");
@@ -168,7 +179,10 @@ fn reload_under_load_keeps_sockets_loses_nothing_and_applies_the_new_index() {
     let mut counts = (0, 0);
     for (seq, index) in &events {
         if *seq < before_reload {
-            assert_eq!(index, "before", "seq {seq} (reload began at {before_reload})");
+            assert_eq!(
+                index, "before",
+                "seq {seq} (reload began at {before_reload})"
+            );
         } else if *seq > after_reload {
             assert_eq!(index, "after", "seq {seq} (reload done at {after_reload})");
         }
@@ -205,11 +219,10 @@ fn an_invalid_file_is_rejected_whole_and_the_old_configuration_keeps_running() {
     );
     let hash = |d: &Daemon| {
         let m = d.metrics();
-        let k = m
-            .0
-            .keys()
-            .find(|k| k.starts_with("sluice_config_hash_info{"))
-            .cloned();
+        let k =
+            m.0.keys()
+                .find(|k| k.starts_with("sluice_config_hash_info{"))
+                .cloned();
         k.expect("sluice_config_hash_info")
     };
     let hash_before = hash(&d);
@@ -248,7 +261,11 @@ fn an_invalid_file_is_rejected_whole_and_the_old_configuration_keeps_running() {
     let m = d.metrics();
     assert_eq!(m.sum("sluice_reload_total", &["result=\"failed\""]), 2.0);
     assert_eq!(m.sum("sluice_reload_total", &["result=\"ok\""]), 0.0);
-    assert_eq!(hash(&d), hash_before, "the loaded configuration is unchanged");
+    assert_eq!(
+        hash(&d),
+        hash_before,
+        "the loaded configuration is unchanged"
+    );
     assert_eq!(udp_inodes(d.port), sockets);
     let events = seq_and_index(&sink);
     assert!(
@@ -322,7 +339,9 @@ fn a_changed_udp_port_is_open_before_the_old_one_closes() {
         .find(&format!("listening on UDP addr=127.0.0.1:{new}"))
         .expect("new port opened");
     let closed = log
-        .find(&format!("closed UDP port (no longer configured) port={old}"))
+        .find(&format!(
+            "closed UDP port (no longer configured) port={old}"
+        ))
         .expect("old port closed");
     assert!(opened < closed, "log:\n{log}");
 
@@ -346,4 +365,96 @@ fn a_changed_udp_port_is_open_before_the_old_one_closes() {
         .filter(|e| e["event"].as_str().unwrap().contains("new port"))
         .count();
     assert_eq!(to_new, 500);
+}
+
+#[test]
+fn sighup_reloads_certificates_and_a_new_tls_setup_keeps_open_connections() {
+    use sluice_suite::tls::{Ca, client_config, connect};
+    use std::io::Write;
+    let dir = scratch("tls");
+    let ca = Ca::new("reload CA");
+    let first = ca.server();
+    first.install(&dir);
+    let sink = sink();
+    let tls_port = sluice_suite::free_port();
+    // Certificates change only on request here: no file watch.
+    let tls_env = format!(
+        "SC4S_SOURCE_TLS_ENABLE=yes\nSC4S_TLS={}\nSC4S_LISTEN_DEFAULT_TLS_PORT={tls_port}\n\
+         SC4S_LISTEN_DEFAULT_RFC5425_PORT=disabled\nSLUICE_TLS_RELOAD_INTERVAL=0\n\
+         SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT=50",
+        dir.display()
+    );
+    let d = Daemon::start(DaemonOpts::default().hec(&sink).env_file(&tls_env));
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], tls_port));
+    let (cfg, seen) = client_config(None);
+    let line = |tag: &str, i: usize| format!("<13>Nov 24 10:00:00 host app: {tag} {i}\n");
+    let send = |tag: &str| {
+        let mut s = connect(addr, &cfg).expect("handshake");
+        for i in 0..50 {
+            s.write_all(line(tag, i).as_bytes()).unwrap();
+        }
+        s.flush().unwrap();
+        s.conn.send_close_notify();
+        let _ = s.flush();
+    };
+    let mut long = connect(addr, &cfg).expect("handshake");
+    let mut long_send = |tag: &str| {
+        for i in 0..50 {
+            long.write_all(line(tag, i).as_bytes()).unwrap();
+        }
+        long.flush().unwrap();
+    };
+    long_send("long-1");
+    let reload = |what: &str| {
+        let n = d.log_count(what);
+        d.sighup();
+        d.wait_for_log_after(what, n, Duration::from_secs(10));
+    };
+
+    // 1. A new pair: SIGHUP loads it for new handshakes.
+    let second = ca.server();
+    second.install(&dir);
+    reload("configuration reloaded");
+    send("second-cert");
+    assert_eq!(seen.seen.lock().unwrap().last(), Some(&second.der));
+    long_send("long-2");
+
+    // 2. New TLS options (TLS 1.3 only): a new TLS setup, the TLS port's listener is
+    //    replaced; the connection opened before carries on.
+    d.rewrite_env_file(&format!(
+        "{tls_env}\nSC4S_SOURCE_TLS_OPTIONS=no-sslv2,no-sslv3,no-tlsv1,no-tlsv12"
+    ));
+    reload("configuration reloaded");
+    assert!(
+        d.log()
+            .contains(&format!("TCP replaced {tls_port}, new TLS setup")),
+        "{}",
+        d.log()
+    );
+    send("tls13-only");
+    long_send("long-3");
+
+    // 3. A broken pair (another certificate's key): the reload is rejected whole and the
+    //    second certificate stays in service.
+    std::fs::write(dir.join("server.pem"), &ca.server().cert_pem).unwrap();
+    reload("reload rejected");
+    send("after-broken");
+    assert_eq!(seen.seen.lock().unwrap().last(), Some(&second.der));
+    long_send("long-4");
+    long.conn.send_close_notify();
+    let _ = long.flush();
+    drop(long);
+
+    assert!(
+        sink.wait_for(7 * 50, Duration::from_secs(30)),
+        "sink has {}; log:\n{}",
+        sink.accepted_events(),
+        d.log()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(sink.accepted_events(), 7 * 50, "every line once");
+    let m = d.metrics();
+    assert_eq!(m.sum("sluice_reload_total", &["result=\"ok\""]), 2.0);
+    assert_eq!(m.sum("sluice_reload_total", &["result=\"failed\""]), 1.0);
+    let _ = std::fs::remove_dir_all(&dir);
 }

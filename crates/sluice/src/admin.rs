@@ -53,16 +53,16 @@ pub async fn bind(
                 a = listener.accept() => a,
                 () = shutdown.cancelled() => return,
             };
-            let Ok((stream, peer)) = accepted else { continue };
+            let Ok((stream, peer)) = accepted else {
+                continue;
+            };
             // Responses are small and written whole; without NODELAY a client that waits
             // for the full body can stall on delayed ACKs.
             let _ = stream.set_nodelay(true);
             let status = status.clone();
             let reload = reload.clone();
             tokio::spawn(async move {
-                let svc = service_fn(move |req| {
-                    handle(req, peer, status.clone(), reload.clone())
-                });
+                let svc = service_fn(move |req| handle(req, peer, status.clone(), reload.clone()));
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), svc)
                     .await;
@@ -136,15 +136,8 @@ async fn ask_reload(peer: SocketAddr, reload: ReloadSender) -> (StatusCode, Stri
         );
     }
     let (tx, rx) = tokio::sync::oneshot::channel();
-    if reload
-        .send(crate::reload::ReloadRequest(tx))
-        .await
-        .is_err()
-    {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting down".into(),
-        );
+    if reload.send(crate::reload::ReloadRequest(tx)).await.is_err() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
     }
     match rx.await {
         Ok(Ok(summary)) => (StatusCode::OK, summary),

@@ -113,7 +113,8 @@ async fn run_async(
 
     // --- bind everything first --------------------------------------------------------
     let mut running = Running::new(shared, tx);
-    let startup = running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
+    let startup =
+        running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
     let mut reloader = Reloader::new(args, config)?;
     let config = reloader.config();
 
@@ -181,8 +182,13 @@ async fn run_async(
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
 
     // --- serve: reload on request, until a signal or the output's end ----------------------
-    let early_output_end =
-        serve(&mut reloader, &mut running, &mut reload_rx, &mut output_task).await;
+    let early_output_end = serve(
+        &mut reloader,
+        &mut running,
+        &mut reload_rx,
+        &mut output_task,
+    )
+    .await;
     if early_output_end.is_none() {
         tracing::info!("stopping: no longer reading; delivering what is in flight");
     }

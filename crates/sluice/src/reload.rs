@@ -242,7 +242,8 @@ impl Reloader {
         let new_tls = transition.new_tls;
         let prepared = running.prepare(transition)?;
         if !new_tls && let Some(tls) = running.tls() {
-            tls.reload().map_err(|e| anyhow::anyhow!("TLS certificate: {e}"))?;
+            tls.reload()
+                .map_err(|e| anyhow::anyhow!("TLS certificate: {e}"))?;
         }
         // Past this point nothing is rejected: the new configuration goes into service.
         running.processor().store(Arc::new(processor));
@@ -377,8 +378,8 @@ fn signal_pid_file(path: &std::path::Path) -> anyhow::Result<i32> {
 fn post_reload(addr: SocketAddr) -> anyhow::Result<(u16, String)> {
     use std::io::{Read, Write};
     use std::time::Duration;
-    let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3))
-        .with_context(|| {
+    let mut s =
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3)).with_context(|| {
             format!(
                 "cannot reach the status server at {addr} (SC4S_LISTEN_STATUS_PORT); with \
                  SLUICE_PID_FILE set, `sluice reload --pid-file` signals the daemon instead"
@@ -455,9 +456,21 @@ mod tests {
         let mut w = PromWriter::new();
         s.render(&mut w);
         let text = w.finish();
-        assert!(text.contains("sluice_reload_total{result=\"failed\"} 1\n"), "{text}");
-        assert!(text.contains("sluice_reload_total{result=\"ok\"} 0\n"), "{text}");
-        assert!(text.contains("sluice_config_hash_info{hash=\"abc\"} 1\n"), "{text}");
-        assert!(text.contains("sluice_config_restart_required 1\n"), "{text}");
+        assert!(
+            text.contains("sluice_reload_total{result=\"failed\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_reload_total{result=\"ok\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_config_hash_info{hash=\"abc\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_config_restart_required 1\n"),
+            "{text}"
+        );
     }
 }

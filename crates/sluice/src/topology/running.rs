@@ -231,7 +231,9 @@ impl Running {
                     );
                 }
                 Err(e) => {
-                    errors.push(format!("cannot start the receive threads of UDP port {port}: {e}"));
+                    errors.push(format!(
+                        "cannot start the receive threads of UDP port {port}: {e}"
+                    ));
                     next.udp.remove(&port);
                 }
             }
@@ -246,7 +248,9 @@ impl Running {
             let old_id = std::mem::replace(&mut active.plan, plan).spec.id;
             let restarted = tokio::task::block_in_place(|| active.port.restart(ctx, &out));
             if let Err(e) = restarted {
-                errors.push(format!("cannot restart the receive threads of UDP port {port}: {e}"));
+                errors.push(format!(
+                    "cannot restart the receive threads of UDP port {port}: {e}"
+                ));
             }
             let (id, balance) = (&active.plan.spec.id, active.plan.sockets.balance);
             active.metrics = Arc::new(active.port.metrics(id, balance));
@@ -368,7 +372,10 @@ impl Running {
         let mut tcp: Vec<Arc<TcpPortMetrics>> =
             self.streams.values().map(|s| s.metrics.clone()).collect();
         for d in &self.draining {
-            if !tcp.iter().any(|m| Arc::ptr_eq(&m.counters, &d.metrics.counters)) {
+            if !tcp
+                .iter()
+                .any(|m| Arc::ptr_eq(&m.counters, &d.metrics.counters))
+            {
                 tcp.push(d.metrics.clone());
             }
         }

@@ -33,7 +33,10 @@ fn built_from_config_one_plan_per_port() {
     );
     let t = topo(&c);
     assert_eq!(t.udp.keys().copied().collect::<Vec<_>>(), [514, 601, 5000]);
-    assert_eq!(t.streams.keys().copied().collect::<Vec<_>>(), [514, 601, 5000]);
+    assert_eq!(
+        t.streams.keys().copied().collect::<Vec<_>>(),
+        [514, 601, 5000]
+    );
     assert_eq!(t.udp[&601].spec.proto, SourceProto::Rfc5426);
     assert_eq!(t.udp[&5000].spec.id, "CISCO_ASA");
     assert_eq!(t.streams[&5000].spec.id, "CISCO_ASA");
@@ -85,10 +88,17 @@ fn udp_socket_settings_of_a_kept_port_need_a_restart_and_keep_their_values() {
     assert_eq!(tr.needs_restart.len(), 2, "{:?}", tr.needs_restart);
     let note = &tr.needs_restart[0];
     assert!(note.starts_with("UDP port 514: "), "{note}");
-    assert!(note.contains("sockets (SC4S_SOURCE_LISTEN_UDP_SOCKETS) 4 → 8"), "{note}");
+    assert!(
+        note.contains("sockets (SC4S_SOURCE_LISTEN_UDP_SOCKETS) 4 → 8"),
+        "{note}"
+    );
     assert!(note.contains("receive buffer"), "{note}");
     // 601 is RFC 5426: its buffer is rfc5426_rcvbuf, unchanged.
-    assert!(!tr.needs_restart[1].contains("receive buffer"), "{:?}", tr.needs_restart);
+    assert!(
+        !tr.needs_restart[1].contains("receive buffer"),
+        "{:?}",
+        tr.needs_restart
+    );
     // Applied, the next reload of the same file finds the same difference again.
     let again = tr.next.transition(topo(&c));
     assert_eq!(again.needs_restart, tr.needs_restart);
@@ -96,8 +106,7 @@ fn udp_socket_settings_of_a_kept_port_need_a_restart_and_keep_their_values() {
 }
 
 #[test]
-fn a_port_given_to_another_listener_id_restarts_udp_threads_and_replaces_the_stream_listener()
-{
+fn a_port_given_to_another_listener_id_restarts_udp_threads_and_replaces_the_stream_listener() {
     let mut c = base();
     c.listen.vendor.insert(
         "CISCO_ASA".into(),
