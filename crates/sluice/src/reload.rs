@@ -230,6 +230,16 @@ impl Reloader {
 
     fn try_reload(&mut self, running: &mut Running) -> anyhow::Result<String> {
         let (new, report) = crate::cli::load_config(&self.args)?;
+        if let Some(path) = &self.args.env_file {
+            for var in shadowed_by_process(path) {
+                tracing::warn!(
+                    "{var} differs between {} and the process environment, which wins and is \
+                     fixed for the life of the process: a reload cannot change it; set it in \
+                     one place",
+                    path.display()
+                );
+            }
+        }
         let (config, mut restart) = keep_restart_only(&self.config, new);
         let hash = config_hash(&config)?;
         let transition = running.plan().transition(Topology::from_config(&config)?);
@@ -272,6 +282,21 @@ impl Reloader {
         }
         Ok(reply)
     }
+}
+
+/// Variables of `env_file` that the process environment sets to another value.
+fn shadowed_by_process(env_file: &std::path::Path) -> Vec<String> {
+    let mut file = crate::env::Env::default();
+    let parsed = std::fs::read_to_string(env_file)
+        .map_err(|_| ())
+        .and_then(|text| file.merge_env_file(env_file, &text).map_err(|_| ()));
+    if parsed.is_err() {
+        return Vec::new();
+    }
+    file.with_prefix("")
+        .filter(|(k, v)| std::env::var(k).is_ok_and(|p| p != v.value))
+        .map(|(k, _)| k.to_owned())
+        .collect()
 }
 
 /// What a transition does, in one line.
