@@ -458,3 +458,58 @@ fn sighup_reloads_certificates_and_a_new_tls_setup_keeps_open_connections() {
     assert_eq!(m.sum("sluice_reload_total", &["result=\"failed\""]), 1.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_udp_port_given_to_another_vendor_keeps_its_sockets() {
+    let vendor_port = sluice_suite::free_port();
+    let d = Daemon::start(
+        DaemonOpts::default().env_file(&format!("SC4S_LISTEN_CISCO_ASA_UDP_PORT={vendor_port}")),
+    );
+    let sockets = udp_inodes(vendor_port);
+    assert_eq!(sockets.len(), 4);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], vendor_port));
+    let msg = b"<13>Nov 24 10:00:00 fw1 app[1]: hello".as_slice();
+    let wait_events = |n: usize| {
+        let start = Instant::now();
+        while d.file_events().len() < n && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let events = d.file_events();
+        assert_eq!(events.len(), n, "log:\n{}", d.log());
+        events
+    };
+    send_udp(addr, &[msg; 200]);
+    wait_events(200);
+
+    d.rewrite_env_file(&format!("SC4S_LISTEN_PALOALTO_FW_UDP_PORT={vendor_port}"));
+    let reloads = d.log_count("configuration reloaded");
+    d.sighup();
+    d.wait_for_log_after("configuration reloaded", reloads, Duration::from_secs(10));
+    assert!(
+        d.log().contains(&format!("UDP restarted {vendor_port}")),
+        "{}",
+        d.log()
+    );
+    assert_eq!(udp_inodes(vendor_port), sockets, "same sockets");
+    assert!(sockets.is_subset(&socket_fds(d.pid())));
+    send_udp(addr, &[msg; 200]);
+    let events = wait_events(400);
+    let vendors: Vec<&str> = events
+        .iter()
+        .map(|e| e["fields"]["sc4s_vendor"].as_str().unwrap_or(""))
+        .collect();
+    assert!(vendors[..200].iter().all(|v| *v == "cisco"), "{vendors:?}");
+    assert!(
+        vendors[200..].iter().all(|v| *v == "paloalto"),
+        "{vendors:?}"
+    );
+    let m = d.metrics();
+    assert_eq!(
+        m.sum(
+            "sluice_received_total",
+            &["listener=\"PALOALTO_FW\"", "transport=\"udp\""]
+        ),
+        400.0,
+        "the port's counters continue under its new listener id"
+    );
+}
