@@ -75,6 +75,9 @@ async fn run_async(
     report: EnvReport,
     rt: tokio::runtime::Handle,
 ) -> anyhow::Result<()> {
+    // First of all: SIGHUP's default action kills the process, and a reload asked for while
+    // sluice starts must wait for it instead (tokio keeps the signal until it is read).
+    let signals = Signals::install();
     for note in &report.notes {
         tracing::warn!("{note}");
     }
@@ -183,6 +186,7 @@ async fn run_async(
 
     // --- serve: reload on request, until a signal or the output's end ----------------------
     let early_output_end = serve(
+        signals,
         &mut reloader,
         &mut running,
         &mut reload_rx,
@@ -236,22 +240,46 @@ async fn run_async(
 
 type OutputTask = tokio::task::JoinHandle<DrainReport>;
 
+/// SIGTERM, SIGINT and SIGHUP, caught from startup on.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Option<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(term), Ok(int), Ok(hup)) => Some(Signals { term, int, hup }),
+            _ => {
+                tracing::error!("cannot install signal handlers; stop sluice with SIGKILL only");
+                None
+            }
+        }
+    }
+}
+
 /// Runs until SIGTERM/SIGINT or the output's end, reloading on SIGHUP and on requests from
 /// the status server, and forgetting stream ports whose connections have drained. Returns
 /// the output's result when it ended first.
 async fn serve(
+    signals: Option<Signals>,
     reloader: &mut Reloader,
     running: &mut Running,
     requests: &mut tokio::sync::mpsc::Receiver<ReloadRequest>,
     output: &mut OutputTask,
 ) -> Option<Result<DrainReport, tokio::task::JoinError>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::error!("cannot install signal handlers; stop sluice with SIGKILL only");
+    let Some(Signals {
+        mut term,
+        mut int,
+        mut hup,
+    }) = signals
+    else {
         return Some(output.await);
     };
     let mut reap = tokio::time::interval(Duration::from_secs(5));
@@ -259,11 +287,11 @@ async fn serve(
         tokio::select! {
             _ = term.recv() => {
                 tracing::info!(signal = "SIGTERM", "signal received");
-                break None;
+                return None;
             }
             _ = int.recv() => {
                 tracing::info!(signal = "SIGINT", "signal received");
-                break None;
+                return None;
             }
             _ = hup.recv() => {
                 let _ = reloader.reload(running, "SIGHUP");
@@ -272,7 +300,7 @@ async fn serve(
                 let _ = reply.send(reloader.reload(running, "POST /reload"));
             }
             _ = reap.tick() => running.reap(),
-            r = &mut *output => break Some(r),
+            r = &mut *output => return Some(r),
         }
     }
 }
