@@ -179,7 +179,7 @@ async fn run_async(
                          SC4S_LISTEN_STATUS_PORT (0 disables it)"
                     )
                 })?;
-        tracing::info!(addr = %local, "serving /health and /metrics");
+        tracing::info!(addr = %local, "serving /health, /metrics and POST /reload");
     }
     let pid_file = PidFile::write(config.admin.pid_file.as_deref())?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
