@@ -43,6 +43,10 @@ pub fn load_config(args: &RunArgs) -> anyhow::Result<(Config, EnvReport)> {
             config.parse.default_timezone
         )
     })?;
+    if config.uses_hec() {
+        // Builds the HEC client's settings, TLS files included, so `--check` fails on them too.
+        crate::hecconf::hec_config(&config)?;
+    }
     Ok((config, report))
 }
 

@@ -82,7 +82,7 @@ async fn run_async(
         tracing::warn!("{note}");
     }
     for w in config.warnings() {
-        tracing::error!("{w}");
+        tracing::warn!("{w}");
     }
     if !report.unsupported.is_empty() {
         tracing::warn!(

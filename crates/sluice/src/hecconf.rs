@@ -18,8 +18,19 @@ pub fn hec_config(config: &Config) -> Result<HecConfig, ConfigError> {
         };
         headers.push((name.trim().to_owned(), value.trim().to_owned()));
     }
+    let tls = crate::tls::hec_client_config(&crate::tls::HecTls {
+        verify: config.hec.tls_verify,
+        mount: config.hec.tls_mount.clone(),
+        ca_file: config.hec.tls_ca_file.clone(),
+    })
+    .map_err(|e| {
+        ConfigError::Invalid(format!(
+            "HEC TLS (SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT / hec.tls_mount / hec.tls_ca_file): {e}"
+        ))
+    })?;
     Ok(HecConfig {
         urls,
+        tls,
         token: config.hec.token.clone(),
         tls_verify: config.hec.tls_verify,
         workers: config.hec.workers,

@@ -59,6 +59,7 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
@@ -220,6 +221,9 @@ impl Config {
             parse_bool,
             &mut self.hec.tls_verify,
         )?;
+        if let Some(d) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT", non_empty)? {
+            self.hec.tls_mount = Some(PathBuf::from(d));
+        }
         set(
             env,
             "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",

@@ -509,6 +509,11 @@ pub struct HecConfig {
     pub token: String,
     /// Verify the indexers' TLS certificates (`…_TLS_VERIFY`).
     pub tls_verify: bool,
+    /// Directory with `key.pem` + `cert.pem` (client certificate, mTLS) and the CA
+    /// certificates to trust besides the system's (`…_TLS_MOUNT`).
+    pub tls_mount: Option<PathBuf>,
+    /// One more CA file (PEM) to trust for the indexers' certificates.
+    pub tls_ca_file: Option<PathBuf>,
     /// Parallel keep-alive connections (`…_WORKERS`).
     pub workers: usize,
     /// Events per request (`…_BATCH_LINES`).
@@ -538,6 +543,8 @@ impl Default for HecConfig {
             urls: Vec::new(),
             token: String::new(),
             tls_verify: client.tls_verify,
+            tls_mount: None,
+            tls_ca_file: None,
             workers: client.workers,
             batch_lines: batch.max_events,
             batch_bytes: ByteSize(batch.max_bytes as u64),
