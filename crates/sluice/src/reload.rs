@@ -262,7 +262,7 @@ impl Reloader {
             tracing::warn!("set but not supported by sluice (ignored): {v}");
         }
         for w in config.warnings() {
-            tracing::error!("{w}");
+            tracing::warn!("{w}");
         }
         for r in &restart {
             tracing::warn!("changed, but applied only by a restart: {r}");
