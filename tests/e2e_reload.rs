@@ -192,7 +192,7 @@ fn reload_under_load_keeps_sockets_loses_nothing_and_applies_the_new_index() {
             other => panic!("unexpected index {other:?}"),
         }
     }
-    assert!(counts.0 >= 45_000 && counts.1 >= 5_000, "{counts:?}");
+    assert!(counts.0 >= 40_000 && counts.1 >= 5_000, "{counts:?}");
     eprintln!(
         "sent {sent}; reload between {before_reload} and {after_reload}; index before/after {counts:?}"
     );
@@ -250,6 +250,7 @@ fn an_invalid_file_is_rejected_whole_and_the_old_configuration_keeps_running() {
     // `sluice reload` (POST /reload) gets the same answer and exits 1.
     let out = Command::new(sluice_bin())
         .args(["reload", "--port", &d.status_port.to_string()])
+        .env_remove("SLUICE_PID_FILE")
         .output()
         .expect("sluice reload");
     let stdout = String::from_utf8_lossy(&out.stdout);
