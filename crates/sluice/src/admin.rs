@@ -240,6 +240,64 @@ mod tests {
         (code, body)
     }
 
+    async fn post(addr: SocketAddr, path: &str) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut buf = String::new();
+        s.read_to_string(&mut buf).await.unwrap();
+        let code = buf[9..12].parse().unwrap();
+        let body = buf.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (code, body)
+    }
+
+    #[tokio::test]
+    async fn reload_is_answered_by_the_daemon_and_only_from_the_machine_itself() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::reload::ReloadRequest>(1);
+        // The daemon's side: the first reload is applied, the second rejected.
+        tokio::spawn(async move {
+            let mut n = 0;
+            while let Some(crate::reload::ReloadRequest(reply)) = rx.recv().await {
+                n += 1;
+                let _ = reply.send(if n == 1 {
+                    Ok("processor replaced".into())
+                } else {
+                    Err("metadata csv: line 2: expected three fields".into())
+                });
+            }
+        });
+        let cancel = CancellationToken::new();
+        let (addr, _t) = bind(
+            "127.0.0.1:0".parse().unwrap(),
+            Arc::new(Fake(true)),
+            Some(tx.clone()),
+            cancel.clone(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            post(addr, "/reload").await,
+            (200, "processor replaced\n".into())
+        );
+        let (code, body) = post(addr, "/reload").await;
+        assert_eq!(code, 422);
+        assert!(body.contains("line 2"), "{body}");
+        assert_eq!(get(addr, "/reload").await.0, 405);
+
+        let remote: SocketAddr = "192.0.2.7:40000".parse().unwrap();
+        assert_eq!(ask_reload(remote, Some(tx)).await.0, StatusCode::FORBIDDEN);
+        let local: SocketAddr = "[::ffff:127.0.0.1]:40000".parse().unwrap();
+        assert_eq!(ask_reload(local, None).await.0, StatusCode::NOT_FOUND);
+        cancel.cancel();
+    }
+
     #[tokio::test]
     async fn health_and_metrics() {
         let cancel = CancellationToken::new();
