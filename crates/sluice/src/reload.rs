@@ -214,7 +214,8 @@ impl Reloader {
     /// Reloads; logs and counts the outcome.
     pub fn reload(&mut self, running: &mut Running, cause: &str) -> ReloadReply {
         tracing::info!(cause, "reloading the configuration");
-        match self.try_reload(running) {
+        let started = std::time::Instant::now();
+        match self.try_reload(running, started) {
             Ok(summary) => {
                 self.stats.ok.fetch_add(1, Ordering::Relaxed);
                 Ok(summary)
@@ -228,7 +229,11 @@ impl Reloader {
         }
     }
 
-    fn try_reload(&mut self, running: &mut Running) -> anyhow::Result<String> {
+    fn try_reload(
+        &mut self,
+        running: &mut Running,
+        started: std::time::Instant,
+    ) -> anyhow::Result<String> {
         let (new, report) = crate::cli::load_config(&self.args)?;
         if let Some(path) = &self.args.env_file {
             for var in shadowed_by_process(path) {
@@ -269,7 +274,13 @@ impl Reloader {
         }
         self.config = config;
         self.stats.loaded(hash.clone(), !restart.is_empty());
-        tracing::info!(hash = %hash, changes = %summary, needs_restart = restart.len(), "configuration reloaded");
+        tracing::info!(
+            hash = %hash,
+            changes = %summary,
+            needs_restart = restart.len(),
+            elapsed = ?started.elapsed(),
+            "configuration reloaded"
+        );
         if !errors.is_empty() {
             anyhow::bail!(
                 "reloaded, but some listeners could not start: {}",
