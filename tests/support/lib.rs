@@ -155,6 +155,10 @@ pub struct DaemonOpts {
     pub toml: Option<String>,
     /// When set, send events to this sink (URL + token); otherwise to the JSON-lines file.
     pub hec: Option<(String, String)>,
+    /// When set, the daemon reads its ports from an env_file (`<dir>/env_file`, passed with
+    /// --env-file) followed by these lines, instead of from its environment, so a test can
+    /// rewrite them and reload ([`Daemon::rewrite_env_file`]).
+    pub env_file: Option<String>,
 }
 
 impl DaemonOpts {
@@ -170,6 +174,10 @@ impl DaemonOpts {
         self.hec = Some((sink.base_url(), sink.token().to_string()));
         self
     }
+    pub fn env_file(mut self, lines: &str) -> Self {
+        self.env_file = Some(lines.to_string());
+        self
+    }
 }
 
 /// A running `sluice run`.
@@ -181,6 +189,8 @@ pub struct Daemon {
     log: Arc<Mutex<String>>,
     /// Set by the log reader when the daemon's stderr closes, i.e. it exited.
     stderr_closed: Arc<std::sync::atomic::AtomicBool>,
+    /// The port settings written first in the env_file (with [`DaemonOpts::env_file`]).
+    base_env: String,
 }
 
 impl Daemon {
@@ -207,18 +217,37 @@ impl Daemon {
                 cmd.env_remove(k);
             }
         }
-        cmd.env("SC4S_LISTEN_DEFAULT_UDP_PORT", port.to_string())
-            .env("SC4S_LISTEN_DEFAULT_TCP_PORT", port.to_string())
-            .env("SC4S_LISTEN_STATUS_PORT", status_port.to_string())
+        let base: Vec<(&str, String)> = vec![
+            ("SC4S_LISTEN_DEFAULT_UDP_PORT", port.to_string()),
+            ("SC4S_LISTEN_DEFAULT_TCP_PORT", port.to_string()),
+            ("SC4S_LISTEN_STATUS_PORT", status_port.to_string()),
             // The RFC 5426/6587 default (601) would collide between tests running in
             // parallel; a test that wants them sets them.
-            .env("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled")
-            .env("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled")
-            .env("SLUICE_LISTEN_ADDRESS", "127.0.0.1")
+            ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled".into()),
+            ("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled".into()),
+            ("SLUICE_LISTEN_ADDRESS", "127.0.0.1".into()),
             // Tests kill their daemons (SIGKILL on drop), which leaves the port lock files
             // behind: keep them in the daemon's own directory rather than /run/sluice.
-            .env("SLUICE_LISTEN_LOCK_DIR", dir.join("locks"))
-            .env("SLUICE_LOG", "info");
+            (
+                "SLUICE_LISTEN_LOCK_DIR",
+                dir.join("locks").display().to_string(),
+            ),
+        ];
+        let mut base_env = String::new();
+        for (k, v) in &base {
+            base_env.push_str(&format!("{k}={v}\n"));
+        }
+        match &opts.env_file {
+            Some(lines) => {
+                std::fs::write(dir.join("env_file"), format!("{base_env}{lines}\n"))
+                    .expect("write env_file");
+                cmd.arg("--env-file").arg(dir.join("env_file"));
+            }
+            None => {
+                cmd.envs(base.iter().map(|(k, v)| (k, v)));
+            }
+        }
+        cmd.env("SLUICE_LOG", "info");
         if let Some((url, token)) = &opts.hec {
             cmd.env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", url)
                 .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", token);
@@ -252,6 +281,7 @@ impl Daemon {
             dir,
             log,
             stderr_closed,
+            base_env,
         };
         d.wait_for_log("sluice is running", Duration::from_secs(60));
         d
@@ -316,6 +346,43 @@ impl Daemon {
                 );
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Rewrites the env_file (see [`DaemonOpts::env_file`]): the port settings, then `lines`.
+    pub fn rewrite_env_file(&self, lines: &str) {
+        std::fs::write(
+            self.dir.join("env_file"),
+            format!("{}{lines}\n", self.base_env),
+        )
+        .expect("write env_file");
+    }
+
+    /// Sends SIGHUP (a reload).
+    pub fn sighup(&self) {
+        let pid = self.child.id().to_string();
+        let st = Command::new("kill").args(["-HUP", &pid]).status();
+        assert!(st.is_ok_and(|s| s.success()), "kill -HUP {pid}");
+    }
+
+    /// How many times `needle` occurs in the log so far.
+    pub fn log_count(&self, needle: &str) -> usize {
+        self.log().matches(needle).count()
+    }
+
+    /// Waits until `needle` occurs in the log more than `seen` times.
+    pub fn wait_for_log_after(&self, needle: &str, seen: usize, timeout: Duration) {
+        let start = Instant::now();
+        while self.log_count(needle) <= seen {
+            if start.elapsed() > timeout
+                || self.stderr_closed.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                panic!(
+                    "sluice did not log {needle:?} again within {timeout:?}; log:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

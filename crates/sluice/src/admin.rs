@@ -1,4 +1,6 @@
-//! The status HTTP server on `SC4S_LISTEN_STATUS_PORT`: `/health` and `/metrics`.
+//! The status HTTP server on `SC4S_LISTEN_STATUS_PORT`: `/health`, `/metrics`, and
+//! `POST /reload` (from the machine itself only: the status port usually listens on every
+//! address, and a reload is an operator's action).
 //!
 //! `/health` answers like SC4S's health check (`200 {"status":"healthy"}`, `503
 //! {"status":"unhealthy: <reason>"}`) so existing load-balancer and orchestrator probes keep
@@ -32,11 +34,15 @@ pub trait Status: Send + Sync + 'static {
     }
 }
 
+/// Where `POST /reload` requests go (the daemon's loop); `None` answers 404.
+pub type ReloadSender = Option<tokio::sync::mpsc::Sender<crate::reload::ReloadRequest>>;
+
 /// Binds the admin listener (so a port conflict is a startup error) and returns the task
 /// that serves it until `shutdown` fires.
 pub async fn bind(
     addr: SocketAddr,
     status: Arc<dyn Status>,
+    reload: ReloadSender,
     shutdown: CancellationToken,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = TcpListener::bind(addr).await?;
@@ -47,13 +53,16 @@ pub async fn bind(
                 a = listener.accept() => a,
                 () = shutdown.cancelled() => return,
             };
-            let Ok((stream, _)) = accepted else { continue };
+            let Ok((stream, peer)) = accepted else {
+                continue;
+            };
             // Responses are small and written whole; without NODELAY a client that waits
             // for the full body can stall on delayed ACKs.
             let _ = stream.set_nodelay(true);
             let status = status.clone();
+            let reload = reload.clone();
             tokio::spawn(async move {
-                let svc = service_fn(move |req| handle(req, status.clone()));
+                let svc = service_fn(move |req| handle(req, peer, status.clone(), reload.clone()));
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), svc)
                     .await;
@@ -65,9 +74,15 @@ pub async fn bind(
 
 async fn handle(
     req: Request<Incoming>,
+    peer: SocketAddr,
     status: Arc<dyn Status>,
+    reload: ReloadSender,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let (code, ctype, body) = match (req.method(), req.uri().path()) {
+        (&Method::POST, "/reload") => {
+            let (code, text) = ask_reload(peer, reload).await;
+            (code, "text/plain", text + "\n")
+        }
         (&Method::GET, "/health") => {
             let (code, text) = match status.health() {
                 Ok(()) => (StatusCode::OK, "healthy".to_string()),
@@ -94,7 +109,7 @@ async fn handle(
             "text/plain; version=0.0.4; charset=utf-8",
             status.render_metrics(),
         ),
-        (_, "/health" | "/metrics") => (
+        (_, "/health" | "/metrics" | "/reload") => (
             StatusCode::METHOD_NOT_ALLOWED,
             "text/plain",
             "method not allowed\n".into(),
@@ -106,6 +121,29 @@ async fn handle(
     resp.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(ctype));
     Ok(resp)
+}
+
+/// Hands a reload to the daemon and waits for its outcome: 200 with what changed, 422 with
+/// why the new configuration was rejected (the old one stays in force).
+async fn ask_reload(peer: SocketAddr, reload: ReloadSender) -> (StatusCode, String) {
+    let Some(reload) = reload else {
+        return (StatusCode::NOT_FOUND, "not found".into());
+    };
+    if !peer.ip().to_canonical().is_loopback() {
+        return (
+            StatusCode::FORBIDDEN,
+            "reload is accepted from the machine itself only".into(),
+        );
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    if reload.send(crate::reload::ReloadRequest(tx)).await.is_err() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
+    }
+    match rx.await {
+        Ok(Ok(summary)) => (StatusCode::OK, summary),
+        Ok(Err(reason)) => (StatusCode::UNPROCESSABLE_ENTITY, reason),
+        Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into()),
+    }
 }
 
 /// Writes Prometheus text exposition: `# HELP`/`# TYPE` once per family, then samples.
@@ -202,12 +240,71 @@ mod tests {
         (code, body)
     }
 
+    async fn post(addr: SocketAddr, path: &str) -> (u16, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(
+            format!(
+                "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut buf = String::new();
+        s.read_to_string(&mut buf).await.unwrap();
+        let code = buf[9..12].parse().unwrap();
+        let body = buf.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (code, body)
+    }
+
+    #[tokio::test]
+    async fn reload_is_answered_by_the_daemon_and_only_from_the_machine_itself() {
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::reload::ReloadRequest>(1);
+        // The daemon's side: the first reload is applied, the second rejected.
+        tokio::spawn(async move {
+            let mut n = 0;
+            while let Some(crate::reload::ReloadRequest(reply)) = rx.recv().await {
+                n += 1;
+                let _ = reply.send(if n == 1 {
+                    Ok("processor replaced".into())
+                } else {
+                    Err("metadata csv: line 2: expected three fields".into())
+                });
+            }
+        });
+        let cancel = CancellationToken::new();
+        let (addr, _t) = bind(
+            "127.0.0.1:0".parse().unwrap(),
+            Arc::new(Fake(true)),
+            Some(tx.clone()),
+            cancel.clone(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            post(addr, "/reload").await,
+            (200, "processor replaced\n".into())
+        );
+        let (code, body) = post(addr, "/reload").await;
+        assert_eq!(code, 422);
+        assert!(body.contains("line 2"), "{body}");
+        assert_eq!(get(addr, "/reload").await.0, 405);
+
+        let remote: SocketAddr = "192.0.2.7:40000".parse().unwrap();
+        assert_eq!(ask_reload(remote, Some(tx)).await.0, StatusCode::FORBIDDEN);
+        let local: SocketAddr = "[::ffff:127.0.0.1]:40000".parse().unwrap();
+        assert_eq!(ask_reload(local, None).await.0, StatusCode::NOT_FOUND);
+        cancel.cancel();
+    }
+
     #[tokio::test]
     async fn health_and_metrics() {
         let cancel = CancellationToken::new();
         let (addr, task) = bind(
             "127.0.0.1:0".parse().unwrap(),
             Arc::new(Fake(true)),
+            None,
             cancel.clone(),
         )
         .await
@@ -231,6 +328,7 @@ mod tests {
         let (addr, _t) = bind(
             "127.0.0.1:0".parse().unwrap(),
             Arc::new(Fake(false)),
+            None,
             cancel.clone(),
         )
         .await

@@ -73,7 +73,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    crate::daemon::run(config, report)?;
+    crate::daemon::run(args, config, report)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,19 +1,23 @@
-//! `sluice run`: bind everything, start the pipeline, and drain it on SIGTERM/SIGINT.
+//! `sluice run`: bind everything, start the pipeline, reload on SIGHUP, and drain it on
+//! SIGTERM/SIGINT.
 //!
 //! Startup binds every socket before anything starts, so a port conflict or a missing
-//! privilege is one clear error naming the setting to change. Shutdown follows the order
-//! of the data: stop reading, flush every open batch into the output channel, let the
-//! output deliver until the channel is empty or the drain timeout passes, then exit 0.
-//! Whatever is still undelivered at the timeout is logged with its count.
+//! privilege is one clear error naming the setting to change. The listeners are a
+//! [`Topology`] run by [`Running`]; a reload ([`crate::reload`]) changes them in place.
+//! Shutdown follows the order of the data: stop reading, flush every open batch into the
+//! output channel, let the output deliver until the channel is empty or the drain timeout
+//! passes, then exit 0. Whatever is still undelivered at the timeout is logged with its count.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use arc_swap::ArcSwap;
 use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
-use sluice_net::{NetError, PortClaimConfig, UdpGroup, UdpGroupConfig};
+use sluice_net::{NetError, PortClaimConfig};
 use sluice_proto::classify::{
     BuildError, Classifier, Settings, VendorSelection, context::ContextFiles,
 };
@@ -21,12 +25,14 @@ use sluice_proto::hec::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{Balance, Config, EnvReport, ListenerKind, SourceProto};
-use crate::metrics::{OutputMetrics, Registry, UdpPortMetrics};
+use crate::cli::RunArgs;
+use crate::config::{Config, EnvReport};
+use crate::metrics::{OutputMetrics, Registry};
 use crate::output::{FileOutput, FileStats};
 use crate::pipeline::Processor;
-use crate::stream::{StreamListeners, StreamShared};
-use crate::udp::{UdpContext, UdpPort};
+use crate::reload::{ReloadRequest, Reloader};
+use crate::topology::Topology;
+use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
 
 /// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
@@ -42,7 +48,7 @@ pub fn init_logging() {
         .try_init();
 }
 
-pub fn run(config: Config, report: EnvReport) -> anyhow::Result<()> {
+pub fn run(args: RunArgs, config: Config, report: EnvReport) -> anyhow::Result<()> {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2);
@@ -53,7 +59,7 @@ pub fn run(config: Config, report: EnvReport) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     let handle = rt.handle().clone();
-    rt.block_on(run_async(config, report, handle))
+    rt.block_on(run_async(args, config, report, handle))
 }
 
 fn hostname() -> String {
@@ -65,19 +71,15 @@ fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-fn to_net_balance(b: Balance) -> sluice_net::Balance {
-    match b {
-        Balance::Ebpf => sluice_net::Balance::Ebpf,
-        Balance::Cbpf => sluice_net::Balance::Cbpf,
-        Balance::Kernel => sluice_net::Balance::Kernel,
-    }
-}
-
 async fn run_async(
+    args: RunArgs,
     config: Config,
     report: EnvReport,
     rt: tokio::runtime::Handle,
 ) -> anyhow::Result<()> {
+    // First of all: SIGHUP's default action kills the process, and a reload asked for while
+    // sluice starts must wait for it instead (tokio keeps the signal until it is read).
+    let signals = Signals::install();
     for note in &report.notes {
         tracing::warn!("{note}");
     }
@@ -91,66 +93,41 @@ async fn run_async(
         );
     }
 
-    let processor = Arc::new(build_processor(&config)?);
-    let stop = CancellationToken::new();
+    let processor = build_processor(&config)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let (tx, rx) = async_channel::unbounded::<EncodedBatch>();
+    let memory = MemoryBudget::new(config.window.max_bytes.0);
+    let udp_window = Window::new("udp", config.udp.window);
+    let tcp_window = Window::new("tcp", config.tcp.window);
+    let shared = Shared {
+        processor: Arc::new(ArcSwap::from_pointee(processor)),
+        memory: memory.clone(),
+        udp_window: udp_window.clone(),
+        tcp_window: tcp_window.clone(),
+        rt,
+        stop: CancellationToken::new(),
+        claim: PortClaimConfig {
+            share: config.listen.share_ports,
+            lock_dir: config
+                .listen
+                .lock_dir
+                .clone()
+                .or_else(sluice_net::default_lock_dir),
+        },
+    };
 
     // --- bind everything first --------------------------------------------------------
-    let listeners = config.listeners()?;
-    let claim = PortClaimConfig {
-        share: config.listen.share_ports,
-        lock_dir: config
-            .listen
-            .lock_dir
-            .clone()
-            .or_else(sluice_net::default_lock_dir),
-    };
-    let mut udp_groups = Vec::new();
-    for spec in listeners.iter().filter(|l| l.kind == ListenerKind::Udp) {
-        let port = spec.port;
-        let addr = SocketAddr::new(config.listen.address, port);
-        let mut g = UdpGroupConfig::new(addr);
-        g.sockets = config.udp.sockets;
-        g.balance = to_net_balance(config.udp.balance);
-        let rcvbuf = if spec.proto == SourceProto::Rfc5426 {
-            config.udp.rfc5426_rcvbuf
-        } else {
-            config.udp.rcvbuf
-        };
-        g.rcvbuf = (rcvbuf.0 > 0).then_some(rcvbuf.0 as usize);
-        g.batch = config.udp.fetch_limit.clamp(1, sluice_net::MAX_BATCH);
-        g.max_datagram = config
-            .listen
-            .max_message_size
-            .min(sluice_net::DEFAULT_MAX_DATAGRAM);
-        g.claim = claim.clone();
-        let group = UdpGroup::bind(&g).map_err(|e| listen_error("UDP", addr, &spec.setting, &e))?;
-        log_sharing("UDP", addr, group.shared_with());
-        if let Some(reason) = group.fallback_reason() {
-            tracing::warn!(
-                port,
-                requested = %g.balance,
-                using = %group.balance_mode(),
-                "UDP balancing fell back: {reason}"
-            );
-        }
-        for r in group.rcvbuf_reports() {
-            if let Some(hint) = r.sysctl_hint() {
-                tracing::warn!(port, "UDP receive buffer smaller than requested: {hint}");
-                break;
-            }
-        }
-        udp_groups.push((spec.id.clone(), g.balance, group));
-    }
-    let streams = StreamListeners::bind(&config, &listeners, &claim)?;
-    check_fd_limit(streams.max_connections());
+    let mut running = Running::new(shared, tx);
+    let startup =
+        running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
+    let mut reloader = Reloader::new(args, config)?;
+    let config = reloader.config();
 
     // --- output ------------------------------------------------------------------------
     let abort = AbortSignal::new();
     let (output_metrics, mut output_task) = if config.uses_hec() {
         let stats = Arc::new(HecStats::default());
-        let hec = HecOutput::new(crate::hecconf::hec_config(&config)?, stats.clone())
+        let hec = HecOutput::new(crate::hecconf::hec_config(config)?, stats.clone())
             .context("cannot set up the HEC client")?;
         for p in hec.probe().await {
             if p.reachable && p.token_accepted != Some(false) {
@@ -175,113 +152,58 @@ async fn run_async(
     };
 
     // --- receivers ---------------------------------------------------------------------
-    let memory = MemoryBudget::new(config.window.max_bytes.0);
-    let udp_window = Window::new("udp", config.udp.window);
-    let tcp_window = Window::new("tcp", config.tcp.window);
-    let mut udp_ports = Vec::new();
-    let mut udp_metrics = Vec::new();
-    for (id, requested, group) in udp_groups {
-        let ctx = UdpContext {
-            memory: memory.clone(),
-            listener_id: id.as_str().into(),
-            processor: processor.clone(),
-            window: udp_window.clone(),
-            fetch_limit: config.udp.fetch_limit,
-            rt: rt.clone(),
-            stop: stop.clone(),
-        };
-        let port = UdpPort::start(group, ctx, &tx).context("cannot start UDP receive threads")?;
-        tracing::info!(
-            addr = %port.local_addr,
-            sockets = port.counters.len(),
-            balance = %port.group.balance_mode(),
-            rcvbuf = port.group.rcvbuf_reports().first().map_or(0, |r| r.effective),
-            "listening on UDP"
-        );
-        udp_metrics.push(UdpPortMetrics {
-            listener: id.clone(),
-            port: port.local_addr.port(),
-            requested_balance: requested.as_str(),
-            balance: port.group.balance_mode().as_str(),
-            fallback_reason: port.group.fallback_reason().map(str::to_owned),
-            sockets: port.group.stats().to_vec(),
-            counters: port.counters.clone(),
-            rcvbuf: port.group.rcvbuf_reports().to_vec(),
-        });
-        udp_ports.push(port);
+    let errors = running.commit(startup);
+    if !errors.is_empty() {
+        anyhow::bail!("{}", errors.join("; "));
     }
-    let running = streams.start(
-        &config,
-        &StreamShared {
-            memory: memory.clone(),
-            processor: processor.clone(),
-            window: tcp_window.clone(),
-            stop: stop.clone(),
-        },
-        &tx,
-    );
-    let tcp_tasks = running.tasks;
-    let tcp_metrics = running.metrics;
-    let tls = running.tls;
-    drop(tx);
+    check_fd_limit(running.stream_connections());
 
     let registry = Arc::new(Registry {
         started: Instant::now(),
-        udp: udp_metrics,
-        tcp: tcp_metrics,
+        ports: running.ports(),
+        retired: running.retired(),
         windows: vec![udp_window, tcp_window],
         memory,
         output: output_metrics,
         stopping: stopping.clone(),
-        tls: tls.clone(),
+        reload: reloader.stats(),
     });
     let admin_stop = CancellationToken::new();
+    let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     if config.admin.port != 0 {
         let addr = SocketAddr::new(config.admin.address, config.admin.port);
-        let (local, _task) = crate::admin::bind(addr, registry.clone(), admin_stop.clone())
-            .await
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot listen on the status port {addr}: {e}; change it with \
-                     SC4S_LISTEN_STATUS_PORT (0 disables it)"
-                )
-            })?;
-        tracing::info!(addr = %local, "serving /health and /metrics");
+        let (local, _task) =
+            crate::admin::bind(addr, registry.clone(), Some(reload_tx), admin_stop.clone())
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot listen on the status port {addr}: {e}; change it with \
+                         SC4S_LISTEN_STATUS_PORT (0 disables it)"
+                    )
+                })?;
+        tracing::info!(addr = %local, "serving /health, /metrics and POST /reload");
     }
+    let pid_file = PidFile::write(config.admin.pid_file.as_deref())?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
 
-    // --- wait for a signal, or for the output to die --------------------------------------
-    let reload_tls = move || match &tls {
-        Some(t) => {
-            let _ = t.reload();
-        }
-        None => tracing::warn!(
-            "SIGHUP received: sluice does not reload its configuration; restart it to apply changes"
-        ),
-    };
-    let early_output_end = tokio::select! {
-        sig = shutdown_signal(reload_tls) => {
-            tracing::info!(signal = sig, "stopping: no longer reading; delivering what is in flight");
-            None
-        }
-        r = &mut output_task => Some(r),
-    };
+    // --- serve: reload on request, until a signal or the output's end ----------------------
+    let early_output_end = serve(
+        signals,
+        &mut reloader,
+        &mut running,
+        &mut reload_rx,
+        &mut output_task,
+    )
+    .await;
+    if early_output_end.is_none() {
+        tracing::info!("stopping: no longer reading; delivering what is in flight");
+    }
+    let drain_timeout = reloader.config().shutdown.drain_timeout;
 
     // --- drain -----------------------------------------------------------------------
     stopping.store(true, Ordering::Relaxed);
-    stop.cancel();
     let drain_start = Instant::now();
-    let mut joins = udp_ports;
-    let udp_join = tokio::task::spawn_blocking(move || {
-        for p in &mut joins {
-            p.join();
-        }
-        joins
-    });
-    for t in tcp_tasks {
-        let _ = t.await;
-    }
-    let _ports = udp_join.await;
+    running.shutdown().await;
     let received = registry.received_total();
     tracing::info!(
         received,
@@ -291,10 +213,7 @@ async fn run_async(
     let report: DrainReport = match early_output_end {
         Some(r) => r.context("the output task failed")?,
         None => {
-            let budget = config
-                .shutdown
-                .drain_timeout
-                .saturating_sub(drain_start.elapsed());
+            let budget = drain_timeout.saturating_sub(drain_start.elapsed());
             match tokio::time::timeout(budget, &mut output_task).await {
                 Ok(r) => r.context("the output task failed")?,
                 Err(_) => {
@@ -305,6 +224,7 @@ async fn run_async(
         }
     };
     admin_stop.cancel();
+    drop(pid_file);
     let delivered = registry.delivered_total();
     if report.undelivered_events > 0 {
         tracing::error!(
@@ -312,13 +232,105 @@ async fn run_async(
             delivered,
             undelivered = report.undelivered_events,
             batches = report.undelivered_batches,
-            "drain timeout ({:?}) reached: these events were not delivered",
-            config.shutdown.drain_timeout
+            "drain timeout ({drain_timeout:?}) reached: these events were not delivered",
         );
     } else {
         tracing::info!(received, delivered, elapsed = ?drain_start.elapsed(), "stopped cleanly");
     }
     Ok(())
+}
+
+type OutputTask = tokio::task::JoinHandle<DrainReport>;
+
+/// SIGTERM, SIGINT and SIGHUP, caught from startup on.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Option<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::hangup()),
+        ) {
+            (Ok(term), Ok(int), Ok(hup)) => Some(Signals { term, int, hup }),
+            _ => {
+                tracing::error!("cannot install signal handlers; stop sluice with SIGKILL only");
+                None
+            }
+        }
+    }
+}
+
+/// Runs until SIGTERM/SIGINT or the output's end, reloading on SIGHUP and on requests from
+/// the status server, and forgetting stream ports whose connections have drained. Returns
+/// the output's result when it ended first.
+async fn serve(
+    signals: Option<Signals>,
+    reloader: &mut Reloader,
+    running: &mut Running,
+    requests: &mut tokio::sync::mpsc::Receiver<ReloadRequest>,
+    output: &mut OutputTask,
+) -> Option<Result<DrainReport, tokio::task::JoinError>> {
+    let Some(Signals {
+        mut term,
+        mut int,
+        mut hup,
+    }) = signals
+    else {
+        return Some(output.await);
+    };
+    let mut reap = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = term.recv() => {
+                tracing::info!(signal = "SIGTERM", "signal received");
+                return None;
+            }
+            _ = int.recv() => {
+                tracing::info!(signal = "SIGINT", "signal received");
+                return None;
+            }
+            _ = hup.recv() => {
+                let _ = reloader.reload(running, "SIGHUP");
+            }
+            Some(ReloadRequest(reply)) = requests.recv() => {
+                let _ = reply.send(reloader.reload(running, "POST /reload"));
+            }
+            _ = reap.tick() => running.reap(),
+            r = &mut *output => return Some(r),
+        }
+    }
+}
+
+/// `SLUICE_PID_FILE`: written once the ports are bound, removed at a clean exit.
+struct PidFile(Option<PathBuf>);
+
+impl PidFile {
+    fn write(path: Option<&Path>) -> anyhow::Result<PidFile> {
+        let Some(path) = path else {
+            return Ok(PidFile(None));
+        };
+        std::fs::write(path, format!("{}\n", std::process::id())).with_context(|| {
+            format!(
+                "cannot write the pid file {} (SLUICE_PID_FILE / admin.pid_file)",
+                path.display()
+            )
+        })?;
+        Ok(PidFile(Some(path.to_owned())))
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// A listener that cannot be opened: the address, the cause, and what to change. A port held
@@ -395,7 +407,7 @@ fn default_context_dir() -> Option<std::path::PathBuf> {
     .find(|p| p.is_dir())
 }
 
-fn build_processor(config: &Config) -> anyhow::Result<Processor> {
+pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     let zone = Zone::from_name(&config.parse.default_timezone).map_err(|e| {
         anyhow::anyhow!(
             "SC4S_DEFAULT_TIMEZONE={:?}: {e}",
@@ -465,9 +477,22 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     })
 }
 
+/// Registers listener ids with `processor`'s tables (each id's vendor and product metadata),
+/// beyond those of the configuration it was built from.
+pub(crate) fn register_listeners<'a>(
+    processor: &mut Processor,
+    ids: impl IntoIterator<Item = &'a str>,
+) {
+    for id in ids {
+        if id != "DEFAULT" {
+            processor.tables.add_listener(id);
+        }
+    }
+}
+
 /// Waits for SIGTERM or SIGINT. SIGHUP, whose default action would kill the process without
-/// draining, is caught and handed to `on_hup` (which reloads the TLS certificates): an
-/// operator's habitual `systemctl reload` must not lose what is in flight.
+/// draining, is caught and handed to `on_hup`. For the tools (`sluice sink`); the daemon has
+/// its own loop.
 pub(crate) async fn shutdown_signal(on_hup: impl Fn()) -> &'static str {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (

@@ -103,7 +103,9 @@ struct ConnState {
 /// The connection table and counters of one stream port.
 #[derive(Debug)]
 pub struct Edge {
-    limit: usize,
+    /// Changed by a reload ([`Edge::set_limit`]); the table is kept, so connections of the
+    /// port before and after the reload count against one limit.
+    limit: AtomicUsize,
     epoch: Instant,
     conns: Mutex<HashMap<u64, Arc<ConnState>>>,
     next_id: AtomicU64,
@@ -116,7 +118,7 @@ pub struct Edge {
 impl Edge {
     pub fn new(limit: usize) -> Arc<Edge> {
         Arc::new(Edge {
-            limit: limit.max(1),
+            limit: AtomicUsize::new(limit.max(1)),
             epoch: Instant::now(),
             conns: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
@@ -128,7 +130,14 @@ impl Edge {
     }
 
     pub fn limit(&self) -> usize {
-        self.limit
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// A new connection limit (a reload changed `SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS`). Open
+    /// connections above it are not closed; new ones evict idle ones until the port is back
+    /// under it.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit.max(1), Ordering::Relaxed);
     }
 
     /// Connections admitted and not yet closed.
@@ -156,7 +165,8 @@ impl Edge {
         self.accepted.fetch_add(1, Ordering::Relaxed);
         let now = self.now_ms();
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
-        if conns.len() >= self.limit {
+        let limit = self.limit();
+        if conns.len() >= limit {
             let quiet_ms = EVICT_AFTER_IDLE.as_millis() as u64;
             let victim = conns
                 .iter()
@@ -175,7 +185,7 @@ impl Edge {
                         tracing::warn!(
                             port,
                             %peer,
-                            limit = self.limit,
+                            limit,
                             suppressed,
                             "connection refused: the port is at its connection limit and no open \
                              connection is idle; raise SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS if these \

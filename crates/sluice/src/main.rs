@@ -26,6 +26,9 @@ enum Command {
     /// Ask a running sluice for /health: exit 0 when healthy, 1 otherwise (unreachable
     /// included), with the reason on stdout; for container HEALTHCHECKs.
     Health(sluice::cli::HealthArgs),
+    /// Make a running sluice reload its configuration (env_file, TOML, context files,
+    /// certificates): POST /reload on its status port, or SIGHUP to --pid-file's pid.
+    Reload(sluice::reload::ReloadArgs),
     /// Generate syslog load (syslog-ng loggen's message shapes) over UDP, TCP or TLS.
     Loggen(sluice_bench::LoggenConfig),
     /// Run a Splunk HEC test sink that counts events and finds gaps and duplicates.
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Run(args) => sluice::cli::run(args),
         Command::Parse(args) => sluice::cli::parse(args),
         Command::Health(args) => sluice::cli::health(args),
+        Command::Reload(args) => sluice::reload::command(args),
         Command::Loggen(cfg) => sluice::cli::loggen(cfg),
         Command::Sink(args) => sluice::cli::sink(args),
         Command::Bench(args) => std::env::current_exe()

@@ -4,9 +4,14 @@
 //! received, kernel drops, parsed by format, truncated, delivered, retried, dropped, window
 //! occupancy. All values are atomics updated once per batch by their owners and summed
 //! here at scrape time, so nothing on the receive path takes a lock for telemetry.
+//!
+//! The set of ports changes with reloads: the topology publishes a new [`Ports`] after each
+//! one. A port that closes leaves its counts in [`Retired`], so totals never go backwards.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use arc_swap::ArcSwap;
 use std::time::Instant;
 
 use sluice_hec::HecStats;
@@ -21,7 +26,7 @@ use crate::tls::{Failure, TlsEndpoint, TlsManager};
 use crate::window::{MemoryBudget, Window};
 
 /// One UDP port as the registry sees it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct UdpPortMetrics {
     pub listener: String,
     pub port: u16,
@@ -61,33 +66,55 @@ pub enum OutputMetrics {
     File(Arc<FileStats>),
 }
 
-/// Everything `/metrics` and `/health` read. Built once at startup, then immutable apart
-/// from the atomics it points to.
+/// The ports open now, and stream ports that stopped accepting but still have connections.
+#[derive(Debug, Default)]
+pub struct Ports {
+    pub udp: Vec<Arc<UdpPortMetrics>>,
+    pub tcp: Vec<Arc<TcpPortMetrics>>,
+    /// The TLS certificate in service and its reloads.
+    pub tls: Option<Arc<TlsManager>>,
+}
+
+/// What ports closed by a reload had counted, per transport.
+#[derive(Debug, Default)]
+pub struct Retired {
+    pub udp: ReceiverCounters,
+    pub tcp: ReceiverCounters,
+}
+
+/// Everything `/metrics` and `/health` read. The ports are swapped by reloads; the rest are
+/// atomics updated by their owners.
 #[derive(Debug)]
 pub struct Registry {
     pub started: Instant,
-    pub udp: Vec<UdpPortMetrics>,
-    pub tcp: Vec<TcpPortMetrics>,
+    pub ports: Arc<ArcSwap<Ports>>,
+    pub retired: Arc<Retired>,
     pub windows: Vec<Arc<Window>>,
     pub memory: Arc<MemoryBudget>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
-    /// The TLS certificate in service and its reloads.
-    pub tls: Option<Arc<TlsManager>>,
+    /// Reloads, and the configuration in force.
+    pub reload: Arc<crate::reload::ReloadStats>,
+}
+
+/// Every receiver's counters of `ports`, and the retired ones.
+fn receiver_counters<'a>(
+    ports: &'a Ports,
+    retired: &'a Retired,
+) -> impl Iterator<Item = &'a ReceiverCounters> {
+    ports
+        .udp
+        .iter()
+        .flat_map(|u| u.counters.iter().map(|c| &**c))
+        .chain(ports.tcp.iter().map(|t| &*t.counters))
+        .chain([&retired.udp, &retired.tcp])
 }
 
 impl Registry {
-    fn receiver_counters(&self) -> impl Iterator<Item = &Arc<ReceiverCounters>> {
-        self.udp
-            .iter()
-            .flat_map(|u| u.counters.iter())
-            .chain(self.tcp.iter().map(|t| &t.counters))
-    }
-
     /// Messages accepted into the pipeline so far (all listeners).
     pub fn received_total(&self) -> u64 {
-        self.receiver_counters()
+        receiver_counters(&self.ports.load(), &self.retired)
             .map(|c| c.messages.load(Ordering::Relaxed))
             .sum()
     }
@@ -121,6 +148,8 @@ impl Status for Registry {
     /// only get in by evicting idle ones, which is worth seeing before it happens.
     fn details(&self) -> serde_json::Value {
         let ports: Vec<serde_json::Value> = self
+            .ports
+            .load()
             .tcp
             .iter()
             .map(|t| {
@@ -138,6 +167,7 @@ impl Status for Registry {
 
     fn render_metrics(&self) -> String {
         let mut w = PromWriter::new();
+        let ports = self.ports.load();
         let up = self.started.elapsed().as_secs_f64();
         w.family(
             "sluice_uptime_seconds",
@@ -147,7 +177,7 @@ impl Status for Registry {
         .sample("sluice_uptime_seconds", &[], format!("{up:.3}"));
 
         // Received, per listener and socket; then the kernel's side of UDP.
-        let udp_sockets: Vec<UdpSocketLabels<'_>> = self
+        let udp_sockets: Vec<UdpSocketLabels<'_>> = ports
             .udp
             .iter()
             .flat_map(|u| {
@@ -186,7 +216,7 @@ impl Status for Registry {
                     value(&u.counters[s.index]),
                 );
             }
-            for t in &self.tcp {
+            for t in &ports.tcp {
                 let port = t.port.to_string();
                 w.sample(
                     name,
@@ -235,7 +265,7 @@ impl Status for Registry {
             "gauge",
             "Active UDP balancing mode per port (1), with the requested one and why they differ.",
         );
-        for u in &self.udp {
+        for u in &ports.udp {
             let port = u.port.to_string();
             w.sample(
                 "sluice_udp_balance_info",
@@ -259,8 +289,7 @@ impl Status for Registry {
             "Messages by the grammar they were read with.",
         );
         for (i, f) in FORMATS.iter().enumerate() {
-            let n: u64 = self
-                .receiver_counters()
+            let n: u64 = receiver_counters(&ports, &self.retired)
                 .map(|c| c.by_format[i].load(Ordering::Relaxed))
                 .sum();
             w.sample("sluice_parsed_total", &[("format", f.as_str())], n);
@@ -270,27 +299,31 @@ impl Status for Registry {
             "counter",
             "Messages cut to listen.max_message_size (delivered truncated).",
         );
-        let udp_trunc: u64 = self
+        let udp_trunc: u64 = ports
             .udp
             .iter()
-            .flat_map(|u| u.counters.iter())
+            .flat_map(|u| u.counters.iter().map(|c| &**c))
+            .chain([&self.retired.udp])
             .map(|c| c.truncated.load(Ordering::Relaxed))
             .sum();
-        let tcp_trunc: u64 = self
+        let tcp_trunc: u64 = ports
             .tcp
             .iter()
-            .map(|t| t.counters.truncated.load(Ordering::Relaxed))
+            .map(|t| &*t.counters)
+            .chain([&self.retired.tcp])
+            .map(|c| c.truncated.load(Ordering::Relaxed))
             .sum();
         w.sample("sluice_truncated_total", &[("transport", "udp")], udp_trunc);
         w.sample("sluice_truncated_total", &[("transport", "tcp")], tcp_trunc);
 
         // Stream connections, the edge, framing and TLS.
-        if !self.tcp.is_empty() {
-            render_streams(&mut w, &self.tcp);
+        if !ports.tcp.is_empty() {
+            render_streams(&mut w, &ports.tcp);
         }
-        if let Some(tls) = &self.tls {
-            render_tls(&mut w, tls, &self.tcp);
+        if let Some(tls) = &ports.tls {
+            render_tls(&mut w, tls, &ports.tcp);
         }
+        self.reload.render(&mut w);
 
         // The window.
         w.family(
@@ -371,8 +404,7 @@ impl Status for Registry {
         .sample("sluice_memory_full_total", &[], self.memory.full_count());
 
         // Output.
-        let lost: u64 = self
-            .receiver_counters()
+        let lost: u64 = receiver_counters(&ports, &self.retired)
             .map(|c| c.lost_events.load(Ordering::Relaxed))
             .sum();
         match &self.output {
@@ -406,7 +438,7 @@ impl Status for Registry {
     }
 }
 
-fn render_streams(w: &mut PromWriter, tcp: &[TcpPortMetrics]) {
+fn render_streams(w: &mut PromWriter, tcp: &[Arc<TcpPortMetrics>]) {
     let labels = |t: &TcpPortMetrics| (t.listener.clone(), t.transport, t.port.to_string());
     w.family(
         "sluice_tcp_connections",
@@ -541,7 +573,7 @@ fn render_streams(w: &mut PromWriter, tcp: &[TcpPortMetrics]) {
     }
 }
 
-fn render_tls(w: &mut PromWriter, tls: &TlsManager, tcp: &[TcpPortMetrics]) {
+fn render_tls(w: &mut PromWriter, tls: &TlsManager, tcp: &[Arc<TcpPortMetrics>]) {
     w.family(
         "sluice_tls_handshakes_total",
         "counter",

@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::window::{MemoryBudget, Permit};
 
-/// Everything a receiver needs to turn bytes into events; built once at startup.
+/// Everything a receiver needs to turn bytes into events; built from the configuration at
+/// startup and again by each reload.
 #[derive(Debug)]
 pub struct Processor {
     pub zone: Zone,
@@ -24,6 +25,11 @@ pub struct Processor {
     pub encode: EncodeOptions,
     pub batch: BatchPolicy,
 }
+
+/// The processor every receiver shares. Receivers load it once per batch (a `recvmmsg`, a
+/// TCP read): a load is a few atomic operations and no lock, and a reload's `store` takes
+/// effect from each receiver's next batch, never in the middle of one.
+pub type SharedProcessor = Arc<arc_swap::ArcSwap<Processor>>;
 
 /// Counts kept by one receiver in plain integers while it works through a batch of input,
 /// then added to its shared [`ReceiverCounters`] once.
@@ -67,6 +73,24 @@ pub struct ReceiverCounters {
     /// Batches that could not be handed over because the output was gone (a bug or a crash
     /// of the output stage; never expected).
     pub lost_events: AtomicU64,
+}
+
+impl ReceiverCounters {
+    /// Adds `other`'s counts to these: a closed listener's counts go to the retired totals,
+    /// so the daemon's totals never go backwards when a reload removes a port.
+    pub fn absorb(&self, other: &ReceiverCounters) {
+        let add = |a: &AtomicU64, b: &AtomicU64| {
+            a.fetch_add(b.load(Ordering::Relaxed), Ordering::Relaxed);
+        };
+        add(&self.messages, &other.messages);
+        add(&self.bytes, &other.bytes);
+        for (a, b) in self.by_format.iter().zip(&other.by_format) {
+            add(a, b);
+        }
+        add(&self.truncated, &other.truncated);
+        add(&self.batches, &other.batches);
+        add(&self.lost_events, &other.lost_events);
+    }
 }
 
 pub const FORMATS: [Format; 3] = [Format::Rfc5424, Format::Rfc3164, Format::Unparsed];

@@ -45,7 +45,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::edge::{CloseReason, ConnGuard, Edge, LogLimiter};
-use crate::pipeline::{LocalCounts, Processor, ReceiverCounters, RecvTime, hand_over};
+use crate::pipeline::{LocalCounts, ReceiverCounters, RecvTime, SharedProcessor, hand_over};
 use crate::proxy::Prefixed;
 use crate::tls::{Failure, TlsEndpoint};
 use crate::window::{MemoryBudget, Window};
@@ -60,7 +60,7 @@ const INITIAL_BUFFER: usize = 8 * 1024;
 const READ_CHUNK: usize = 64 * 1024;
 
 /// Limits applied to every connection of a listener.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TcpLimits {
     pub max_message_size: usize,
     /// Deadline of a frame from its first byte, and of the first frame from the accept.
@@ -164,13 +164,17 @@ pub struct TcpContext {
     pub memory: Arc<MemoryBudget>,
     /// SC4S listener id (`DEFAULT`, or a vendor id such as `CISCO_ASA`).
     pub listener_id: Arc<str>,
-    pub processor: Arc<Processor>,
+    /// Loaded once per read chunk, so a reload takes effect between chunks.
+    pub processor: SharedProcessor,
     pub window: Arc<Window>,
     pub limits: TcpLimits,
     pub counters: Arc<ReceiverCounters>,
     pub stats: Arc<TcpStats>,
-    /// Fires when the daemon stops receiving.
+    /// Fires when the daemon stops receiving: every connection ends.
     pub stop: CancellationToken,
+    /// The listener's own token (a child of `stop`): fires when a reload closes or replaces
+    /// this port. It stops accepting; open connections carry on until they end.
+    pub accepting: CancellationToken,
     /// `Tcp`, or `Tls` for the TLS and RFC 5425 ports.
     pub transport: Transport,
     /// Connection table, limit, eviction and close counters.
@@ -203,7 +207,7 @@ pub async fn serve(port: TcpPort, ctx: Arc<TcpContext>, out: async_channel::Send
     let (chunk_tx, chunk_rx) = async_channel::unbounded::<EncodedBatch>();
     let combiner = tokio::spawn(combine(
         chunk_rx,
-        ctx.processor.batch,
+        ctx.processor.load().batch,
         out,
         ctx.counters.clone(),
     ));
@@ -234,24 +238,25 @@ async fn accept_loop(
     jobs: Option<crate::parallel::JobSender>,
 ) {
     let mut conns = tokio::task::JoinSet::new();
+    let spawn = |conns: &mut tokio::task::JoinSet<()>, stream: TcpStream, peer: SocketAddr| {
+        // Refused: the socket is closed by dropping it (counted in `admit`).
+        let Some(guard) = ctx.edge.admit(peer, dest_port) else {
+            return;
+        };
+        let ctx = ctx.clone();
+        let chunks = chunks.clone();
+        let jobs = jobs.clone();
+        conns.spawn(async move {
+            handle(stream, peer, dest_port, guard, &ctx, &chunks, jobs.as_ref()).await;
+        });
+    };
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
-            () = ctx.stop.cancelled() => break,
+            () = ctx.accepting.cancelled() => break,
         };
         match accepted {
-            Ok((stream, peer)) => {
-                // Refused: the socket is closed by dropping it (counted in `admit`).
-                let Some(guard) = ctx.edge.admit(peer, dest_port) else {
-                    continue;
-                };
-                let ctx = ctx.clone();
-                let chunks = chunks.clone();
-                let jobs = jobs.clone();
-                conns.spawn(async move {
-                    handle(stream, peer, dest_port, guard, &ctx, &chunks, jobs.as_ref()).await;
-                });
-            }
+            Ok((stream, peer)) => spawn(&mut conns, stream, peer),
             Err(e) => {
                 ctx.stats.accept_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(port = dest_port, error = %e, "accept failed");
@@ -262,8 +267,34 @@ async fn accept_loop(
         // Reap finished connections so the set does not grow with every short-lived sender.
         while conns.try_join_next().is_some() {}
     }
-    drop(listener);
+    // Closing a listening socket resets the connections still in its accept queue. When a
+    // reload closes or replaces the port (the daemon is not stopping), take them first: they
+    // are served like any other.
+    if ctx.stop.is_cancelled() {
+        drop(listener);
+    } else {
+        for (stream, peer) in take_backlog(listener) {
+            spawn(&mut conns, stream, peer);
+        }
+    }
     while conns.join_next().await.is_some() {}
+}
+
+/// Accepts whatever is queued on `listener` without waiting, and closes it.
+fn take_backlog(listener: TcpListener) -> Vec<(TcpStream, SocketAddr)> {
+    let mut out = Vec::new();
+    let Ok(std_listener) = listener.into_std() else {
+        return out;
+    };
+    while let Ok((s, peer)) = std_listener.accept() {
+        // Accepted sockets do not inherit O_NONBLOCK; tokio needs it.
+        if s.set_nonblocking(true).is_ok()
+            && let Ok(s) = TcpStream::from_std(s)
+        {
+            out.push((s, peer));
+        }
+    }
+    out
 }
 
 /// Finds a half-open connection (the peer vanished without a FIN or RST) in about two
@@ -577,16 +608,15 @@ fn encode_chunk(
     partial_tag: Option<&str>,
 ) -> Option<EncodedBatch> {
     let at = RecvTime::now();
+    let processor = ctx.processor.load();
     for f in frames {
         if f.truncated {
             counts.truncated += 1;
         }
         // The chunk builder has no limits, so it never completes a batch on its own.
         let _ = match partial_tag.filter(|_| f.partial) {
-            Some(tag) => ctx
-                .processor
-                .process_tagged(f.bytes(buf), src, at, chunk, counts, tag),
-            None => ctx.processor.process(f.bytes(buf), src, at, chunk, counts),
+            Some(tag) => processor.process_tagged(f.bytes(buf), src, at, chunk, counts, tag),
+            None => processor.process(f.bytes(buf), src, at, chunk, counts),
         };
     }
     chunk.take()

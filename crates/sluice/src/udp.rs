@@ -25,26 +25,80 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use sluice_hec::EncodedBatch;
-use sluice_net::{UdpGroup, UdpReceiver};
+use sluice_net::{PortClaimConfig, UdpGroup, UdpGroupConfig, UdpReceiver};
 use sluice_proto::classify::{SourceMeta, Transport};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
-use crate::pipeline::{Emitter, LocalCounts, Processor, ReceiverCounters, RecvTime};
+use crate::config::Balance;
+use crate::metrics::UdpPortMetrics;
+use crate::pipeline::{Emitter, LocalCounts, ReceiverCounters, RecvTime, SharedProcessor};
+use crate::topology::UdpPlan;
 use crate::window::{MemoryBudget, Window};
 
+fn to_net_balance(b: Balance) -> sluice_net::Balance {
+    match b {
+        Balance::Ebpf => sluice_net::Balance::Ebpf,
+        Balance::Cbpf => sluice_net::Balance::Cbpf,
+        Balance::Kernel => sluice_net::Balance::Kernel,
+    }
+}
+
+/// Claims `plan`'s port and binds its reuseport group with the balancing program attached.
+/// What the kernel granted differently from the request (balancing, receive buffer) is
+/// logged; a port conflict is an error naming the setting to change.
+pub fn bind(plan: &UdpPlan, claim: &PortClaimConfig) -> anyhow::Result<UdpGroup> {
+    let s = &plan.sockets;
+    let mut g = UdpGroupConfig::new(s.addr);
+    g.sockets = s.sockets;
+    g.balance = to_net_balance(s.balance);
+    g.rcvbuf = (s.rcvbuf > 0).then_some(s.rcvbuf as usize);
+    g.batch = s.batch;
+    g.max_datagram = s.max_datagram;
+    g.claim = claim.clone();
+    let port = s.addr.port();
+    let group = UdpGroup::bind(&g)
+        .map_err(|e| crate::daemon::listen_error("UDP", s.addr, &plan.spec.setting, &e))?;
+    crate::daemon::log_sharing("UDP", s.addr, group.shared_with());
+    if let Some(reason) = group.fallback_reason() {
+        tracing::warn!(
+            port,
+            requested = %g.balance,
+            using = %group.balance_mode(),
+            "UDP balancing fell back: {reason}"
+        );
+    }
+    for r in group.rcvbuf_reports() {
+        if let Some(hint) = r.sysctl_hint() {
+            tracing::warn!(port, "UDP receive buffer smaller than requested: {hint}");
+            break;
+        }
+    }
+    Ok(group)
+}
+
 /// A bound UDP port: the reuseport group (kept alive for its eBPF program) and the threads
-/// draining it.
+/// draining it. The sockets live as long as this value: [`restart`](Self::restart) replaces
+/// the threads around the same sockets, so a reload that only changes what the port's events
+/// look like never closes them.
 #[derive(Debug)]
 pub struct UdpPort {
     pub local_addr: SocketAddr,
     pub group: UdpGroup,
     /// One per socket, index = socket index.
     pub counters: Vec<Arc<ReceiverCounters>>,
-    threads: Vec<std::thread::JoinHandle<()>>,
+    /// Each thread hands its socket back when it ends.
+    threads: Vec<std::thread::JoinHandle<UdpReceiver>>,
+    /// Receivers between two generations of threads (and after [`stop`](Self::stop)).
+    idle: Vec<UdpReceiver>,
+    /// This port's own stop token (the threads', cancelled to stop or restart them).
+    stop: CancellationToken,
+    /// Read what the kernel still holds before the threads end (set when the port closes).
+    drain: Arc<AtomicBool>,
 }
 
 /// What every receive thread of a port shares.
@@ -53,62 +107,122 @@ pub struct UdpContext {
     pub memory: Arc<MemoryBudget>,
     /// SC4S listener id (`DEFAULT`, or a vendor id such as `CISCO_ASA`).
     pub listener_id: Arc<str>,
-    pub processor: Arc<Processor>,
+    /// Loaded once per `recvmmsg` batch, so a reload takes effect between batches.
+    pub processor: SharedProcessor,
     pub window: Arc<Window>,
     pub fetch_limit: usize,
     pub rt: Handle,
+    /// The port's own token: a child of the daemon's, so shutdown stops it too.
     pub stop: CancellationToken,
 }
 
 impl UdpPort {
-    /// Starts one receive thread per socket of `group`.
+    /// Starts one receive thread per socket of `group`, each with its own counters.
     pub fn start(
         mut group: UdpGroup,
         ctx: UdpContext,
         out: &async_channel::Sender<EncodedBatch>,
     ) -> std::io::Result<UdpPort> {
         let local_addr = group.local_addr();
-        let receivers = group.take_receivers();
-        let mut counters = Vec::with_capacity(receivers.len());
-        let mut threads = Vec::with_capacity(receivers.len());
-        for rx in receivers {
-            let c = Arc::new(ReceiverCounters::default());
-            counters.push(c.clone());
-            let ctx = ctx.clone();
+        let idle = group.take_receivers();
+        let counters = idle
+            .iter()
+            .map(|_| Arc::new(ReceiverCounters::default()))
+            .collect();
+        let mut port = UdpPort {
+            local_addr,
+            group,
+            counters,
+            threads: Vec::new(),
+            idle,
+            stop: ctx.stop.clone(),
+            drain: Arc::new(AtomicBool::new(false)),
+        };
+        port.spawn(ctx, out)?;
+        Ok(port)
+    }
+
+    fn spawn(
+        &mut self,
+        ctx: UdpContext,
+        out: &async_channel::Sender<EncodedBatch>,
+    ) -> std::io::Result<()> {
+        self.stop = ctx.stop.clone();
+        self.drain = Arc::new(AtomicBool::new(false));
+        let port = self.local_addr.port();
+        for rx in std::mem::take(&mut self.idle) {
             let emitter = Emitter::new(
                 out.clone(),
-                c,
+                self.counters[rx.index()].clone(),
                 ctx.memory.clone(),
                 ctx.rt.clone(),
                 ctx.stop.clone(),
             );
-            let name = format!("udp-{}-{}", local_addr.port(), rx.index());
-            threads.push(
+            let name = format!("udp-{port}-{}", rx.index());
+            let ctx = ctx.clone();
+            let drain = self.drain.clone();
+            // A failed spawn drops the closure and with it the receiver: its socket closes.
+            // That needs the thread limit to be exhausted; the caller reports it.
+            self.threads.push(
                 std::thread::Builder::new()
                     .name(name)
-                    .spawn(move || receive_loop(rx, local_addr.port(), ctx, emitter))?,
+                    .spawn(move || receive_loop(rx, port, ctx, emitter, &drain))?,
             );
         }
-        Ok(UdpPort {
-            local_addr,
-            group,
-            counters,
-            threads,
-        })
+        Ok(())
     }
 
-    /// Waits for the threads, which exit after `stop` fired and their batches were flushed.
-    pub fn join(&mut self) {
-        for t in self.threads.drain(..) {
-            if t.join().is_err() {
-                tracing::error!(
-                    port = self.local_addr.port(),
-                    "a UDP receive thread panicked"
-                );
-            }
+    /// The port as `/metrics` shows it, its events labelled with `listener`.
+    pub fn metrics(&self, listener: &str, requested: Balance) -> UdpPortMetrics {
+        UdpPortMetrics {
+            listener: listener.to_owned(),
+            port: self.local_addr.port(),
+            requested_balance: to_net_balance(requested).as_str(),
+            balance: self.group.balance_mode().as_str(),
+            fallback_reason: self.group.fallback_reason().map(str::to_owned),
+            sockets: self.group.stats().to_vec(),
+            counters: self.counters.clone(),
+            rcvbuf: self.group.rcvbuf_reports().to_vec(),
         }
     }
+
+    /// Stops the threads and starts new ones with `ctx` around the same sockets. Datagrams
+    /// that arrive in between wait in the socket buffers.
+    pub fn restart(
+        &mut self,
+        ctx: UdpContext,
+        out: &async_channel::Sender<EncodedBatch>,
+    ) -> std::io::Result<()> {
+        self.stop();
+        self.spawn(ctx, out)
+    }
+
+    /// Stops the threads (their open batches are flushed) and waits for them; the sockets
+    /// stay open until the port is dropped.
+    pub fn stop(&mut self) {
+        self.stop.cancel();
+        for t in self.threads.drain(..) {
+            match t.join() {
+                Ok(rx) => self.idle.push(rx),
+                Err(_) => tracing::error!(
+                    port = self.local_addr.port(),
+                    "a UDP receive thread panicked"
+                ),
+            }
+        }
+        self.idle.sort_by_key(UdpReceiver::index);
+    }
+
+    /// Closes the port for good: the threads first read what the kernel still holds for it
+    /// (bounded by [`DRAIN_LIMIT`]), then the sockets close.
+    pub fn close(mut self) {
+        self.drain.store(true, Ordering::Relaxed);
+        self.stop();
+    }
 }
+
+/// How long a closing port keeps reading what is queued in its sockets.
+pub const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 
 /// Pause after a short batch (see the module docs).
 pub const COALESCE: Duration = Duration::from_millis(1);
@@ -119,23 +233,42 @@ fn tick(batch_timeout: Duration) -> Duration {
     (batch_timeout / 4).clamp(Duration::from_millis(5), Duration::from_millis(100))
 }
 
-fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Emitter) {
-    let processor = &ctx.processor;
-    if let Err(e) = rx.set_read_timeout(Some(tick(processor.batch.timeout))) {
+fn receive_loop(
+    mut rx: UdpReceiver,
+    port: u16,
+    ctx: UdpContext,
+    mut emitter: Emitter,
+    drain: &AtomicBool,
+) -> UdpReceiver {
+    let batch_timeout = ctx.processor.load().batch.timeout;
+    if let Err(e) = rx.set_read_timeout(Some(tick(batch_timeout))) {
         tracing::error!(port, error = %e, "cannot set the UDP read timeout; partial batches may wait");
     }
     let fetch = ctx.fetch_limit.clamp(1, rx.batch_capacity());
-    let mut builder = processor.new_builder();
+    let mut builder = ctx.processor.load().new_builder();
     let mut counts = LocalCounts::default();
     let mut consecutive_errors = 0u32;
 
     // Never ask for more datagrams than the window can ever grant at once.
     let fetch = fetch.min(ctx.window.capacity() as usize);
-    while !ctx.stop.is_cancelled() {
+    let mut drain_until: Option<Instant> = None;
+    loop {
+        if ctx.stop.is_cancelled() && drain_until.is_none() {
+            if !drain.load(Ordering::Relaxed) {
+                break;
+            }
+            // Closing for good: whatever is queued would be lost with the socket. Read until
+            // a short wait finds nothing, within DRAIN_LIMIT.
+            let _ = rx.set_read_timeout(Some(Duration::from_millis(5)));
+            drain_until = Some(Instant::now() + DRAIN_LIMIT);
+        }
         let short_batch = match rx.recv(fetch) {
             Ok(datagrams) => {
                 consecutive_errors = 0;
                 let n = datagrams.len();
+                if n == 0 && drain_until.is_some() {
+                    break;
+                }
                 if n > 0 {
                     // On stop this still returns the permits (`acquire_blocking` falls back to
                     // overshooting the window rather than losing what was already read).
@@ -145,6 +278,8 @@ fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Em
                     }
                 }
                 let at = RecvTime::now();
+                // One load per batch: a reload's new processor applies from the next batch.
+                let processor = ctx.processor.load();
                 for d in datagrams {
                     if d.truncated {
                         counts.truncated += 1;
@@ -173,18 +308,22 @@ fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Em
                 std::thread::sleep(
                     Duration::from_millis(10).min(Duration::from_millis(consecutive_errors as u64)),
                 );
+                if drain_until.is_some() && consecutive_errors > 3 {
+                    break;
+                }
                 continue;
             }
         };
         counts.flush_into(emitter.counters());
-        if builder
-            .deadline()
-            .is_some_and(|d| d <= std::time::Instant::now())
+        if builder.deadline().is_some_and(|d| d <= Instant::now())
             && let Some(batch) = builder.take()
         {
             emitter.emit(batch);
         }
-        if short_batch {
+        if drain_until.is_some_and(|d| d <= Instant::now()) {
+            break;
+        }
+        if short_batch && drain_until.is_none() {
             std::thread::sleep(COALESCE);
         }
     }
@@ -192,4 +331,7 @@ fn receive_loop(mut rx: UdpReceiver, port: u16, ctx: UdpContext, mut emitter: Em
         emitter.emit(batch);
     }
     counts.flush_into(emitter.counters());
+    // The next generation of threads (after a restart) sets its own timeout; a drained
+    // socket is about to close.
+    rx
 }

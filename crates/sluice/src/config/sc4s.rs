@@ -347,6 +347,9 @@ impl Config {
         if let Some(d) = get(env, "SLUICE_LISTEN_LOCK_DIR", non_empty)? {
             self.listen.lock_dir = Some(PathBuf::from(d));
         }
+        if let Some(p) = get(env, "SLUICE_PID_FILE", non_empty)? {
+            self.admin.pid_file = Some(PathBuf::from(p));
+        }
 
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {

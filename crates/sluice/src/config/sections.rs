@@ -617,6 +617,9 @@ pub struct AdminConfig {
     pub address: IpAddr,
     /// `SC4S_LISTEN_STATUS_PORT`; 0 disables the server.
     pub port: u16,
+    /// Write the daemon's pid here once its ports are open, for `sluice reload --pid-file`
+    /// and init scripts (`SLUICE_PID_FILE`); removed at a clean exit. Unset: none.
+    pub pid_file: Option<PathBuf>,
 }
 
 impl Default for AdminConfig {
@@ -624,6 +627,7 @@ impl Default for AdminConfig {
         AdminConfig {
             address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             port: 8080,
+            pid_file: None,
         }
     }
 }

@@ -1,0 +1,512 @@
+//! Reload without a restart: SIGHUP, `systemctl reload`, `sluice reload`, or `POST /reload`
+//! on the status port from the machine itself.
+//!
+//! A reload reads everything again — the TOML file, the env_file, the context files
+//! (`splunk_metadata.csv`) — and validates all of it the way a start does. Then, in order:
+//!
+//! 1. settings that only a restart can change keep their running values (each difference is
+//!    logged as needing a restart, and `sluice_config_restart_required` goes to 1): the HEC
+//!    output and its batching, the output file, the input windows and the memory budget, the
+//!    status server, the pid file, the listen address, port sharing and the lock directory,
+//!    and the socket settings of UDP ports that stay open;
+//! 2. a new [`Processor`](crate::pipeline::Processor) is built (parse options,
+//!    classification tables, encode options);
+//! 3. the topology prepares its changes: a changed TLS setup is loaded and checked, new ports
+//!    are claimed and bound; otherwise the TLS certificates are reloaded in place;
+//! 4. only then does anything change: the processor is swapped in (receivers pick it up at
+//!    their next batch) and the topology commits (see [`crate::topology`]).
+//!
+//! An error in steps 1–3 rejects the reload as a whole: it is logged with its cause, counted
+//! in `sluice_reload_total{result="failed"}`, and the running configuration carries on
+//! untouched. A reload that found nothing to change still counts as `ok`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::admin::PromWriter;
+use crate::cli::RunArgs;
+use crate::config::Config;
+use crate::topology::Topology;
+use crate::topology::running::Running;
+
+/// What a reload answers: a summary of what changed, or why it was rejected.
+pub type ReloadReply = Result<String, String>;
+
+/// A reload asked for over the status port; the daemon answers on the channel.
+#[derive(Debug)]
+pub struct ReloadRequest(pub tokio::sync::oneshot::Sender<ReloadReply>);
+
+/// Reload counters and the configuration in force, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct ReloadStats {
+    ok: AtomicU64,
+    failed: AtomicU64,
+    /// Hash of the configuration in force and when it was loaded (Unix seconds).
+    loaded: Mutex<(String, f64)>,
+    restart_required: AtomicBool,
+}
+
+impl ReloadStats {
+    /// Records the configuration now in force.
+    pub fn loaded(&self, hash: String, restart_required: bool) {
+        let now = jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
+        *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) = (hash, now);
+        self.restart_required
+            .store(restart_required, Ordering::Relaxed);
+    }
+
+    pub fn render(&self, w: &mut PromWriter) {
+        w.family(
+            "sluice_reload_total",
+            "counter",
+            "Configuration reloads (SIGHUP, sluice reload, POST /reload) by result; a failed one \
+             leaves the running configuration in force.",
+        )
+        .sample(
+            "sluice_reload_total",
+            &[("result", "ok")],
+            self.ok.load(Ordering::Relaxed),
+        )
+        .sample(
+            "sluice_reload_total",
+            &[("result", "failed")],
+            self.failed.load(Ordering::Relaxed),
+        );
+        let (hash, at) = self
+            .loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        w.family(
+            "sluice_config_hash_info",
+            "gauge",
+            "Hash of the configuration in force (settings and context files), as logged at \
+             start and reload.",
+        )
+        .sample("sluice_config_hash_info", &[("hash", &hash)], 1);
+        w.family(
+            "sluice_config_loaded_timestamp_seconds",
+            "gauge",
+            "When the configuration in force was loaded (Unix seconds).",
+        )
+        .sample(
+            "sluice_config_loaded_timestamp_seconds",
+            &[],
+            format!("{at:.3}"),
+        );
+        w.family(
+            "sluice_config_restart_required",
+            "gauge",
+            "1 when the last loaded configuration changed settings that only a restart applies \
+             (logged at the reload).",
+        )
+        .sample(
+            "sluice_config_restart_required",
+            &[],
+            u8::from(self.restart_required.load(Ordering::Relaxed)),
+        );
+    }
+}
+
+/// A short hash of the effective configuration and the context files it reads: equal hashes,
+/// equal behaviour.
+pub fn config_hash(config: &Config) -> anyhow::Result<String> {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    ctx.update(format!("{config:?}").as_bytes());
+    if let Some(path) = &config.parse.metadata_csv {
+        let bytes = std::fs::read(path)
+            .with_context(|| format!("cannot read metadata csv {}", path.display()))?;
+        ctx.update(&bytes);
+    }
+    let digest = ctx.finish();
+    Ok(digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Copies into `new` the running values of the settings only a restart applies, naming each
+/// one that differed.
+fn keep_restart_only(running: &Config, mut new: Config) -> (Config, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut keep = |what: &str, differs: bool| {
+        if differs {
+            notes.push(what.to_owned());
+        }
+    };
+    macro_rules! restart_only {
+        ($($field:ident).+, $what:expr) => {
+            keep($what, new.$($field).+ != running.$($field).+);
+            new.$($field).+ = running.$($field).+.clone();
+        };
+    }
+    restart_only!(
+        hec,
+        "the HEC output and its batching (SC4S_DEST_SPLUNK_HEC_DEFAULT_*, [hec])"
+    );
+    restart_only!(output, "the output file (SLUICE_OUTPUT_FILE, [output])");
+    restart_only!(udp.window, "the UDP input window (SC4S_SOURCE_UDP_IW_SIZE)");
+    restart_only!(
+        tcp.window,
+        "the stream input window (SC4S_SOURCE_TCP_IW_SIZE)"
+    );
+    restart_only!(
+        window,
+        "the in-flight memory budget (SLUICE_MAX_IN_FLIGHT_BYTES)"
+    );
+    restart_only!(
+        admin,
+        "the status server and pid file (SC4S_LISTEN_STATUS_PORT, SLUICE_PID_FILE, [admin])"
+    );
+    restart_only!(
+        listen.address,
+        "the listen address (SLUICE_LISTEN_ADDRESS, SC4S_IPV6_ENABLE)"
+    );
+    restart_only!(
+        listen.share_ports,
+        "port sharing (SLUICE_LISTEN_SHARE_PORTS)"
+    );
+    restart_only!(
+        listen.lock_dir,
+        "the lock directory (SLUICE_LISTEN_LOCK_DIR)"
+    );
+    (new, notes)
+}
+
+/// Carries the daemon's reloads: where the configuration comes from, and what is in force.
+#[derive(Debug)]
+pub struct Reloader {
+    args: RunArgs,
+    config: Config,
+    stats: Arc<ReloadStats>,
+}
+
+impl Reloader {
+    /// `config` is the configuration the daemon started with, read from `args`.
+    pub fn new(args: RunArgs, config: Config) -> anyhow::Result<Reloader> {
+        let stats = Arc::new(ReloadStats::default());
+        let hash = config_hash(&config)?;
+        tracing::info!(hash = %hash, "configuration loaded");
+        stats.loaded(hash, false);
+        Ok(Reloader {
+            args,
+            config,
+            stats,
+        })
+    }
+
+    pub fn stats(&self) -> Arc<ReloadStats> {
+        self.stats.clone()
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Reloads; logs and counts the outcome.
+    pub fn reload(&mut self, running: &mut Running, cause: &str) -> ReloadReply {
+        tracing::info!(cause, "reloading the configuration");
+        let started = std::time::Instant::now();
+        match self.try_reload(running, started) {
+            Ok(summary) => {
+                self.stats.ok.fetch_add(1, Ordering::Relaxed);
+                Ok(summary)
+            }
+            Err(e) => {
+                self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                let e = format!("{e:#}");
+                tracing::error!("reload rejected, the running configuration stays in force: {e}");
+                Err(e)
+            }
+        }
+    }
+
+    fn try_reload(
+        &mut self,
+        running: &mut Running,
+        started: std::time::Instant,
+    ) -> anyhow::Result<String> {
+        let (new, report) = crate::cli::load_config(&self.args)?;
+        if let Some(path) = &self.args.env_file {
+            for var in shadowed_by_process(path) {
+                tracing::warn!(
+                    "{var} differs between {} and the process environment, which wins and is \
+                     fixed for the life of the process: a reload cannot change it; set it in \
+                     one place",
+                    path.display()
+                );
+            }
+        }
+        let (config, mut restart) = keep_restart_only(&self.config, new);
+        let hash = config_hash(&config)?;
+        let transition = running.plan().transition(Topology::from_config(&config)?);
+        restart.extend(transition.needs_restart.iter().cloned());
+        let mut processor = crate::daemon::build_processor(&config)?;
+        // Ports about to close still receive until they do, with the new processor: it must
+        // know their listener ids too.
+        crate::daemon::register_listeners(&mut processor, running.plan().listener_ids());
+        let summary = summarize(&transition);
+        let new_tls = transition.new_tls;
+        let prepared = running.prepare(transition)?;
+        if !new_tls && let Some(tls) = running.tls() {
+            tls.reload()
+                .map_err(|e| anyhow::anyhow!("TLS certificate: {e}"))?;
+        }
+        // Past this point nothing is rejected: the new configuration goes into service.
+        running.processor().store(Arc::new(processor));
+        let errors = running.commit(prepared);
+        for v in &report.unsupported {
+            tracing::warn!("set but not supported by sluice (ignored): {v}");
+        }
+        for w in config.warnings() {
+            tracing::warn!("{w}");
+        }
+        for r in &restart {
+            tracing::warn!("changed, but applied only by a restart: {r}");
+        }
+        self.config = config;
+        self.stats.loaded(hash.clone(), !restart.is_empty());
+        tracing::info!(
+            hash = %hash,
+            changes = %summary,
+            needs_restart = restart.len(),
+            elapsed = ?started.elapsed(),
+            "configuration reloaded"
+        );
+        if !errors.is_empty() {
+            anyhow::bail!(
+                "reloaded, but some listeners could not start: {}",
+                errors.join("; ")
+            );
+        }
+        let mut reply = format!("configuration {hash} in force: {summary}");
+        if !restart.is_empty() {
+            reply.push_str(&format!("; needs a restart: {}", restart.join("; ")));
+        }
+        Ok(reply)
+    }
+}
+
+/// Variables of `env_file` that the process environment sets to another value.
+fn shadowed_by_process(env_file: &std::path::Path) -> Vec<String> {
+    let mut file = crate::env::Env::default();
+    let parsed = std::fs::read_to_string(env_file)
+        .map_err(|_| ())
+        .and_then(|text| file.merge_env_file(env_file, &text).map_err(|_| ()));
+    if parsed.is_err() {
+        return Vec::new();
+    }
+    file.with_prefix("")
+        .filter(|(k, v)| std::env::var(k).is_ok_and(|p| p != v.value))
+        .map(|(k, _)| k.to_owned())
+        .collect()
+}
+
+/// What a transition does, in one line.
+fn summarize(t: &crate::topology::Transition) -> String {
+    use crate::topology::Change;
+    let mut parts = vec!["processor replaced".to_owned()];
+    for (net, changes) in [("UDP", &t.udp), ("TCP", &t.streams)] {
+        for (word, change) in [
+            ("opened", Change::Open),
+            ("closed", Change::Close),
+            ("replaced", Change::Replace),
+            ("restarted", Change::Restart),
+        ] {
+            let ports: Vec<String> = changes
+                .iter()
+                .filter(|(_, c)| **c == change)
+                .map(|(p, _)| p.to_string())
+                .collect();
+            if !ports.is_empty() {
+                parts.push(format!("{net} {word} {}", ports.join(",")));
+            }
+        }
+    }
+    if t.new_tls {
+        parts.push("new TLS setup".to_owned());
+    }
+    parts.join(", ")
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReloadArgs {
+    /// Send SIGHUP to the sluice whose pid is in this file (the daemon's SLUICE_PID_FILE)
+    /// instead of asking its status server.
+    #[arg(long, env = "SLUICE_PID_FILE", value_name = "FILE")]
+    pub pid_file: Option<PathBuf>,
+    /// Status port of the running sluice (default: SC4S_LISTEN_STATUS_PORT, else 8080).
+    #[arg(long, env = "SC4S_LISTEN_STATUS_PORT", default_value_t = 8080)]
+    pub port: u16,
+    /// Address of the status server; reloads are accepted from the machine itself only.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+}
+
+/// `sluice reload`: exit 0 when the reload was applied (or, with a pid file, the signal was
+/// delivered), 1 otherwise, with the reason.
+pub fn command(args: ReloadArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.pid_file {
+        let pid = signal_pid_file(path)?;
+        println!(
+            "sent SIGHUP to sluice (pid {pid}); the outcome is logged and counted in \
+             sluice_reload_total"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let addr = SocketAddr::new(args.host, args.port);
+    match post_reload(addr) {
+        Ok((200, body)) => {
+            println!("reloaded: {body}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok((code, body)) => {
+            println!("reload failed ({code}): {body}");
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => {
+            println!("reload failed: {e:#}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Sends SIGHUP to the pid in `path`, after checking that it is a sluice: a stale pid file
+/// must not signal whatever process reused the number.
+fn signal_pid_file(path: &std::path::Path) -> anyhow::Result<i32> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the pid file {}", path.display()))?;
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .with_context(|| format!("{} does not hold a pid: {:?}", path.display(), text.trim()))?;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim().to_owned())
+        .with_context(|| {
+            format!(
+                "no process {pid} (from {}): sluice is not running, or the pid file is stale",
+                path.display()
+            )
+        })?;
+    if !comm.starts_with("sluice") {
+        anyhow::bail!(
+            "process {pid} (from {}) is {comm:?}, not sluice: the pid file is stale",
+            path.display()
+        );
+    }
+    let target = rustix::process::Pid::from_raw(pid).context("invalid pid")?;
+    rustix::process::kill_process(target, rustix::process::Signal::HUP)
+        .with_context(|| format!("cannot send SIGHUP to pid {pid}"))?;
+    Ok(pid)
+}
+
+/// `POST /reload`; returns the status code and body.
+fn post_reload(addr: SocketAddr) -> anyhow::Result<(u16, String)> {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let mut s =
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3)).with_context(|| {
+            format!(
+                "cannot reach the status server at {addr} (SC4S_LISTEN_STATUS_PORT); with \
+                 SLUICE_PID_FILE set, `sluice reload --pid-file` signals the daemon instead"
+            )
+        })?;
+    s.set_read_timeout(Some(Duration::from_secs(120)))?;
+    s.write_all(
+        b"POST /reload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    )?;
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp)
+        .with_context(|| format!("no complete answer from {addr}"))?;
+    let resp = String::from_utf8_lossy(&resp);
+    let code = resp
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .with_context(|| format!("{addr} did not answer with HTTP"))?;
+    let body = resp.split_once("\r\n\r\n").map_or("", |(_, b)| b).trim();
+    Ok((code, body.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restart_only_settings_keep_their_running_values_and_are_named() {
+        let running = Config::default();
+        let mut new = Config::default();
+        new.hec.urls = vec!["https://splunk:8088".into()];
+        new.udp.window = 5;
+        new.parse.default_timezone = "Europe/Paris".into();
+        new.listen.udp_ports = vec![5514];
+        let (effective, notes) = keep_restart_only(&running, new);
+        assert_eq!(effective.hec, running.hec);
+        assert_eq!(effective.udp.window, running.udp.window);
+        // What a reload applies stays as asked.
+        assert_eq!(effective.parse.default_timezone, "Europe/Paris");
+        assert_eq!(effective.listen.udp_ports, vec![5514]);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].contains("HEC"), "{notes:?}");
+        assert!(notes[1].contains("SC4S_SOURCE_UDP_IW_SIZE"), "{notes:?}");
+        let (_, none) = keep_restart_only(&running, running.clone());
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn the_hash_follows_settings_and_context_files() {
+        let dir = std::env::temp_dir().join(format!("sluice-hash-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("splunk_metadata.csv");
+        std::fs::write(&csv, "nix_syslog,index,a\n").unwrap();
+        let mut c = Config::default();
+        c.parse.metadata_csv = Some(csv.clone());
+        let h1 = config_hash(&c).unwrap();
+        assert_eq!(h1.len(), 16);
+        assert_eq!(config_hash(&c).unwrap(), h1);
+        std::fs::write(&csv, "nix_syslog,index,b\n").unwrap();
+        let h2 = config_hash(&c).unwrap();
+        assert_ne!(h1, h2);
+        c.parse.store_raw_message = true;
+        assert_ne!(config_hash(&c).unwrap(), h2);
+        std::fs::remove_file(&csv).unwrap();
+        assert!(config_hash(&c).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn reload_metrics_render() {
+        let s = ReloadStats::default();
+        s.loaded("abc".into(), true);
+        s.failed.fetch_add(1, Ordering::Relaxed);
+        let mut w = PromWriter::new();
+        s.render(&mut w);
+        let text = w.finish();
+        assert!(
+            text.contains("sluice_reload_total{result=\"failed\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_reload_total{result=\"ok\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_config_hash_info{hash=\"abc\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sluice_config_restart_required 1\n"),
+            "{text}"
+        );
+    }
+}
