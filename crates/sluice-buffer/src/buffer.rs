@@ -282,6 +282,19 @@ impl Buffer {
         }
     }
 
+    /// Record ids in the index, and each reader's `(cursor, persisted)` (test helper).
+    #[cfg(test)]
+    pub(crate) fn snapshot(&self) -> (Vec<u64>, Vec<(u64, u64)>) {
+        let st = self.inner.lock();
+        let ids = st
+            .segments
+            .values()
+            .flat_map(|s| s.records.iter().map(|r| r.id))
+            .collect();
+        let readers = st.readers.iter().map(|r| (r.cursor, r.persisted)).collect();
+        (ids, readers)
+    }
+
     /// Waits until the writer thread has nothing queued (test helper for timing-free checks).
     #[cfg(test)]
     pub(crate) fn wait_idle(&self, timeout: Duration) -> bool {

@@ -138,8 +138,10 @@ impl Reader {
         }
         r.attached = true;
         // Start over at the first unfinished record: whatever the previous handle had in
-        // flight is handed out again.
-        r.cursor = r.frontier();
+        // flight is handed out again, what it had acknowledged is not.
+        let frontier = r.frontier();
+        r.redeliver_below = r.redeliver_below.max(r.cursor);
+        r.cursor = frontier;
         Some(Reader {
             inner: Arc::clone(inner),
             slot,
@@ -224,7 +226,7 @@ impl Reader {
                 if meta.id >= st.committed {
                     return Poll::Empty;
                 }
-                if meta.corrupt {
+                if meta.corrupt || !st.readers[self.slot].wants(meta.id) {
                     st.readers[self.slot].cursor = meta.id + 1;
                     st.advance_frontier();
                     continue;
@@ -239,6 +241,7 @@ impl Reader {
             match read {
                 Ok(record) => {
                     st.readers[self.slot].inflight.insert(meta.id);
+                    st.advance_frontier();
                     return Poll::Ready(record);
                 }
                 Err(what) => {

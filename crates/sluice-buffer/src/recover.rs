@@ -253,6 +253,7 @@ pub(crate) fn recover(
             path,
             cursor: resume,
             inflight: Default::default(),
+            redeliver_below: 0,
             persisted: resume,
             generation,
             attached: false,

@@ -60,6 +60,9 @@ pub(crate) struct ReaderSlot {
     pub cursor: u64,
     /// Handed out, not yet acknowledged.
     pub inflight: BTreeSet<u64>,
+    /// After a re-take: ids below this were handed out before; only those still in
+    /// `inflight` are handed out again, the rest were acknowledged.
+    pub redeliver_below: u64,
     /// `resume_from` in the position file.
     pub persisted: u64,
     /// Generation of the last slot written to the position file.
@@ -68,9 +71,16 @@ pub(crate) struct ReaderSlot {
 }
 
 impl ReaderSlot {
-    /// Every id below this is finished for this reader.
+    /// Every id below this is finished for this reader. Never decreases.
     pub fn frontier(&self) -> u64 {
-        self.inflight.first().copied().unwrap_or(self.cursor)
+        let unread = self.cursor.max(self.redeliver_below);
+        self.inflight.first().map_or(unread, |&f| f.min(unread))
+    }
+
+    /// Whether the record at `id` is to be handed out (false: acknowledged before a
+    /// re-take).
+    pub fn wants(&self, id: u64) -> bool {
+        id >= self.redeliver_below || self.inflight.contains(&id)
     }
 }
 

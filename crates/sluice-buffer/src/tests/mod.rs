@@ -2,3 +2,4 @@
 //! live in `tests/crash.rs`.
 
 mod basic;
+mod model;
