@@ -4,7 +4,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::watch;
 use tracing::error;
@@ -293,16 +293,6 @@ impl Buffer {
             .collect();
         let readers = st.readers.iter().map(|r| (r.cursor, r.persisted)).collect();
         (ids, readers)
-    }
-
-    /// Waits until the writer thread has nothing queued (test helper for timing-free checks).
-    #[cfg(test)]
-    pub(crate) fn wait_idle(&self, timeout: Duration) -> bool {
-        let st = self.inner.lock();
-        let deadline = Instant::now() + timeout;
-        self.inner
-            .wait_until(st, Some(deadline), |s| s.pending.is_empty())
-            .1
     }
 }
 

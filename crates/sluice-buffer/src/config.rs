@@ -42,7 +42,9 @@ pub struct BufferConfig {
     /// Both modes: how often reader positions are persisted and finished segments deleted.
     #[serde(with = "millis")]
     pub flush_interval: Duration,
-    /// Normal mode: write and fsync as soon as this many bytes wait in memory.
+    /// Normal mode: write and fsync as soon as this many bytes wait in memory. Both modes:
+    /// when `2 × flush_bytes` (at least 1 MiB) wait because the disk is not keeping up,
+    /// appends are refused with `Full` until the writer catches up.
     #[serde(with = "bytesize")]
     pub flush_bytes: u64,
     /// Size at which the writer starts a new segment file. Space is reclaimed a whole
@@ -123,6 +125,12 @@ impl BufferConfig {
             return bad("group_commit_window", "must be at most 1000 ms".into());
         }
         Ok(())
+    }
+
+    /// Most bytes that may wait in memory for the writer thread: `2 × flush_bytes`, at
+    /// least 1 MiB.
+    pub fn max_pending_bytes(&self) -> u64 {
+        self.flush_bytes.saturating_mul(2).max(1 << 20)
     }
 
     /// Largest payload (plus offsets table) one record can carry with these settings.

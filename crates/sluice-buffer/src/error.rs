@@ -94,6 +94,9 @@ pub enum FullReason {
     MaxBytes,
     /// The filesystem reported ENOSPC; the writer retries by itself.
     DiskFull,
+    /// More than `2 × flush_bytes` wait in memory to be written: the disk is not keeping
+    /// up. Space returns as the writer thread catches up.
+    Backlog,
     /// Writes fail for another reason (see [`BufferStats::last_error`](crate::BufferStats));
     /// the writer retries by itself.
     WriteFailing,
@@ -105,6 +108,7 @@ impl FullReason {
         match self {
             FullReason::MaxBytes => "max_bytes",
             FullReason::DiskFull => "disk_full",
+            FullReason::Backlog => "backlog",
             FullReason::WriteFailing => "write_failing",
         }
     }
@@ -115,6 +119,7 @@ impl fmt::Display for FullReason {
         f.write_str(match self {
             FullReason::MaxBytes => "max_bytes reached",
             FullReason::DiskFull => "no space left on the filesystem",
+            FullReason::Backlog => "the disk is not keeping up with appends",
             FullReason::WriteFailing => "writes are failing",
         })
     }

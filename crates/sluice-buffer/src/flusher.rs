@@ -17,6 +17,7 @@ use tracing::{error, info, warn};
 use crate::buffer::Inner;
 use crate::config::DurabilityMode;
 use crate::dir;
+use crate::error::FullReason;
 use crate::format::PositionSlot;
 use crate::state::{Chunk, State};
 
@@ -28,6 +29,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 struct Files {
     open: HashMap<u64, File>,
     synced_len: HashMap<u64, u64>,
+    /// A segment was created since the directory was last synced.
+    dir_dirty: bool,
 }
 
 struct WriteFailure {
@@ -35,9 +38,12 @@ struct WriteFailure {
     error: io::Error,
 }
 
-struct Timings {
+/// What one write round achieved: `done` leading chunks are written and synced.
+struct Outcome {
+    done: usize,
     write: Duration,
     sync: Duration,
+    failure: Option<WriteFailure>,
 }
 
 /// When the queued records are due under the configured policy, if any are queued.
@@ -57,7 +63,6 @@ enum Work {
     Crash,
     Cycle {
         chunks: Option<Vec<Chunk>>,
-        hw: u64,
         first_at: Option<Instant>,
         maintain: bool,
         checkpoint: u64,
@@ -96,7 +101,6 @@ fn next_work(inner: &Inner, next_maintenance: Instant) -> Work {
             };
             return Work::Cycle {
                 chunks,
-                hw: st.next_id,
                 first_at,
                 maintain,
                 checkpoint,
@@ -127,7 +131,6 @@ pub(crate) fn run(inner: &Inner) {
     loop {
         let Work::Cycle {
             chunks,
-            hw,
             first_at,
             maintain,
             checkpoint,
@@ -140,25 +143,30 @@ pub(crate) fn run(inner: &Inner) {
             inner.notify_progress();
             return;
         };
-        if let Some(chunks) = chunks {
-            let result = write_chunks(inner, &mut files, &chunks);
+        if let Some(mut chunks) = chunks {
+            let out = write_chunks(inner, &mut files, &chunks);
             let mut st = inner.lock();
-            match result {
-                Ok(t) => {
-                    let (records, events, bytes) = chunks.iter().fold((0, 0, 0), |a, c| {
-                        (a.0 + c.records, a.1 + c.events, a.2 + c.data.len() as u64)
-                    });
-                    st.committed = st.committed.max(hw);
-                    st.pending_bytes -= bytes;
-                    st.pending_records -= records;
-                    st.pending_events -= events;
-                    let c = &mut st.counters;
-                    c.flushes += 1;
-                    c.flushed_records += records;
-                    c.write_latency.record(t.write);
-                    c.fsync_latency.record(t.sync);
-                    if let Some(f) = first_at {
-                        c.commit_latency.record(f.elapsed());
+            if out.done > 0 {
+                let (records, events, bytes) = chunks[..out.done].iter().fold((0, 0, 0), |a, c| {
+                    (a.0 + c.records, a.1 + c.events, a.2 + c.data.len() as u64)
+                });
+                st.committed = st.committed.max(chunks[out.done - 1].end_id);
+                st.pending_bytes -= bytes;
+                st.pending_records -= records;
+                st.pending_events -= events;
+                let c = &mut st.counters;
+                c.flushes += 1;
+                c.flushed_records += records;
+                c.write_latency.record(out.write);
+                c.fsync_latency.record(out.sync);
+                if let Some(f) = first_at {
+                    c.commit_latency.record(f.elapsed());
+                }
+            }
+            match out.failure {
+                None => {
+                    if st.refused == Some(FullReason::Backlog) {
+                        st.refused = None;
                     }
                     if st.last_error.take().is_some() {
                         info!(dir = %inner.dir.display(), "disk buffer: writes succeed again");
@@ -170,7 +178,7 @@ pub(crate) fn run(inner: &Inner) {
                     files.open.retain(|id, _| Some(*id) == active);
                     files.synced_len.retain(|id, _| Some(*id) == active);
                 }
-                Err(f) => {
+                Some(f) => {
                     let full = f.error.kind() == io::ErrorKind::StorageFull;
                     let msg = format!("{}: {}", f.path.display(), f.error);
                     if st.last_error.as_deref() != Some(msg.as_str()) {
@@ -192,14 +200,22 @@ pub(crate) fn run(inner: &Inner) {
                     st.last_error = Some(msg);
                     st.retry_at = Some(Instant::now() + backoff);
                     backoff = (backoff * 2).min(MAX_BACKOFF);
-                    // Put the chunks back in front of anything appended meanwhile.
-                    let mut back: VecDeque<Chunk> = chunks.into();
-                    back.append(&mut st.pending);
-                    st.pending = back;
-                    st.first_pending_at = match (first_at, st.first_pending_at) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
+                    // Put what was not written back in front of anything appended meanwhile.
+                    let mut back: VecDeque<Chunk> = chunks.split_off(out.done).into();
+                    // Close what is finished: a deleted segment still open keeps its space.
+                    let active = st.active;
+                    let keep =
+                        |id: &u64| Some(*id) == active || back.iter().any(|c| c.segment == *id);
+                    files.open.retain(|id, _| keep(id));
+                    files.synced_len.retain(|id, _| keep(id));
+                    if !back.is_empty() {
+                        back.append(&mut st.pending);
+                        st.pending = back;
+                        st.first_pending_at = match (first_at, st.first_pending_at) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
+                    }
                 }
             }
             drop(st);
@@ -233,105 +249,145 @@ fn open_segment_file(inner: &Inner, id: u64) -> io::Result<(PathBuf, File)> {
     Ok((path, f))
 }
 
-/// Writes every chunk, then syncs every touched file (one fsync per file covers all the
-/// records of the group). On failure, truncates the touched files back to what was synced.
-fn write_chunks(
-    inner: &Inner,
-    files: &mut Files,
-    chunks: &[Chunk],
-) -> Result<Timings, WriteFailure> {
+/// Writes the chunks in order, then syncs every touched file: one fsync per file covers
+/// every record of the group. If a write fails part-way (typically ENOSPC), the chunks that
+/// were written whole are still synced and committed, the partial one is cut off, and the
+/// rest is left for the retry: a full disk then still makes progress as readers free space,
+/// instead of retrying an ever larger group that can never fit.
+fn write_chunks(inner: &Inner, files: &mut Files, chunks: &[Chunk]) -> Outcome {
     let started = Instant::now();
+    let seg_path = |seg: u64| inner.dir.join(dir::segment_name(seg));
     let mut touched: Vec<u64> = Vec::new();
-    let mut created = false;
-    let result = (|| {
-        let mut i = 0;
-        while i < chunks.len() {
-            let seg = chunks[i].segment;
-            let start = chunks[i].offset;
-            // A run of chunks contiguous in one segment goes out as one vectored write.
-            let mut j = i + 1;
-            let mut end = start + chunks[i].data.len() as u64;
-            while j < chunks.len() && chunks[j].segment == seg && chunks[j].offset == end {
-                end += chunks[j].data.len() as u64;
-                j += 1;
+    let mut done = 0;
+    let mut failure = None;
+    let mut i = 0;
+    while i < chunks.len() {
+        let seg = chunks[i].segment;
+        let start = chunks[i].offset;
+        // A run of chunks contiguous in one segment goes out as one vectored write.
+        let mut j = i + 1;
+        let mut end = start + chunks[i].data.len() as u64;
+        while j < chunks.len() && chunks[j].segment == seg && chunks[j].offset == end {
+            end += chunks[j].data.len() as u64;
+            j += 1;
+        }
+        if !files.open.contains_key(&seg) {
+            match open_segment_file(inner, seg) {
+                Ok((_, f)) => {
+                    files.dir_dirty |= start == 0;
+                    files.open.insert(seg, f);
+                }
+                Err(error) => {
+                    failure = Some(WriteFailure {
+                        path: seg_path(seg),
+                        error,
+                    });
+                    break;
+                }
             }
-            let path = inner.dir.join(dir::segment_name(seg));
-            if !files.open.contains_key(&seg) {
-                let (_, f) = open_segment_file(inner, seg).map_err(|error| WriteFailure {
-                    path: path.clone(),
-                    error,
-                })?;
-                created |= start == 0;
-                files.open.insert(seg, f);
-            }
-            if !touched.contains(&seg) {
-                touched.push(seg);
-            }
-            let file = files.open.get_mut(&seg).ok_or_else(|| WriteFailure {
-                path: path.clone(),
+        }
+        let Some(file) = files.open.get_mut(&seg) else {
+            failure = Some(WriteFailure {
+                path: seg_path(seg),
                 error: io::Error::other("segment file handle missing"),
-            })?;
-            write_run(file, start, &chunks[i..j]).map_err(|error| WriteFailure { path, error })?;
-            i = j;
+            });
+            break;
+        };
+        if !touched.contains(&seg) {
+            touched.push(seg);
         }
-        Ok(())
-    })();
+        match write_run(file, start, &chunks[i..j]) {
+            Ok(()) => done = j,
+            Err((written, error)) => {
+                let mut whole = 0u64;
+                let mut k = i;
+                while k < j && whole + chunks[k].data.len() as u64 <= written {
+                    whole += chunks[k].data.len() as u64;
+                    k += 1;
+                }
+                done = k;
+                if let Err(e) = file.set_len(start + whole) {
+                    warn!(
+                        file = %seg_path(seg).display(), error = %e,
+                        "disk buffer: could not cut a partial write back; the next open skips it"
+                    );
+                }
+                failure = Some(WriteFailure {
+                    path: seg_path(seg),
+                    error,
+                });
+                break;
+            }
+        }
+        i = j;
+    }
     let written = Instant::now();
-    let result = result.and_then(|()| {
-        for seg in &touched {
-            if let Some(f) = files.open.get(seg) {
+    let synced = (|| {
+        for &seg in &touched {
+            if let Some(f) = files.open.get(&seg) {
                 f.sync_data().map_err(|error| WriteFailure {
-                    path: inner.dir.join(dir::segment_name(*seg)),
+                    path: seg_path(seg),
                     error,
                 })?;
             }
         }
-        if created {
+        if files.dir_dirty {
             dir::sync_dir(&inner.dir).map_err(|error| WriteFailure {
                 path: inner.dir.clone(),
                 error,
             })?;
+            files.dir_dirty = false;
         }
         Ok(())
-    });
-    match result {
-        Ok(()) => {
-            for c in chunks {
-                let e = files.synced_len.entry(c.segment).or_insert(0);
-                *e = (*e).max(c.offset + c.data.len() as u64);
+    })();
+    if let Err(f) = synced {
+        // After a failed fsync the kernel's view of these pages is unknown: forget the
+        // whole round and rewrite it from the last synced length.
+        for seg in touched {
+            let keep = files.synced_len.get(&seg).copied().unwrap_or(0);
+            if let Some(file) = files.open.get(&seg)
+                && let Err(e) = file.set_len(keep)
+            {
+                warn!(
+                    file = %seg_path(seg).display(), error = %e,
+                    "disk buffer: could not cut a failed write back; the next open skips it"
+                );
             }
-            Ok(Timings {
-                write: written - started,
-                sync: written.elapsed(),
-            })
         }
-        Err(f) => {
-            for seg in touched {
-                let keep = files.synced_len.get(&seg).copied().unwrap_or(0);
-                if let Some(file) = files.open.get(&seg)
-                    && let Err(e) = file.set_len(keep)
-                {
-                    warn!(
-                        file = %inner.dir.join(dir::segment_name(seg)).display(), error = %e,
-                        "disk buffer: could not cut a failed write back; the next open skips it"
-                    );
-                }
-            }
-            Err(f)
-        }
+        return Outcome {
+            done: 0,
+            write: written - started,
+            sync: written.elapsed(),
+            failure: Some(f),
+        };
+    }
+    for c in &chunks[..done] {
+        let e = files.synced_len.entry(c.segment).or_insert(0);
+        *e = (*e).max(c.offset + c.data.len() as u64);
+    }
+    Outcome {
+        done,
+        write: written - started,
+        sync: written.elapsed(),
+        failure,
     }
 }
 
-fn write_run(file: &mut File, offset: u64, chunks: &[Chunk]) -> io::Result<()> {
-    file.seek(SeekFrom::Start(offset))?;
+/// Writes a run of chunks at `offset`; on error, reports how many bytes did get written.
+fn write_run(file: &mut File, offset: u64, chunks: &[Chunk]) -> Result<(), (u64, io::Error)> {
+    file.seek(SeekFrom::Start(offset)).map_err(|e| (0, e))?;
     let mut slices: Vec<IoSlice<'_>> = chunks.iter().map(|c| IoSlice::new(&c.data)).collect();
     let mut bufs = &mut slices[..];
+    let mut written = 0u64;
     while !bufs.is_empty() {
         match file.write_vectored(bufs) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Ok(0) => return Err((written, io::ErrorKind::WriteZero.into())),
+            Ok(n) => {
+                written += n as u64;
+                IoSlice::advance_slices(&mut bufs, n);
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err((written, e)),
         }
     }
     Ok(())
@@ -407,7 +463,9 @@ fn maintain_positions_and_segments(inner: &Inner) {
         }
     }
     if !removed.is_empty() {
-        st.max_bytes_hit = false;
+        if st.refused == Some(FullReason::MaxBytes) {
+            st.refused = None;
+        }
         if st.disk_full {
             // Space was freed on this filesystem: retry the queued write now.
             st.retry_at = Some(Instant::now());

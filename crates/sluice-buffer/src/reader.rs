@@ -220,12 +220,21 @@ impl Reader {
                     return Poll::Closed;
                 }
                 let cursor = st.readers[self.slot].cursor;
-                let Some((segment, meta)) = st.next_record(cursor, self.hint) else {
+                let next = st
+                    .next_record(cursor, self.hint)
+                    .filter(|(_, m)| m.id < st.committed);
+                let Some((segment, meta)) = next else {
+                    // Idle: let go of a sealed segment, whose space is only freed once no
+                    // one holds it open.
+                    if self
+                        .file
+                        .as_ref()
+                        .is_some_and(|(s, _)| Some(*s) != st.active)
+                    {
+                        self.file = None;
+                    }
                     return Poll::Empty;
                 };
-                if meta.id >= st.committed {
-                    return Poll::Empty;
-                }
                 if meta.corrupt || !st.readers[self.slot].wants(meta.id) {
                     st.readers[self.slot].cursor = meta.id + 1;
                     st.advance_frontier();

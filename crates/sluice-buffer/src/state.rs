@@ -50,6 +50,8 @@ pub(crate) struct Chunk {
     /// Records (and their events) completed by this chunk, for the pending gauges.
     pub records: u64,
     pub events: u64,
+    /// Once this chunk and all before it are synced, every id below this is durable.
+    pub end_id: u64,
 }
 
 #[derive(Debug)]
@@ -91,6 +93,7 @@ pub(crate) struct Counters {
     pub appended_bytes: u64,
     pub full_max_bytes: u64,
     pub full_disk: u64,
+    pub full_backlog: u64,
     pub full_write_failing: u64,
     pub flushes: u64,
     pub flushed_records: u64,
@@ -141,8 +144,11 @@ pub(crate) struct State {
     /// Run maintenance (persist positions, delete finished segments) without waiting for
     /// the interval: a writer is waiting for space and something can be reclaimed.
     pub maintain_now: bool,
-    /// The last append was refused for `max_bytes` and nothing has been freed since.
-    pub max_bytes_hit: bool,
+    /// Why the last append was refused, until an append succeeds or the cause clears
+    /// (segments deleted for `MaxBytes`, a flush for `Backlog`).
+    pub refused: Option<FullReason>,
+    /// Most bytes allowed to wait in memory for the writer thread.
+    pub max_pending: u64,
     pub checkpoint_requested: u64,
     pub checkpoint_done: u64,
     pub counters: Counters,
@@ -246,15 +252,14 @@ impl State {
             events: self.buffered_events,
             oldest_event: oldest,
             oldest_event_age: age,
-            full: self
-                .blocked()
-                .or(self.max_bytes_hit.then_some(FullReason::MaxBytes)),
+            full: self.blocked().or(self.refused),
             last_error: self.last_error.clone(),
             appended_records_total: c.appended_records,
             appended_events_total: c.appended_events,
             appended_bytes_total: c.appended_bytes,
             full_max_bytes_total: c.full_max_bytes,
             full_disk_total: c.full_disk,
+            full_backlog_total: c.full_backlog,
             full_write_failing_total: c.full_write_failing,
             flushes_total: c.flushes,
             flushed_records_total: c.flushed_records,

@@ -109,9 +109,10 @@ pub struct BufferStats {
     pub appended_records_total: u64,
     pub appended_events_total: u64,
     pub appended_bytes_total: u64,
-    /// Appends refused with `Full`, by reason: max_bytes, disk full, write failing.
+    /// Appends refused with `Full`, by reason.
     pub full_max_bytes_total: u64,
     pub full_disk_total: u64,
+    pub full_backlog_total: u64,
     pub full_write_failing_total: u64,
     /// Write+fsync rounds, and records made durable by them.
     pub flushes_total: u64,

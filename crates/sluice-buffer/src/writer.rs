@@ -225,11 +225,21 @@ impl Writer {
             }
             count_full(&mut st, FullReason::MaxBytes);
             st.space_wanted = true;
-            st.max_bytes_hit = true;
+            st.refused = Some(FullReason::MaxBytes);
             drop(st);
             self.inner.wake_flusher();
             return Err(AppendError::Full {
                 reason: FullReason::MaxBytes,
+            });
+        }
+        if st.pending_bytes > 0 && st.pending_bytes + need > st.max_pending {
+            count_full(&mut st, FullReason::Backlog);
+            st.refused = Some(FullReason::Backlog);
+            st.flush_requested = true;
+            drop(st);
+            self.inner.wake_flusher();
+            return Err(AppendError::Full {
+                reason: FullReason::Backlog,
             });
         }
         if new_segment {
@@ -262,6 +272,7 @@ impl Writer {
             data: buf,
             records: 1,
             events: u64::from(record.events),
+            end_id: id + 1,
         });
         let was_empty = st.pending_bytes == 0;
         st.pending_bytes += size;
@@ -276,7 +287,7 @@ impl Writer {
         st.counters.appended_events += u64::from(record.events);
         st.counters.appended_bytes += size;
         st.space_wanted = false;
-        st.max_bytes_hit = false;
+        st.refused = None;
         let wake = was_empty
             || st.pending_bytes >= self.inner.config.flush_bytes
             || self.inner.config.mode == DurabilityMode::Reliable
@@ -308,7 +319,9 @@ impl Writer {
 
     fn has_space(&self, st: &State, payload_bytes: u64) -> bool {
         let need = payload_bytes + (crate::format::RECORD_HEADER_LEN + SEGMENT_HEADER_LEN) as u64;
-        st.blocked().is_none() && st.bytes + need <= st.max_bytes
+        st.blocked().is_none()
+            && st.bytes + need <= st.max_bytes
+            && (st.pending_bytes == 0 || st.pending_bytes + need <= st.max_pending)
     }
 
     /// Resolves when an append of a record of about `payload_bytes` would not be refused
@@ -349,6 +362,7 @@ fn count_full(st: &mut State, reason: FullReason) {
     match reason {
         FullReason::MaxBytes => st.counters.full_max_bytes += 1,
         FullReason::DiskFull => st.counters.full_disk += 1,
+        FullReason::Backlog => st.counters.full_backlog += 1,
         FullReason::WriteFailing => st.counters.full_write_failing += 1,
     }
 }
@@ -379,6 +393,7 @@ fn open_segment(inner: &Inner, st: &mut State) {
         data: header.encode().to_vec(),
         records: 0,
         events: 0,
+        end_id: st.next_id,
     });
     st.active = Some(id);
 }

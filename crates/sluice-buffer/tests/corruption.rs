@@ -63,7 +63,11 @@ fn records_of(path: &Path) -> Vec<(u64, u64, u64)> {
 }
 
 fn flip(path: &Path, at: u64) {
-    let f = OpenOptions::new().read(true).write(true).open(path).unwrap();
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
     let mut b = [0u8];
     f.read_exact_at(&mut b, at).unwrap();
     f.write_all_at(&[b[0] ^ 0x04], at).unwrap();
@@ -76,7 +80,11 @@ fn deliver(dir: &Path) -> (Vec<u64>, u64) {
     let mut ids = Vec::new();
     while let Some(rec) = r.next_blocking(Duration::from_millis(200)) {
         let n = rec.id().0;
-        assert_eq!(rec.payload().as_ref(), &payload(n)[..], "record {n} altered");
+        assert_eq!(
+            rec.payload().as_ref(),
+            &payload(n)[..],
+            "record {n} altered"
+        );
         assert_eq!(rec.offsets(), Some(&[10, rec.payload().len() as u32][..]));
         assert_eq!(rec.events(), 2);
         ids.push(n);
@@ -182,7 +190,11 @@ fn torn_tail_is_cut_once_and_counted_once() {
         let b = Buffer::open(config(d.path()), &["r"]).unwrap();
         assert_eq!(b.recovery().corrupt_records, 1);
         assert_eq!(b.recovery().truncated_tails, 1);
-        assert_eq!(fs::metadata(last).unwrap().len(), off, "tail cut at the record start");
+        assert_eq!(
+            fs::metadata(last).unwrap().len(),
+            off,
+            "tail cut at the record start"
+        );
         b.close().unwrap();
     }
     let (ids, corrupt) = deliver(d.path());
@@ -223,7 +235,10 @@ fn newer_format_version_refuses_to_open() {
     fs::write(&segs[0], &b).unwrap();
     match Buffer::open(config(d.path()), &["r"]) {
         Err(e @ OpenError::UnsupportedVersion { .. }) => {
-            assert!(e.to_string().contains(&segs[0].display().to_string()), "{e}")
+            assert!(
+                e.to_string().contains(&segs[0].display().to_string()),
+                "{e}"
+            )
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }

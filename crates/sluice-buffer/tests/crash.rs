@@ -133,7 +133,13 @@ fn spawn_child(dir: &Path, mode: &str) -> Killed {
     let exe = std::env::current_exe().unwrap();
     Killed(
         Command::new(exe)
-            .args(["--exact", "crash_child", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "crash_child",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_DIR, dir)
             .env(CHILD_MODE, mode)
             .stdout(Stdio::piped())
@@ -166,7 +172,10 @@ fn run_child(dir: &Path, mode: &str, kill_after: Duration) -> (ChildLog, u64) {
             };
             let mut parts = ours.split_whitespace();
             let mut l = log2.lock().unwrap();
-            match (parts.next(), parts.next().and_then(|s| s.parse::<u64>().ok())) {
+            match (
+                parts.next(),
+                parts.next().and_then(|s| s.parse::<u64>().ok()),
+            ) {
                 (Some("READY"), _) => ready_tx.send(()).unwrap(),
                 (Some("A"), Some(seq)) => {
                     let t = parts.next().and_then(|s| s.parse().ok()).unwrap();
@@ -225,16 +234,26 @@ fn reliable_mode_loses_nothing_reported_durable() {
     for (i, after) in kill_points(4).into_iter().enumerate() {
         let (log, _) = run_child(dir.path(), "reliable", after);
         let (replayed, corrupt) = replay(dir.path(), DurabilityMode::Reliable);
-        assert!(corrupt <= 1, "kill {i}: {corrupt} corrupt records (at most a torn tail)");
+        assert!(
+            corrupt <= 1,
+            "kill {i}: {corrupt} corrupt records (at most a torn tail)"
+        );
         let replayed_set: BTreeSet<u64> = replayed.iter().copied().collect();
-        assert_eq!(replayed_set.len(), replayed.len(), "kill {i}: replay has duplicates");
+        assert_eq!(
+            replayed_set.len(),
+            replayed.len(),
+            "kill {i}: replay has duplicates"
+        );
         for t in 0..WRITERS_RELIABLE {
             let per_writer: Vec<u64> = replayed
                 .iter()
                 .copied()
                 .filter(|s| s % WRITERS_RELIABLE == t)
                 .collect();
-            assert!(per_writer.is_sorted(), "kill {i}: writer {t} replayed out of order");
+            assert!(
+                per_writer.is_sorted(),
+                "kill {i}: writer {t} replayed out of order"
+            );
         }
         let lost: Vec<u64> = log
             .durable
@@ -267,7 +286,10 @@ fn normal_mode_loses_at_most_one_flush_interval() {
     for (i, after) in kill_points(4).into_iter().enumerate() {
         let (log, killed_at) = run_child(dir.path(), "normal", after);
         let (replayed, corrupt) = replay(dir.path(), DurabilityMode::Normal);
-        assert!(corrupt <= 1, "kill {i}: {corrupt} corrupt records (at most a torn tail)");
+        assert!(
+            corrupt <= 1,
+            "kill {i}: {corrupt} corrupt records (at most a torn tail)"
+        );
         assert!(replayed.is_sorted(), "kill {i}: replay out of order");
         let present: BTreeSet<u64> = replayed.iter().chain(&log.acked).copied().collect();
         let first_lost = log.appended.keys().copied().find(|s| !present.contains(s));
@@ -316,7 +338,10 @@ fn second_process_is_refused_and_named_then_lock_freed_by_kill() {
     let pid = child.0.id();
     let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while lines.next().is_some_and(|l| !l.unwrap().ends_with("@@READY")) {
+    while lines
+        .next()
+        .is_some_and(|l| !l.unwrap().ends_with("@@READY"))
+    {
         assert!(Instant::now() < deadline, "child did not start");
     }
     // Keep draining its output so it never blocks or dies on a closed pipe.
