@@ -87,16 +87,16 @@
 //! touched (and the directory when it created a segment).
 //!
 //! * [`DurabilityMode::Normal`]: the queue is written and synced when it holds
-//!   `flush_bytes`, or `flush_interval` after its oldest record was appended. A crash (kill
-//!   -9, OOM, power loss) loses at most the records appended in the last `flush_interval`
-//!   plus the duration of the flush in progress; a process crash alone (not the machine)
-//!   loses only records not yet handed to the kernel, i.e. at most one flush interval. The
-//!   crash tests measure this.
+//!   `flush_bytes`, or `flush_interval` after its oldest record was appended. A process
+//!   crash (kill -9, OOM kill, panic) loses the records not yet handed to the kernel: at
+//!   most those appended during the last `flush_interval` (the crash tests measure 66-88 ms
+//!   with a 100 ms interval). A machine crash or power loss can also lose the write in
+//!   flight, whose fsync had not completed: at most one interval plus one flush.
 //! * [`DurabilityMode::Reliable`]: group commit. The queue is written and synced
 //!   `group_commit_window` after its oldest record was appended (or when it reaches
 //!   `flush_bytes`); every record appended meanwhile shares that one fsync.
 //!   [`Appended::durable`] resolves only after the fsync. A record whose `durable()`
-//!   resolved survives any crash.
+//!   resolved survives any crash, including power loss.
 //!
 //! Readers only see records that are written and synced, so a reader never delivers a
 //! record that a crash could take back.
@@ -147,14 +147,16 @@
 //!
 //! # Limits and backpressure
 //!
-//! `max_bytes` bounds the segment files plus the queue. An append that would pass it, or
-//! any append while the filesystem is full (ENOSPC) or failing, returns
+//! `max_bytes` bounds the segment files plus the queue. An append that would pass it, any
+//! append while more than `2 × flush_bytes` wait for the writer thread (the disk is not
+//! keeping up), and any append while the filesystem is full (ENOSPC) or failing, returns
 //! [`AppendError::Full`] without taking the record: the caller keeps it and applies
-//! backpressure ([`Writer::wait_for_space`] resolves when it may retry). A failed write is
-//! cut back to the last synced length and retried with backoff; the buffer recovers by
-//! itself when readers finish segments or the filesystem frees space. Nothing accepted is
-//! dropped: records still queued at [`Buffer::close`] because the disk stayed full are
-//! reported in [`CloseError::Unwritten`].
+//! backpressure ([`Writer::wait_for_space`] resolves when it may retry). A write that fails
+//! part-way commits the records that were written whole, cuts the partial one off and
+//! retries the rest with backoff; the buffer recovers by itself when readers finish
+//! segments or the filesystem frees space. Nothing accepted is dropped: records still
+//! queued at [`Buffer::close`] because the disk stayed full are reported in
+//! [`CloseError::Unwritten`].
 //!
 //! # Turning records into batches
 //!
