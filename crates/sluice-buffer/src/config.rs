@@ -147,7 +147,7 @@ mod millis {
     use std::time::Duration;
 
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        if d.subsec_nanos() % 1_000_000 == 0 {
+        if d.subsec_nanos().is_multiple_of(1_000_000) {
             s.serialize_u64(d.as_millis() as u64)
         } else {
             s.serialize_f64(d.as_secs_f64() * 1000.0)
@@ -156,7 +156,7 @@ mod millis {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let ms = f64::deserialize(d)?;
-        if !(ms.is_finite() && ms >= 0.0 && ms < 1e12) {
+        if !(ms.is_finite() && (0.0..1e12).contains(&ms)) {
             return Err(serde::de::Error::custom(
                 "expected a non-negative number of milliseconds",
             ));

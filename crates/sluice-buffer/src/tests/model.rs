@@ -389,10 +389,10 @@ fn append_to_newest_segment(dir: &Path, bytes: &[u8]) -> bool {
 fn scratch_dir() -> tempfile::TempDir {
     // tmpfs where available: the model test does thousands of fsyncs.
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(d) = tempfile::tempdir_in(shm) {
-            return d;
-        }
+    if shm.is_dir()
+        && let Ok(d) = tempfile::tempdir_in(shm)
+    {
+        return d;
     }
     tempfile::tempdir().expect("tempdir")
 }
