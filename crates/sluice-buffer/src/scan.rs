@@ -427,14 +427,14 @@ mod tests {
 
         #[test]
         fn one_flipped_body_byte_loses_only_that_record(n in 2usize..8, pick in 0usize..8, at in 0usize..1000) {
-            let ids: Vec<u64> = (0..n as u64).collect();
-            let (mut b, spans) = segment(&ids);
+            let all: Vec<u64> = (0..n as u64).collect();
+            let (mut b, spans) = segment(&all);
             let victim = pick % n;
             let (off, len) = spans[victim];
             let body = len - RECORD_HEADER_LEN as u64;
             b[(off + RECORD_HEADER_LEN as u64 + at as u64 % body) as usize] ^= 0x80;
             let s = scan_segment(&b[..], Verify::Full).unwrap();
-            let want: Vec<u64> = ids.iter().copied().filter(|&i| i != victim as u64).collect();
+            let want: Vec<u64> = all.iter().copied().filter(|&i| i != victim as u64).collect();
             proptest::prop_assert_eq!(ids(&s), want);
             proptest::prop_assert_eq!(s.damage.len(), 1);
         }
