@@ -88,10 +88,11 @@
 //!
 //! * [`DurabilityMode::Normal`]: the queue is written and synced when it holds
 //!   `flush_bytes`, or `flush_interval` after its oldest record was appended. A process
-//!   crash (kill -9, OOM kill, panic) loses the records not yet handed to the kernel: at
-//!   most those appended during the last `flush_interval` (the crash tests measure 66-88 ms
-//!   with a 100 ms interval). A machine crash or power loss can also lose the write in
-//!   flight, whose fsync had not completed: at most one interval plus one flush.
+//!   crash (kill -9, OOM kill, panic) loses the records not yet handed to the kernel: those
+//!   appended during the last `flush_interval`, plus any appended while the writer thread
+//!   was still waiting on the previous fsync (the crash tests measure 66-88 ms with a
+//!   100 ms interval on a loaded 2-core box). A machine crash or power loss can also lose
+//!   the write in flight, whose fsync had not completed: one interval plus one flush.
 //! * [`DurabilityMode::Reliable`]: group commit. The queue is written and synced
 //!   `group_commit_window` after its oldest record was appended (or when it reaches
 //!   `flush_bytes`); every record appended meanwhile shares that one fsync.
