@@ -1,0 +1,313 @@
+//! Reading records back, per named reader, and acknowledging them.
+
+use std::fmt;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use tracing::warn;
+
+use crate::buffer::Inner;
+use crate::format::{RECORD_HEADER_LEN, RecordHeader, check_body, from_micros, offsets_of};
+use crate::state::RecMeta;
+use crate::writer::RecordId;
+
+/// A record read back from the buffer.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Record {
+    id: RecordId,
+    timestamp: SystemTime,
+    events: u32,
+    payload: Bytes,
+    offsets: Option<Vec<u32>>,
+}
+
+impl fmt::Debug for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Record")
+            .field("id", &self.id)
+            .field("events", &self.events)
+            .field("bytes", &self.payload.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Record {
+    pub fn id(&self) -> RecordId {
+        self.id
+    }
+
+    /// The timestamp given at append.
+    pub fn timestamp(&self) -> SystemTime {
+        self.timestamp
+    }
+
+    pub fn events(&self) -> u32 {
+        self.events
+    }
+
+    /// The payload exactly as appended (shares one allocation with the record).
+    pub fn payload(&self) -> &Bytes {
+        &self.payload
+    }
+
+    /// The per-event offsets given at append, if any.
+    pub fn offsets(&self) -> Option<&[u32]> {
+        self.offsets.as_deref()
+    }
+
+    /// `(payload, events, offsets)`: what an encoded batch is rebuilt from.
+    pub fn into_parts(self) -> (Bytes, u32, Option<Vec<u32>>) {
+        (self.payload, self.events, self.offsets)
+    }
+}
+
+enum Poll {
+    Ready(Record),
+    Empty,
+    Closed,
+}
+
+/// One named consumer. It sees every record in append order, from its first unfinished one
+/// on; its position survives restarts. Records stay in the buffer until every reader has
+/// acknowledged them.
+pub struct Reader {
+    inner: Arc<Inner>,
+    slot: usize,
+    name: String,
+    file: Option<(u64, File)>,
+    hint: u64,
+}
+
+impl fmt::Debug for Reader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reader").field("name", &self.name).finish()
+    }
+}
+
+/// Acknowledges records for one reader from any task or thread.
+#[derive(Clone)]
+pub struct Acker {
+    inner: Arc<Inner>,
+    slot: usize,
+}
+
+impl fmt::Debug for Acker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Acker").field("slot", &self.slot).finish()
+    }
+}
+
+impl Acker {
+    /// Marks a record handed out to this reader as finished (delivered, or rejected for
+    /// good). Acknowledgements may come in any order. Returns `false` if the record was not
+    /// in flight (already acknowledged, or handed out before the reader was re-taken).
+    pub fn ack(&self, id: RecordId) -> bool {
+        ack(&self.inner, self.slot, id)
+    }
+}
+
+fn ack(inner: &Inner, slot: usize, id: RecordId) -> bool {
+    let mut st = inner.lock();
+    let Some(r) = st.readers.get_mut(slot) else {
+        return false;
+    };
+    if !r.inflight.remove(&id.0) {
+        return false;
+    }
+    let before = st.frontier;
+    st.advance_frontier();
+    if st.space_wanted && st.frontier > before {
+        st.maintain_now = true;
+        drop(st);
+        inner.wake_flusher();
+    }
+    true
+}
+
+impl Reader {
+    pub(crate) fn take(inner: &Arc<Inner>, name: &str) -> Option<Reader> {
+        let mut st = inner.lock();
+        let slot = st.readers.iter().position(|r| r.name == name)?;
+        let r = &mut st.readers[slot];
+        if r.attached {
+            return None;
+        }
+        r.attached = true;
+        // Start over at the first unfinished record: whatever the previous handle had in
+        // flight is handed out again, what it had acknowledged is not.
+        let frontier = r.frontier();
+        r.redeliver_below = r.redeliver_below.max(r.cursor);
+        r.cursor = frontier;
+        Some(Reader {
+            inner: Arc::clone(inner),
+            slot,
+            name: name.to_owned(),
+            file: None,
+            hint: 0,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn acker(&self) -> Acker {
+        Acker {
+            inner: Arc::clone(&self.inner),
+            slot: self.slot,
+        }
+    }
+
+    /// See [`Acker::ack`].
+    pub fn ack(&self, id: RecordId) -> bool {
+        ack(&self.inner, self.slot, id)
+    }
+
+    /// The next record if one is written and synced; `None` if none is available yet or
+    /// the buffer is closed.
+    pub fn try_next(&mut self) -> Option<Record> {
+        match self.poll() {
+            Poll::Ready(r) => Some(r),
+            Poll::Empty | Poll::Closed => None,
+        }
+    }
+
+    /// Waits for the next record. `None` once the buffer is closed.
+    pub async fn next(&mut self) -> Option<Record> {
+        let mut rx = self.inner.progress.subscribe();
+        loop {
+            match self.poll() {
+                Poll::Ready(r) => return Some(r),
+                Poll::Closed => return None,
+                Poll::Empty => {}
+            }
+            if rx.changed().await.is_err() {
+                return None;
+            }
+        }
+    }
+
+    /// Blocking form of [`Reader::next`]; `None` on timeout or once closed.
+    pub fn next_blocking(&mut self, timeout: Duration) -> Option<Record> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let seen = self.inner.lock().committed;
+            match self.poll() {
+                Poll::Ready(r) => return Some(r),
+                Poll::Closed => return None,
+                Poll::Empty => {}
+            }
+            let st = self.inner.lock();
+            let (st, ok) = self
+                .inner
+                .wait_until(st, Some(deadline), |s| s.committed != seen || s.closed);
+            drop(st);
+            if !ok {
+                return None;
+            }
+        }
+    }
+
+    fn poll(&mut self) -> Poll {
+        loop {
+            let (segment, meta, path) = {
+                let mut st = self.inner.lock();
+                if st.closed {
+                    return Poll::Closed;
+                }
+                let cursor = st.readers[self.slot].cursor;
+                let next = st
+                    .next_record(cursor, self.hint)
+                    .filter(|(_, m)| m.id < st.committed);
+                let Some((segment, meta)) = next else {
+                    // Idle: let go of a sealed segment, whose space is only freed once no
+                    // one holds it open.
+                    if self
+                        .file
+                        .as_ref()
+                        .is_some_and(|(s, _)| Some(*s) != st.active)
+                    {
+                        self.file = None;
+                    }
+                    return Poll::Empty;
+                };
+                if meta.corrupt || !st.readers[self.slot].wants(meta.id) {
+                    st.readers[self.slot].cursor = meta.id + 1;
+                    st.advance_frontier();
+                    continue;
+                }
+                let path = st.segments[&segment].path.clone();
+                (segment, meta, path)
+            };
+            self.hint = segment;
+            let read = self.read(segment, &path, &meta);
+            let mut st = self.inner.lock();
+            st.readers[self.slot].cursor = meta.id + 1;
+            match read {
+                Ok(record) => {
+                    st.readers[self.slot].inflight.insert(meta.id);
+                    st.advance_frontier();
+                    return Poll::Ready(record);
+                }
+                Err(what) => {
+                    let newly = st
+                        .record_mut(segment, meta.id)
+                        .is_some_and(|m| !std::mem::replace(&mut m.corrupt, true));
+                    if newly {
+                        st.counters.corrupt_records += 1;
+                    }
+                    st.advance_frontier();
+                    drop(st);
+                    if newly {
+                        warn!(
+                            file = %path.display(), offset = meta.offset, id = meta.id,
+                            "disk buffer: damaged record skipped (1 record lost): {what}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn read(&mut self, segment: u64, path: &Path, meta: &RecMeta) -> Result<Record, String> {
+        if self.file.as_ref().is_none_or(|(s, _)| *s != segment) {
+            let f = File::open(path).map_err(|e| format!("cannot open segment: {e}"))?;
+            self.file = Some((segment, f));
+        }
+        let Some((_, file)) = &self.file else {
+            return Err("segment file not open".into());
+        };
+        let len = usize::try_from(meta.len).map_err(|_| "record length too large".to_string())?;
+        let mut buf = vec![0u8; len];
+        file.read_exact_at(&mut buf, meta.offset)
+            .map_err(|e| format!("read failed: {e}"))?;
+        let header = RecordHeader::decode(&buf).ok_or("record header invalid")?;
+        if header.id != meta.id || header.record_len() != meta.len {
+            return Err("record header does not match the index".into());
+        }
+        let body = &buf[RECORD_HEADER_LEN..];
+        let start = check_body(&header, body).map_err(|p| p.as_str().to_string())?;
+        let offsets = offsets_of(&header, body);
+        let bytes = Bytes::from(buf);
+        Ok(Record {
+            id: RecordId(header.id),
+            timestamp: from_micros(header.timestamp_micros),
+            events: header.events,
+            payload: bytes.slice(RECORD_HEADER_LEN + start..),
+            offsets,
+        })
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let mut st = self.inner.lock();
+        if let Some(r) = st.readers.get_mut(self.slot) {
+            r.attached = false;
+        }
+    }
+}
