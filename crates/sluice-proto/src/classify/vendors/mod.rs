@@ -3,12 +3,24 @@
 
 use super::registry::Vendor;
 
+mod alcatel;
+mod arista;
+mod haproxy;
 mod isc;
+mod juniper;
+mod sophos;
 
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
 /// parallel additions merge cleanly.
-pub static VENDORS: &[&Vendor] = &[&isc::VENDOR];
+pub static VENDORS: &[&Vendor] = &[
+    &alcatel::VENDOR,
+    &arista::VENDOR,
+    &haproxy::VENDOR,
+    &isc::VENDOR,
+    &juniper::VENDOR,
+    &sophos::VENDOR,
+];
 
 /// The built-in applications, always active.
 pub(crate) fn builtin() -> Vec<&'static Vendor> {
