@@ -5,6 +5,7 @@ use super::registry::Vendor;
 
 mod alcatel;
 mod arista;
+mod f5;
 mod haproxy;
 mod isc;
 mod juniper;
@@ -16,6 +17,7 @@ mod sophos;
 pub static VENDORS: &[&Vendor] = &[
     &alcatel::VENDOR,
     &arista::VENDOR,
+    &f5::VENDOR,
     &haproxy::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
