@@ -5,6 +5,7 @@ use super::registry::Vendor;
 
 mod alcatel;
 mod arista;
+mod checkpoint;
 mod f5;
 mod haproxy;
 mod isc;
@@ -17,6 +18,7 @@ mod sophos;
 pub static VENDORS: &[&Vendor] = &[
     &alcatel::VENDOR,
     &arista::VENDOR,
+    &checkpoint::VENDOR,
     &f5::VENDOR,
     &haproxy::VENDOR,
     &isc::VENDOR,
