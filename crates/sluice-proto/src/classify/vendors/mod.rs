@@ -11,6 +11,7 @@ mod haproxy;
 mod isc;
 mod juniper;
 mod sophos;
+mod zscaler;
 
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
@@ -24,6 +25,7 @@ pub static VENDORS: &[&Vendor] = &[
     &isc::VENDOR,
     &juniper::VENDOR,
     &sophos::VENDOR,
+    &zscaler::VENDOR,
 ];
 
 /// The built-in applications, always active.
