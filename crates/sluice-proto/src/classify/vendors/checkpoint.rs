@@ -352,6 +352,9 @@ fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn netsource_fw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if out.identified {
+        return false;
+    }
     let ns = input.netsource;
     if ns.vendor_product != "checkpoint_fw" && !(ns.vendor == "checkpoint" && ns.product == "fw") {
         return false;

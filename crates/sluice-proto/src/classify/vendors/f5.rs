@@ -273,6 +273,9 @@ fn structured<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if out.identified {
+        return false;
+    }
     if input.netsource.vendor_product != "f5_bigip"
         && !(input.netsource.vendor == "f5" && input.netsource.product == "bigip")
     {

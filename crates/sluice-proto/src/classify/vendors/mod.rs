@@ -5,6 +5,8 @@ use super::registry::Vendor;
 
 mod alcatel;
 mod arista;
+mod aruba;
+mod barracuda;
 mod checkpoint;
 mod f5;
 mod haproxy;
@@ -19,6 +21,8 @@ mod zscaler;
 pub static VENDORS: &[&Vendor] = &[
     &alcatel::VENDOR,
     &arista::VENDOR,
+    &aruba::VENDOR,
+    &barracuda::VENDOR,
     &checkpoint::VENDOR,
     &f5::VENDOR,
     &haproxy::VENDOR,

@@ -89,6 +89,9 @@ fn firewall_xg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn webappliance<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if out.identified {
+        return false;
+    }
     if input.netsource.vendor_product != "sophos_webappliance" {
         return false;
     }
