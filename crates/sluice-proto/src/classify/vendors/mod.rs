@@ -10,9 +10,11 @@ mod barracuda;
 mod checkpoint;
 mod f5;
 mod haproxy;
+mod infoblox;
 mod isc;
 mod juniper;
 mod sophos;
+mod ubiquiti;
 mod zscaler;
 
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
@@ -26,9 +28,11 @@ pub static VENDORS: &[&Vendor] = &[
     &checkpoint::VENDOR,
     &f5::VENDOR,
     &haproxy::VENDOR,
+    &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
     &sophos::VENDOR,
+    &ubiquiti::VENDOR,
     &zscaler::VENDOR,
 ];
 
