@@ -8,6 +8,7 @@ mod arista;
 mod aruba;
 mod barracuda;
 mod checkpoint;
+mod citrix;
 mod f5;
 mod haproxy;
 mod infoblox;
@@ -26,6 +27,7 @@ pub static VENDORS: &[&Vendor] = &[
     &aruba::VENDOR,
     &barracuda::VENDOR,
     &checkpoint::VENDOR,
+    &citrix::VENDOR,
     &f5::VENDOR,
     &haproxy::VENDOR,
     &infoblox::VENDOR,
