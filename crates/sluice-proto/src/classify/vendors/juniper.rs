@@ -7,11 +7,20 @@ use regex::bytes::Regex;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
+use crate::classify::vtime;
+use crate::message::Format;
 
 pub static VENDOR: Vendor = Vendor {
     name: "juniper",
     keys: KEYS,
     apps: &[
+        App {
+            name: "app-almost-syslog-juniper_netscreen_raw",
+            topic: Topic::AlmostSyslog,
+            order: "juniper/app-almost-syslog-juniper_netscreen_raw.conf",
+            when: When::Token(&["NetScreen"]),
+            parse: netscreen_raw,
+        },
         App {
             name: "app-syslog-juniper_junos_structured",
             topic: Topic::Sdata,
@@ -72,6 +81,7 @@ const U_UTM: usize = 11;
 const U_SNMP: usize = 12;
 const U_LEGACY: usize = 13;
 const NETSCREEN: usize = 14;
+const NETSCREEN_RAW: usize = 15;
 
 static KEYS: &[Key] = &[
     Key::new(
@@ -96,6 +106,7 @@ static KEYS: &[Key] = &[
     Key::update("juniper:legacy", "").class("legacy"),
     // SC4S's NetScreen parser really sets this source.
     Key::new("juniper", "netscreen", "netscreen:firewall", "netfw").source("program:dhcpd"),
+    Key::new("juniper", "netscreen", "netscreen:firewall", "netfw").class("raw"),
 ];
 
 fn program_starts(input: &Input<'_, '_>, prefix: &[u8]) -> bool {
@@ -203,6 +214,36 @@ fn netscreen<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     out.key(&KEYS[NETSCREEN]);
+    true
+}
+
+/// ScreenOS's own header: `<PRI> [Mmm dd hh:mm:ss ]host[ model]: NetScreen ...`.
+fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)",
+        )
+        .expect("static regex")
+    });
+    let raw = input.msg.raw;
+    let Some(c) = HEADER.captures(raw) else {
+        return false;
+    };
+    let (Some(host), Some(message)) = (c.get(2), c.get(3)) else {
+        return false;
+    };
+    if let Some(ts) = c.get(1).and_then(|t| {
+        vtime::strptime("%b %d %H:%M:%S", t.as_bytes(), input.zone, input.now_unix_secs)
+    }) {
+        out.time(ts);
+    }
+    out.key(&KEYS[NETSCREEN_RAW]);
+    out.host(&raw[host.range()]);
+    out.message(&raw[message.range()]);
+    out.program = Some(None);
+    out.pid = Some(None);
+    out.format = Some(Format::Rfc3164);
+    out.identified = true;
     true
 }
 
