@@ -18,6 +18,9 @@ mod sophos;
 mod ubiquiti;
 mod zscaler;
 
+#[cfg(test)]
+mod robust_a;
+
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
 /// parallel additions merge cleanly.
