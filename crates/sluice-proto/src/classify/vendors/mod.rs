@@ -4,6 +4,7 @@
 use super::registry::Vendor;
 
 mod alcatel;
+mod almost_levelword;
 mod arista;
 mod aruba;
 mod barracuda;
@@ -43,5 +44,5 @@ pub static VENDORS: &[&Vendor] = &[
 
 /// The built-in applications, always active.
 pub(crate) fn builtin() -> Vec<&'static Vendor> {
-    vec![&super::fallback::BUILTIN]
+    vec![&super::fallback::BUILTIN, &almost_levelword::BUILTIN]
 }
