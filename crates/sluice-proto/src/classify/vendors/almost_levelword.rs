@@ -19,7 +19,14 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         topic: Topic::AlmostSyslog,
         order: "almost-syslog/app-almost-syslogy-wlevelword.conf",
         when: When::Token(&[
-            " alert ", " crit ", " debug ", " emerg ", " err", " info ", " notice ", " warning ",
+            " alert ",
+            " crit ",
+            " debug ",
+            " emerg ",
+            " err",
+            " info ",
+            " notice ",
+            " warning ",
         ]),
         parse: levelword,
     }],
@@ -28,7 +35,10 @@ pub(crate) static BUILTIN: Vendor = Vendor {
 /// `PROGRAM[PID]: MESSAGE` as syslog-ng's RFC 3164 parser splits it; `None` PROGRAM when
 /// the text has no `name[pid]:` / `name:` head.
 pub(crate) fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
-    let Some(end) = text.iter().position(|&b| b == b'[' || b == b':' || b == b' ') else {
+    let Some(end) = text
+        .iter()
+        .position(|&b| b == b'[' || b == b':' || b == b' ')
+    else {
         return (None, None, text);
     };
     if end == 0 {
@@ -64,9 +74,12 @@ fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let (Some(stamp), Some(host), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
         return false;
     };
-    if let Some(ts) =
-        vtime::strptime("%b %d %H:%M:%S", stamp.as_bytes(), input.zone, input.now_unix_secs)
-    {
+    if let Some(ts) = vtime::strptime(
+        "%b %d %H:%M:%S",
+        stamp.as_bytes(),
+        input.zone,
+        input.now_unix_secs,
+    ) {
         out.time(ts);
     }
     let (program, pid, message) = split_program(&raw[rest.range()]);

@@ -26,9 +26,8 @@ static KEYS: &[Key] = &[Key::new("arista", "eos", "arista:eos", "netops")];
 const SOURCE_HEAD: &[u8] = b"arista:eos:";
 
 fn eos<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static MNEMONIC: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)^%[A-Z]+-\d+-[^: ]+: ").expect("static regex")
-    });
+    static MNEMONIC: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)^%[A-Z]+-\d+-[^: ]+: ").expect("static regex"));
     let Some(program) = input.program else {
         return false;
     };

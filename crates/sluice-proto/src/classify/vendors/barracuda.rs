@@ -75,7 +75,8 @@ fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let Some(c) = HEADER.captures(raw) else {
         return false;
     };
-    let (Some(stamp), Some(host), Some(kind), Some(message)) = (c.get(1), c.get(2), c.get(3), c.get(4))
+    let (Some(stamp), Some(host), Some(kind), Some(message)) =
+        (c.get(1), c.get(2), c.get(3), c.get(4))
     else {
         return false;
     };

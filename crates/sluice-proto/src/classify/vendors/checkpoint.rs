@@ -62,16 +62,36 @@ static KEYS: &[Key] = &[
     Key::update("nix:syslog", "netops").template(Template::HdrMsg),
     Key::update("nix:syslog", "netops"),
     // One per Group, same order.
-    Key::update("", "netfw").class("firewall").source("checkpoint:firewall"),
-    Key::update("", "netproxy").class("web").source("checkpoint:web"),
-    Key::update("", "netops").class("audit").source("checkpoint:audit"),
-    Key::update("", "netops").class("endpoint").source("checkpoint:endpoint"),
-    Key::update("", "netops").class("sessions").source("checkpoint:sessions"),
-    Key::update("", "netops").class("network").source("checkpoint:network"),
-    Key::update("", "netids").class("ids_malware").source("checkpoint:ids_malware"),
-    Key::update("", "netids").class("ids").source("checkpoint:ids"),
-    Key::update("", "email").class("email").source("checkpoint:email"),
-    Key::update("", "netfw").class("dlp").source("checkpoint:firewall"),
+    Key::update("", "netfw")
+        .class("firewall")
+        .source("checkpoint:firewall"),
+    Key::update("", "netproxy")
+        .class("web")
+        .source("checkpoint:web"),
+    Key::update("", "netops")
+        .class("audit")
+        .source("checkpoint:audit"),
+    Key::update("", "netops")
+        .class("endpoint")
+        .source("checkpoint:endpoint"),
+    Key::update("", "netops")
+        .class("sessions")
+        .source("checkpoint:sessions"),
+    Key::update("", "netops")
+        .class("network")
+        .source("checkpoint:network"),
+    Key::update("", "netids")
+        .class("ids_malware")
+        .source("checkpoint:ids_malware"),
+    Key::update("", "netids")
+        .class("ids")
+        .source("checkpoint:ids"),
+    Key::update("", "email")
+        .class("email")
+        .source("checkpoint:email"),
+    Key::update("", "netfw")
+        .class("dlp")
+        .source("checkpoint:firewall"),
     Key::update("", "netops").class("os"),
     Key::update("", "netops").source("checkpoint:cp_default"),
 ];
@@ -168,7 +188,10 @@ fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
 }
 
 fn group_key(g: Group) -> &'static Key {
-    let i = GROUP_ORDER.iter().position(|x| *x == g).unwrap_or(GROUP_ORDER.len());
+    let i = GROUP_ORDER
+        .iter()
+        .position(|x| *x == g)
+        .unwrap_or(GROUP_ORDER.len());
     &KEYS[GROUPS + i]
 }
 
@@ -374,11 +397,20 @@ mod tests {
         assert_eq!(group(b"QoS", b"", Format::Splunk), Group::Firewall);
         assert_eq!(group(b"QoS", b"VPN", Format::Splunk), Group::Sessions);
         assert_eq!(group(b"URL Filtering", b"", Format::Syslog), Group::Web);
-        assert_eq!(group(b"WEB_API_INTERNAL", b"", Format::Syslog), Group::Audit);
+        assert_eq!(
+            group(b"WEB_API_INTERNAL", b"", Format::Syslog),
+            Group::Audit
+        );
         assert_eq!(group(b"Anti Phishing", b"", Format::Splunk), Group::Email);
         assert_eq!(group(b"IPS", b"", Format::Splunk), Group::Ids);
-        assert_eq!(group(b"Application", b"", Format::Splunk), Group::IdsMalware);
-        assert_eq!(group(b"Identity Awareness", b"", Format::Syslog), Group::Sessions);
+        assert_eq!(
+            group(b"Application", b"", Format::Splunk),
+            Group::IdsMalware
+        );
+        assert_eq!(
+            group(b"Identity Awareness", b"", Format::Syslog),
+            Group::Sessions
+        );
         assert_eq!(group(b"x", b"IKE VPN", Format::Syslog), Group::Sessions);
         assert_eq!(group(b"x", b"IKE VPN", Format::Splunk), Group::Default);
         assert_eq!(group(b"Other", b"", Format::Splunk), Group::Default);
@@ -387,7 +419,10 @@ mod tests {
     #[test]
     fn host_rules() {
         assert_eq!(choose_host(b"gw1 x", b"", b""), Some(&b"gw1"[..]));
-        assert_eq!(choose_host(b"", b"CN\\=a-v_gw2,O\\=x", b""), Some(&b"gw2"[..]));
+        assert_eq!(
+            choose_host(b"", b"CN\\=a-v_gw2,O\\=x", b""),
+            Some(&b"gw2"[..])
+        );
         assert_eq!(choose_host(b"", b"", b"cn=gw3,o=y"), Some(&b"gw3"[..]));
         assert_eq!(choose_host(b"", b"O=x", b""), None);
     }

@@ -69,9 +69,8 @@ static KEYS: &[Key] = &[
 
 /// `: [word] APPFW word word word :`, the AppFirewall records.
 fn is_appfw(m: &[u8]) -> bool {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r":(\s+\S+)?\s+APPFW(\s+\S+){3}\s+:").expect("static regex")
-    });
+    static RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r":(\s+\S+)?\s+APPFW(\s+\S+){3}\s+:").expect("static regex"));
     memchr::memmem::find(m, b"APPFW").is_some() && RE.is_match(m)
 }
 
@@ -108,10 +107,8 @@ fn day_digits(unix_secs: i64) -> [u8; 2] {
 
 fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^<\d+> ((\d\d)/\d\d/\d\d\d\d:\d\d:\d\d:\d\d ?\w+)? ([^ ]+) ([A-Z\-0-9]+ : .*)",
-        )
-        .expect("static regex")
+        Regex::new(r"^<\d+> ((\d\d)/\d\d/\d\d\d\d:\d\d:\d\d:\d\d ?\w+)? ([^ ]+) ([A-Z\-0-9]+ : .*)")
+            .expect("static regex")
     });
     let raw = input.msg.raw;
     let Some(c) = HEADER.captures(raw) else {
@@ -158,7 +155,10 @@ fn svm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     };
     // Day-first when the stamp starts with the header's day of month.
-    let header_day = input.msg.timestamp.map(|t| day_digits(t.unix_micros().div_euclid(1_000_000)));
+    let header_day = input
+        .msg
+        .timestamp
+        .map(|t| day_digits(t.unix_micros().div_euclid(1_000_000)));
     let day_first = header_day.is_some_and(|d| first.as_bytes() == d);
     if let Some(t) = stamp(ts.as_bytes(), day_first, input.zone, input.now_unix_secs) {
         out.time(t);

@@ -220,10 +220,8 @@ fn netscreen<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 /// ScreenOS's own header: `<PRI> [Mmm dd hh:mm:ss ]host[ model]: NetScreen ...`.
 fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)",
-        )
-        .expect("static regex")
+        Regex::new(r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)")
+            .expect("static regex")
     });
     let raw = input.msg.raw;
     let Some(c) = HEADER.captures(raw) else {
@@ -233,7 +231,12 @@ fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     };
     if let Some(ts) = c.get(1).and_then(|t| {
-        vtime::strptime("%b %d %H:%M:%S", t.as_bytes(), input.zone, input.now_unix_secs)
+        vtime::strptime(
+            "%b %d %H:%M:%S",
+            t.as_bytes(),
+            input.zone,
+            input.now_unix_secs,
+        )
     }) {
         out.time(ts);
     }
@@ -262,13 +265,16 @@ mod tests {
         let c = classify_line("<23> Apr 03 02:51:17 srx1 RT_IDP: IDP_ATTACK_LOG_EVENT: x");
         assert_eq!(c.sourcetype, "juniper:junos:idp");
         assert_eq!(c.index, "netids");
-        let c = classify_line("<23>Apr 03 05:01:31 ex1 mib2d[1484]: SNMP_TRAP_LINK_UP: ifIndex 584");
+        let c =
+            classify_line("<23>Apr 03 05:01:31 ex1 mib2d[1484]: SNMP_TRAP_LINK_UP: ifIndex 584");
         assert_eq!(c.sourcetype, "juniper:junos:snmp");
         assert_eq!(c.index, "netops");
         let c = classify_line("<161> Apr 03 12:37:19 srx1 RT_SYSTEM: RTLOG_CONN_ERROR: x");
         assert_eq!(c.sourcetype, "juniper:legacy");
         assert_eq!(c.index, "netops");
-        let c = classify_line("<165> Apr 03 09:21:59 mx1 tfeb0: PFE_FW_SYSLOG_ETH_IP: FW: xe-0/0/3.0 A");
+        let c = classify_line(
+            "<165> Apr 03 09:21:59 mx1 tfeb0: PFE_FW_SYSLOG_ETH_IP: FW: xe-0/0/3.0 A",
+        );
         assert_eq!(c.sourcetype, "juniper:junos:firewall");
         let c = classify_line("<165> Apr 03 09:21:59 mx1 mgdx: SNMP_TRAP_LINK_UP: x");
         assert_ne!(c.vendor, "juniper");
@@ -297,7 +303,18 @@ mod tests {
         assert_eq!(c.sourcetype, "netscreen:firewall");
         assert_eq!(c.index, "netfw");
         assert_eq!(c.product, "netscreen");
-        let c = classify_line("<23> Apr 03 19:08:01 ssg1 nsx: NetScreen device_id=netscreen2");
+        // The ScreenOS header repair takes it (as in SC4S): class `raw`.
+        assert_eq!(c.app, "app-almost-syslog-juniper_netscreen_raw");
+        assert_eq!(c.class.map(|v| v == "raw"), Some(true));
+        let c = classify_line("<23> ssg1: NetScreen device_id=netscreen2 x");
+        assert_eq!(c.app, "app-almost-syslog-juniper_netscreen_raw");
+        // A one-digit day defeats the repair's regex; the PROGRAM application takes it.
+        let c = classify_line("<23>Apr  3 19:08:01 ssg1 ns204: NetScreen device_id=netscreen2");
+        assert_eq!(c.app, "app-syslog-juniper_netscreen");
+        assert_eq!(c.source, "program:dhcpd");
+        let c = classify_line("<23>Apr  3 19:08:01 ssg1 nsx: NetScreen device_id=netscreen2");
+        assert_ne!(c.product, "netscreen");
+        let c = classify_line("<23>Apr  3 19:08:01 ssg1 ns204: other text");
         assert_ne!(c.product, "netscreen");
     }
 }

@@ -75,8 +75,7 @@ fn has(m: &[u8], needle: &[u8]) -> bool {
 fn firewall_xg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
     // SC4S's filter reads `a or b and c`, which syslog-ng evaluates as `a or (b and c)`.
-    if !(has(m, b"device=\"SFW\"") || (has(m, b"device_name=\"SFW\"") && has(m, b"log_type=")))
-    {
+    if !(has(m, b"device=\"SFW\"") || (has(m, b"device_name=\"SFW\"") && has(m, b"log_type="))) {
         return false;
     }
     out.key(&KEYS[XG]);

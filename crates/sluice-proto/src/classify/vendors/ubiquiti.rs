@@ -103,7 +103,10 @@ fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             (re(r"\d+:\d+:\d+\s\S+\smcad:"), MCAD),
             (re(r"\d+:\d+:\d+\s\S+\ssudo"), SUDO),
             (re(r"hostapd:\s+ath"), HOSTAPD),
-            (re(r"EVT_AP_STA_ASSOC_TRACKER_DBG:|wevent\.ubnt_custom_event\(\):"), WIRELESS),
+            (
+                re(r"EVT_AP_STA_ASSOC_TRACKER_DBG:|wevent\.ubnt_custom_event\(\):"),
+                WIRELESS,
+            ),
             (re(r"traputil\.c\(696\) "), EDGESWITCH),
         ]
     });

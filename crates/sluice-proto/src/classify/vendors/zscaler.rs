@@ -159,7 +159,8 @@ fn nss<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     // which syslog-ng reads as the message time.
     if input.format() == Format::Unparsed
         && let Some(stamp) = m.get(..19)
-        && let Some(ts) = vtime::strptime("%Y-%m-%d %H:%M:%S", stamp, input.zone, input.now_unix_secs)
+        && let Some(ts) =
+            vtime::strptime("%Y-%m-%d %H:%M:%S", stamp, input.zone, input.now_unix_secs)
     {
         out.time(ts);
     }
@@ -282,7 +283,9 @@ mod tests {
 
     #[test]
     fn nss_alerts() {
-        let c = classify_line("<114>Apr 14 03:39:44 [10.0.0.1] ZscalerNSS: Zscaler cloud configuration connection to  10.0.0.2:443 lost");
+        let c = classify_line(
+            "<114>Apr 14 03:39:44 [10.0.0.1] ZscalerNSS: Zscaler cloud configuration connection to  10.0.0.2:443 lost",
+        );
         assert_eq!(c.sourcetype, "zscalernss-alerts");
         assert_eq!(c.index, "netops");
     }
