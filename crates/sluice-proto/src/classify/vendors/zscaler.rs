@@ -134,7 +134,7 @@ fn nss<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             _ => {}
         }
     }
-    if !vendor.is_some_and(|v| memchr::memmem::find(v, b"Zscaler").is_some()) {
+    if vendor.is_none_or(|v| memchr::memmem::find(v, b"Zscaler").is_none()) {
         return false;
     }
     let product = product.unwrap_or_default();
