@@ -40,7 +40,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-zscaler_nss_proxy",
             topic: Topic::Syslog,
             order: "zscaler/app-syslog-zscaler_nss_proxy.conf",
-            when: When::Token(&["vendor=Zscaler"]),
+            when: When::Token(&["vendor=Zscaler", "vendor=\"Zscaler"]),
             parse: nss,
         },
     ],
