@@ -34,3 +34,23 @@ pub fn classify_line(line: &str) -> Classification<'static, 'static> {
     };
     classify(msg, &src, NOW, &CLASSIFIER)
 }
+
+/// [`classify_line`] for arbitrary bytes (robustness sweeps); only the fact that it returns
+/// matters, so nothing is leaked.
+pub fn classify_line_bytes(raw: &[u8]) {
+    let zone = Zone::utc();
+    let msg = parse(
+        raw,
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone: &zone,
+        },
+    );
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: "DEFAULT",
+    };
+    let _ = classify(&msg, &src, NOW, &CLASSIFIER);
+}

@@ -3,14 +3,46 @@
 
 use super::registry::Vendor;
 
+mod alcatel;
+mod almost_levelword;
+mod arista;
+mod aruba;
+mod barracuda;
+mod checkpoint;
+mod citrix;
+mod f5;
+mod haproxy;
+mod infoblox;
 mod isc;
+mod juniper;
+mod sophos;
+mod ubiquiti;
+mod zscaler;
+
+#[cfg(test)]
+mod robust_a;
 
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
 /// parallel additions merge cleanly.
-pub static VENDORS: &[&Vendor] = &[&isc::VENDOR];
+pub static VENDORS: &[&Vendor] = &[
+    &alcatel::VENDOR,
+    &arista::VENDOR,
+    &aruba::VENDOR,
+    &barracuda::VENDOR,
+    &checkpoint::VENDOR,
+    &citrix::VENDOR,
+    &f5::VENDOR,
+    &haproxy::VENDOR,
+    &infoblox::VENDOR,
+    &isc::VENDOR,
+    &juniper::VENDOR,
+    &sophos::VENDOR,
+    &ubiquiti::VENDOR,
+    &zscaler::VENDOR,
+];
 
 /// The built-in applications, always active.
 pub(crate) fn builtin() -> Vec<&'static Vendor> {
-    vec![&super::fallback::BUILTIN]
+    vec![&super::fallback::BUILTIN, &almost_levelword::BUILTIN]
 }

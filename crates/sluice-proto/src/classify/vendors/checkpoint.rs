@@ -1,0 +1,458 @@
+//! Check Point (SC4S `addons/checkpoint/`): Log Exporter in its Splunk format (a raw line
+//! `time=<epoch>|hostname=...|...`), in its syslog format (RFC 5424, PROGRAM `CheckPoint`,
+//! the fields in `[sc4s@2620 ...]`), and the firewall OS on its dedicated listener /
+//! netsource. Both Log Exporter formats pick index and source from the `product` field.
+//!
+//! Not here: SC4S's `app-postfilter-checkpoint_*` (partial-event null queue and grouping by
+//! `loguid`) only act when `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_*` is `yes` (off by
+//! default), and they discard events, which sluice does not do; single events are labelled
+//! exactly as without them. `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES` (off by default)
+//! is not read: HOST follows the default rules.
+
+use std::sync::LazyLock;
+
+use regex::bytes::{Regex, RegexSet};
+
+use crate::classify::kv;
+use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
+use crate::classify::template::Template;
+use crate::classify::value::{Inline, Value};
+use crate::classify::vtime;
+
+pub static VENDOR: Vendor = Vendor {
+    name: "checkpoint",
+    keys: KEYS,
+    apps: &[
+        App {
+            name: "app-netsource-checkpoint_fw",
+            topic: Topic::NetSource,
+            order: "checkpoint/app-netsource-checkpoint_fw.conf",
+            when: When::NetSource(&["checkpoint_fw"]),
+            parse: netsource_fw,
+        },
+        App {
+            name: "app-raw-checkpoint_splunk",
+            topic: Topic::Raw,
+            order: "checkpoint/app-raw-checkpoint_splunk.conf",
+            when: When::Token(&["|hostname="]),
+            parse: splunk,
+        },
+        App {
+            name: "app-syslog-checkpoint_syslog",
+            topic: Topic::Pgm,
+            order: "checkpoint/app-syslog-checkpoint_syslog.conf",
+            when: When::ProgramPrefix(&["CheckPoint"]),
+            parse: syslog,
+        },
+    ],
+};
+
+const FW: usize = 0;
+const SPLUNK: usize = 1;
+const SYSLOG: usize = 2;
+const NIX_RAW: usize = 3;
+const NIX_SYSLOG: usize = 4;
+/// The first of the product groups, in [`Group`] order.
+const GROUPS: usize = 5;
+
+static KEYS: &[Key] = &[
+    Key::new("checkpoint", "fw", "cp_log:fw:syslog", "netops").template(Template::HdrMsg),
+    Key::new("checkpoint", "splunk", "cp_log", "netfw"),
+    Key::new("checkpoint", "syslog", "cp_log:syslog", "netfw").template(Template::Rfc5424Compact),
+    Key::update("nix:syslog", "netops").template(Template::HdrMsg),
+    Key::update("nix:syslog", "netops"),
+    // One per Group, same order.
+    Key::update("", "netfw")
+        .class("firewall")
+        .source("checkpoint:firewall"),
+    Key::update("", "netproxy")
+        .class("web")
+        .source("checkpoint:web"),
+    Key::update("", "netops")
+        .class("audit")
+        .source("checkpoint:audit"),
+    Key::update("", "netops")
+        .class("endpoint")
+        .source("checkpoint:endpoint"),
+    Key::update("", "netops")
+        .class("sessions")
+        .source("checkpoint:sessions"),
+    Key::update("", "netops")
+        .class("network")
+        .source("checkpoint:network"),
+    Key::update("", "netids")
+        .class("ids_malware")
+        .source("checkpoint:ids_malware"),
+    Key::update("", "netids")
+        .class("ids")
+        .source("checkpoint:ids"),
+    Key::update("", "email")
+        .class("email")
+        .source("checkpoint:email"),
+    Key::update("", "netfw")
+        .class("dlp")
+        .source("checkpoint:firewall"),
+    Key::update("", "netops").class("os"),
+    Key::update("", "netops").source("checkpoint:cp_default"),
+];
+
+/// SC4S's `if/elif` chain on `product` (and `fw_subproduct`), in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    Firewall,
+    Web,
+    Audit,
+    Endpoint,
+    Sessions,
+    Network,
+    IdsMalware,
+    Ids,
+    Email,
+    Dlp,
+    Os,
+    Default,
+}
+
+const GROUP_ORDER: [Group; 11] = [
+    Group::Firewall,
+    Group::Web,
+    Group::Audit,
+    Group::Endpoint,
+    Group::Sessions,
+    Group::Network,
+    Group::IdsMalware,
+    Group::Ids,
+    Group::Email,
+    Group::Dlp,
+    Group::Os,
+];
+
+/// The product patterns of each group (SC4S's `match()` is an unanchored search; `\h` is a
+/// space or tab). Group::Firewall's QoS and Group::Sessions' `fw_subproduct` tests are
+/// separate, see [`group`].
+const PRODUCT_PATTERNS: [&str; 11] = [
+    r"Firewall|Application[ \t]+Control|RAD|HTTPS[ \t]+Inspection|Compliance[ \t]+Blade|^Compliance|VPN-1[ \t]+&[ \t]+Fire[wW]all-1|Network[ \t]+Security|FG[ \t]+VPN-1[ \t]+&[ \t]+FireWall-1",
+    r"U[rR][lL][ \t]+Filtering",
+    concat!(
+        r"Scheduled[ \t]+system[ \t]+update|WEB_API|SmartDefense|Smart[ \t]+Defense|W[eE][bB]-UI|",
+        r"SmartDashboard|System[ \t]+Monitor|Log[ \t]+Update|license-mgmt|smart_event|SmartConsole|",
+        r"SmartEvent[ \t]+Client|SmartUpdate|SmartView|Security[ \t]+Gateway/Management|",
+        r"Eventia[ \t]+Analyzer[ \t]+Client|SmartProvisioning[ \t]+Connector|SmartLSM|ROBO[ \t]+GUI|",
+        r"Management[ \t]+Blade|Connectra|Check[ \t]+Point[ \t]+Security[ \t]+Management[ \t]+Server|",
+        r"CLI|Check[ \t]+Point[ \t]+GO[ \t]+Password[ \t]+Reset|Database[ \t]+Tool|cpmidu_update_tool|query-database"
+    ),
+    r"Endpoint[ \t]+Management|Core|Endpoint[ \t]+Compliance|MEPP|Media[ \t]+Encryption[ \t]+&[ \t]+Port[ \t]+Protection|Endpoint[ \t]+Security[ \t]+Console|endpoint",
+    r"^VPN$|^Mobile$|Mobile[ \t]+App|Identity[ \t]+Awareness",
+    r"IOS[ \t]+Profile|iOS[ \t]+Profiles|Device|WIFI[ \t]+Network|Mobile[ \t]+Access",
+    concat!(
+        r"Threat[ \t]+Emulation|Anti-Virus|New[ \t]+Anti[ \t]+Virus|Anti-Bot|Threat[ \t]+Extraction|",
+        r"Anti-Ransomware|Anti-Exploit|Forensics|OS[ \t]+Exploit|Text[ \t]+Message|Network[ \t]+Access|",
+        r"Zero[ \t]+Phishing|Anti-Malware|Anti[ \t]+Malware"
+    ),
+    r"IPS|W[iI][fF][iI]|Cellular",
+    r"MTA|Anti-Spam|Anti[ \t]+Spam|Anti-Phishing|Anti[ \t]+Phishing",
+    r"DLP",
+    r"Syslog",
+];
+
+/// Which Log Exporter format: the two differ in how `fw_subproduct` selects "sessions".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Splunk,
+    Syslog,
+}
+
+fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
+    static SET: LazyLock<RegexSet> =
+        LazyLock::new(|| RegexSet::new(PRODUCT_PATTERNS).expect("static regex"));
+    let hits = SET.matches(product);
+    let has = |s: &[u8], n: &[u8]| memchr::memmem::find(s, n).is_some();
+    for (i, g) in GROUP_ORDER.iter().enumerate() {
+        let extra = match g {
+            // `... or QoS and not fw_subproduct~VPN`: `and` binds tighter.
+            Group::Firewall => has(product, b"QoS") && !has(fw_subproduct, b"VPN"),
+            Group::Sessions => match format {
+                Format::Splunk => fw_subproduct.starts_with(b"VPN"),
+                Format::Syslog => has(fw_subproduct, b"VPN"),
+            },
+            Group::IdsMalware => {
+                has(product, b"Application") && !has(product, b"Application Control")
+            }
+            _ => false,
+        };
+        if hits.matched(i) || extra {
+            return *g;
+        }
+    }
+    Group::Default
+}
+
+fn group_key(g: Group) -> &'static Key {
+    let i = GROUP_ORDER
+        .iter()
+        .position(|x| *x == g)
+        .unwrap_or(GROUP_ORDER.len());
+    &KEYS[GROUPS + i]
+}
+
+/// HOST from `CN=<host>,...` (`originsicname`, `origin_sic_name`; the `=` may be escaped).
+fn host_from_sic(sic: &[u8]) -> Option<&[u8]> {
+    let rest = sic
+        .strip_prefix(b"CN")
+        .or_else(|| sic.strip_prefix(b"Cn"))
+        .or_else(|| sic.strip_prefix(b"cN"))
+        .or_else(|| sic.strip_prefix(b"cn"))?;
+    let rest = rest.strip_prefix(b"\\").unwrap_or(rest);
+    let rest = rest.strip_prefix(b"=")?;
+    let end = memchr::memchr(b',', rest).unwrap_or(rest.len());
+    (end > 0).then_some(&rest[..end])
+}
+
+/// SC4S's default HOST rules: the first word of `hostname`, else the CN of
+/// `originsicname`, else of `origin_sic_name`; then a VSX `...-v_<host>` keeps `<host>`.
+fn choose_host<'m>(hostname: &'m [u8], sic: &'m [u8], sic2: &'m [u8]) -> Option<&'m [u8]> {
+    let first_word = hostname
+        .split(|b| b.is_ascii_whitespace())
+        .find(|w| !w.is_empty());
+    let host = first_word
+        .or_else(|| host_from_sic(sic))
+        .or_else(|| host_from_sic(sic2))?;
+    Some(match memchr::memmem::find(host, b"-v_") {
+        Some(i) => &host[i + 3..],
+        None => host,
+    })
+}
+
+/// A message nested in `default_device_message`, read as syslog-ng's
+/// `syslog-parser(flags(no-hostname))` does: `<PRI>` then `PROGRAM[PID]: MESSAGE`.
+struct Nested<'m> {
+    program: &'m [u8],
+    pid: Option<&'m [u8]>,
+    message: &'m [u8],
+}
+
+fn nested(text: &[u8]) -> Option<Nested<'_>> {
+    let rest = text.strip_prefix(b"<")?;
+    let close = memchr::memchr(b'>', rest)?;
+    if close == 0 || close > 3 || !rest[..close].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let rest = &rest[close + 1..];
+    let end = rest
+        .iter()
+        .position(|&b| b == b'[' || b == b':' || b == b' ')?;
+    let program = &rest[..end];
+    if program.is_empty() {
+        return None;
+    }
+    let mut after = &rest[end..];
+    let mut pid = None;
+    if let Some(r) = after.strip_prefix(b"[") {
+        let close = memchr::memchr(b']', r)?;
+        pid = Some(&r[..close]);
+        after = &r[close + 1..];
+    }
+    let message = after.strip_prefix(b":")?;
+    let message = message.strip_prefix(b" ").unwrap_or(message);
+    Some(Nested {
+        program,
+        pid,
+        message,
+    })
+}
+
+fn set_nested<'m>(n: &Nested<'m>, out: &mut Out<'m>) {
+    out.program = Some(Some(n.program));
+    out.pid = Some(n.pid);
+    out.message(n.message);
+    out.source = Some(Value::Concat("program:", n.program));
+}
+
+/// `time=<epoch>|hostname=...|...`, delivered raw.
+fn splunk<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static FILTER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^time=\d{10}\|hostname=").expect("static regex"));
+    let m = input.msg.raw;
+    if !FILTER.is_match(m) {
+        return false;
+    }
+    out.key(&KEYS[SPLUNK]);
+    out.identified = true;
+    let mut v = Fields::default();
+    for p in kv::pairs(m, b'|') {
+        v.take(p.key, p.value);
+    }
+    // Everything else depends on the epoch in `time=` parsing.
+    let Some(ts) = vtime::parse_epoch(v.time, false) else {
+        return true;
+    };
+    out.time(ts);
+    out.host(v.hostname);
+    out.field("cp_lm", Value::Bytes(v.hostname));
+    if let Some(h) = choose_host(v.hostname, v.originsicname, v.origin_sic_name) {
+        out.host(h);
+    }
+    if v.product == b"Syslog" {
+        if let Some(n) = nested(v.default_device_message) {
+            out.key(&KEYS[NIX_RAW]);
+            set_nested(&n, out);
+        }
+        return true;
+    }
+    out.key(group_key(group(v.product, v.fw_subproduct, Format::Splunk)));
+    true
+}
+
+/// The Log Exporter fields SC4S reads (the last occurrence of a key wins, as in
+/// syslog-ng's kv-parser).
+#[derive(Default)]
+struct Fields<'m> {
+    time: &'m [u8],
+    hostname: &'m [u8],
+    originsicname: &'m [u8],
+    origin_sic_name: &'m [u8],
+    product: &'m [u8],
+    fw_subproduct: &'m [u8],
+    default_device_message: &'m [u8],
+}
+
+impl<'m> Fields<'m> {
+    fn take(&mut self, key: &[u8], value: &'m [u8]) {
+        let slot = match key {
+            b"time" => &mut self.time,
+            b"hostname" => &mut self.hostname,
+            b"originsicname" => &mut self.originsicname,
+            b"origin_sic_name" => &mut self.origin_sic_name,
+            b"product" => &mut self.product,
+            b"fw_subproduct" => &mut self.fw_subproduct,
+            b"default_device_message" => &mut self.default_device_message,
+            _ => return,
+        };
+        *slot = value;
+    }
+}
+
+/// RFC 5424 from PROGRAM `CheckPoint`, fields in `[sc4s@2620 ...]`.
+fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !input.program.is_some_and(|p| p.starts_with(b"CheckPoint")) {
+        return false;
+    }
+    let mut v = Fields::default();
+    if let Some(sd) = input.msg.structured_data {
+        for e in sd.elements().filter(|e| e.id() == b"sc4s@2620") {
+            for p in e.params() {
+                v.take(p.name(), p.raw_value());
+            }
+        }
+    }
+    if let Some(ts) = vtime::parse_epoch(v.time, false) {
+        out.time(ts);
+    }
+    if !v.hostname.is_empty() {
+        out.host(v.hostname);
+        out.field("cp_lm", Value::Bytes(v.hostname));
+    }
+    out.key(&KEYS[SYSLOG]);
+    if let Some(h) = choose_host(v.hostname, v.originsicname, v.origin_sic_name) {
+        out.host(h);
+    } else if let Some(h) = input.host
+        && let Some(i) = memchr::memmem::find(h, b"-v_")
+    {
+        out.host(&h[i + 3..]);
+    }
+    if v.product == b"Syslog" {
+        if let Some(n) = nested(v.default_device_message) {
+            out.key(&KEYS[NIX_SYSLOG]);
+            set_nested(&n, out);
+            if let Some(class) = Inline::concat(&[b"nix_", n.program]) {
+                out.class = Some(Value::Inline(class));
+            }
+        }
+        return true;
+    }
+    out.key(group_key(group(v.product, v.fw_subproduct, Format::Syslog)));
+    true
+}
+
+fn netsource_fw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if out.identified {
+        return false;
+    }
+    let ns = input.netsource;
+    if ns.vendor_product != "checkpoint_fw" && !(ns.vendor == "checkpoint" && ns.product == "fw") {
+        return false;
+    }
+    out.key(&KEYS[FW]);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Format, Group, choose_host, group};
+    use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn product_groups() {
+        assert_eq!(group(b"Firewall", b"", Format::Splunk), Group::Firewall);
+        assert_eq!(group(b"QoS", b"", Format::Splunk), Group::Firewall);
+        assert_eq!(group(b"QoS", b"VPN", Format::Splunk), Group::Sessions);
+        assert_eq!(group(b"URL Filtering", b"", Format::Syslog), Group::Web);
+        assert_eq!(
+            group(b"WEB_API_INTERNAL", b"", Format::Syslog),
+            Group::Audit
+        );
+        assert_eq!(group(b"Anti Phishing", b"", Format::Splunk), Group::Email);
+        assert_eq!(group(b"IPS", b"", Format::Splunk), Group::Ids);
+        assert_eq!(
+            group(b"Application", b"", Format::Splunk),
+            Group::IdsMalware
+        );
+        assert_eq!(
+            group(b"Identity Awareness", b"", Format::Syslog),
+            Group::Sessions
+        );
+        assert_eq!(group(b"x", b"IKE VPN", Format::Syslog), Group::Sessions);
+        assert_eq!(group(b"x", b"IKE VPN", Format::Splunk), Group::Default);
+        assert_eq!(group(b"Other", b"", Format::Splunk), Group::Default);
+    }
+
+    #[test]
+    fn host_rules() {
+        assert_eq!(choose_host(b"gw1 x", b"", b""), Some(&b"gw1"[..]));
+        assert_eq!(
+            choose_host(b"", b"CN\\=a-v_gw2,O\\=x", b""),
+            Some(&b"gw2"[..])
+        );
+        assert_eq!(choose_host(b"", b"", b"cn=gw3,o=y"), Some(&b"gw3"[..]));
+        assert_eq!(choose_host(b"", b"O=x", b""), None);
+    }
+
+    #[test]
+    fn splunk_format() {
+        let c = classify_line(
+            "time=1710409224|hostname=gw2|product=Firewall|action=Drop|loguid={0x5d}|time=1710409224|src=1.1.1.2|",
+        );
+        assert_eq!(c.sourcetype, "cp_log");
+        assert_eq!(c.index, "netfw");
+        assert_eq!(c.source, "checkpoint:firewall");
+        assert_eq!(c.vendor, "checkpoint");
+        assert_eq!(c.product, "splunk");
+        let c = classify_line(
+            "time=1710444387|hostname=gw5|product=Syslog|default_device_message=<134>ctasd[5665]: Save done |facility=local use 0|",
+        );
+        assert_eq!(c.sourcetype, "nix:syslog");
+        assert_eq!(c.index, "netops");
+        assert_eq!(c.source, "program:ctasd");
+    }
+
+    #[test]
+    fn syslog_format() {
+        let c = classify_line(
+            r#"<134>1 2024-03-15T12:48:19.812409+00:00 gw2 CheckPoint 26203 - [sc4s@2620 loguid="{0x6}" originsicname="cn=gw2,o=x" time="1710506899" product="URL Filtering"]"#,
+        );
+        assert_eq!(c.sourcetype, "cp_log:syslog");
+        assert_eq!(c.index, "netproxy");
+        assert_eq!(c.source, "checkpoint:web");
+        assert_eq!(c.product, "syslog");
+    }
+}

@@ -1,0 +1,320 @@
+//! Juniper (SC4S `addons/juniper/`): JunOS structured (RFC 5424 with `[junos@2636`),
+//! JunOS unstructured (by PROGRAM, or by a PFE/EX message), and NetScreen ScreenOS.
+
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
+use crate::classify::template::Template;
+use crate::classify::vtime;
+use crate::message::Format;
+
+pub static VENDOR: Vendor = Vendor {
+    name: "juniper",
+    keys: KEYS,
+    apps: &[
+        App {
+            name: "app-almost-syslog-juniper_netscreen_raw",
+            topic: Topic::AlmostSyslog,
+            order: "juniper/app-almost-syslog-juniper_netscreen_raw.conf",
+            when: When::Token(&["NetScreen"]),
+            parse: netscreen_raw,
+        },
+        App {
+            name: "app-syslog-juniper_junos_structured",
+            topic: Topic::Sdata,
+            order: "juniper/app-syslog-juniper_junos_structured.conf",
+            when: When::Token(&["[junos@2636"]),
+            parse: structured,
+        },
+        App {
+            name: "app-syslog-juniper_junos_unstructured-pgm",
+            topic: Topic::Pgm,
+            order: "juniper/app-syslog-juniper_junos_unstructured.conf",
+            when: When::ProgramPrefix(&[
+                "RT_IDP",
+                "RT_FLOW",
+                "RT_IDS",
+                "RT_UTM",
+                "RT_SYSTEM",
+                "Juniper",
+                "rpd",
+                "eswd",
+                "mib2d",
+                "ESWD_",
+                "mgd",
+                "mcsnoopd",
+                "ifinfo",
+            ]),
+            parse: unstructured_pgm,
+        },
+        App {
+            name: "app-syslog-juniper_junos_unstructured-msg",
+            topic: Topic::Syslog,
+            order: "juniper/app-syslog-juniper_junos_unstructured.conf",
+            when: When::Token(&["PFE_FW_SYSLOG_ETH_IP: ", "PFE_FW_SYSLOG_IP:", "EX-BCM PIC"]),
+            parse: unstructured_msg,
+        },
+        App {
+            name: "app-syslog-juniper_netscreen",
+            topic: Topic::Pgm,
+            order: "juniper/app-syslog-juniper_netscreen.conf",
+            when: When::ProgramPrefix(&["ns"]),
+            parse: netscreen,
+        },
+    ],
+};
+
+const STRUCTURED: usize = 0;
+const S_IDP: usize = 1;
+const S_FLOW: usize = 2;
+const S_IDS: usize = 3;
+const S_UTM: usize = 4;
+const S_AAMW: usize = 5;
+const S_SECINTEL: usize = 6;
+const LEGACY: usize = 7;
+const U_IDP: usize = 8;
+const U_FIREWALL: usize = 9;
+const U_IDS: usize = 10;
+const U_UTM: usize = 11;
+const U_SNMP: usize = 12;
+const U_LEGACY: usize = 13;
+const NETSCREEN: usize = 14;
+const NETSCREEN_RAW: usize = 15;
+
+static KEYS: &[Key] = &[
+    Key::new(
+        "juniper",
+        "junos_structured",
+        "juniper:structured",
+        "netops",
+    )
+    .template(Template::Rfc5424Compact),
+    Key::update("juniper:junos:idp:structured", "netids").class("idp"),
+    Key::update("juniper:junos:firewall:structured", "netfw").class("fw"),
+    Key::update("juniper:junos:firewall:structured", "netids").class("ids"),
+    Key::update("juniper:junos:firewall:structured", "netfw").class("utm"),
+    Key::update("juniper:junos:aamw:structured", "netfw").class("aamw"),
+    Key::update("juniper:junos:secintel:structured", "netfw").class("secintel"),
+    Key::new("juniper", "junos", "juniper:legacy", "netops"),
+    Key::update("juniper:junos:idp", "netids").class("idp"),
+    Key::update("juniper:junos:firewall", "netfw").class("firewall"),
+    Key::update("juniper:junos:firewall", "netids").class("ids"),
+    Key::update("juniper:junos:firewall", "netfw").class("utm"),
+    Key::update("juniper:junos:snmp", "netops").class("snmp"),
+    Key::update("juniper:legacy", "").class("legacy"),
+    // SC4S's NetScreen parser really sets this source.
+    Key::new("juniper", "netscreen", "netscreen:firewall", "netfw").source("program:dhcpd"),
+    Key::new("juniper", "netscreen", "netscreen:firewall", "netfw").class("raw"),
+];
+
+fn program_starts(input: &Input<'_, '_>, prefix: &[u8]) -> bool {
+    input.program.is_some_and(|p| p.starts_with(prefix))
+}
+
+fn has(m: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(m, needle).is_some()
+}
+
+fn structured<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let sd = input.msg.structured_data.map(|sd| sd.raw()).unwrap_or(b"");
+    if !has(sd, b"[junos@2636") {
+        return false;
+    }
+    out.key(&KEYS[STRUCTURED]);
+    let update = [
+        (&b"RT_IDP"[..], S_IDP),
+        (b"RT_FLOW", S_FLOW),
+        (b"RT_IDS", S_IDS),
+        (b"RT_UTM", S_UTM),
+        (b"RT_AAMW", S_AAMW),
+        (b"RT_SECINTEL", S_SECINTEL),
+    ]
+    .into_iter()
+    .find(|(p, _)| program_starts(input, p));
+    if let Some((_, k)) = update {
+        out.key(&KEYS[k]);
+    }
+    true
+}
+
+/// The shared parser of both unstructured applications.
+fn unstructured<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) {
+    let m = input.body;
+    out.key(&KEYS[LEGACY]);
+    let k = if program_starts(input, b"RT_IDP") {
+        U_IDP
+    } else if program_starts(input, b"RT_FLOW")
+        || has(m, b"PFE_FW_")
+        || has(m, b"DFWD_")
+        || has(m, b"ESWD_")
+        || program_starts(input, b"rpd")
+        || has(m, b"rpd")
+    {
+        U_FIREWALL
+    } else if program_starts(input, b"RT_IDS") {
+        U_IDS
+    } else if program_starts(input, b"RT_UTM") {
+        U_UTM
+    } else if has(m, b"SNMP_TRAP_")
+        || has(m, b"SNMPD_")
+        || has(m, b"VRRPD_")
+        || has(m, b"CHASSISD_SNMP_")
+    {
+        U_SNMP
+    } else {
+        U_LEGACY
+    };
+    out.key(&KEYS[k]);
+}
+
+fn unstructured_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let Some(p) = input.program else {
+        return false;
+    };
+    const PREFIXES: &[&[u8]] = &[
+        b"RT_IDP",
+        b"RT_FLOW",
+        b"RT_IDS",
+        b"RT_UTM",
+        b"RT_SYSTEM",
+        b"Juniper",
+        b"rpd",
+        b"eswd",
+        b"mib2d",
+        b"ESWD_",
+    ];
+    let ours = PREFIXES.iter().any(|x| p.starts_with(x))
+        || p == b"mgd"
+        || p == b"mcsnoopd"
+        || (p == b"ifinfo" && input.body.starts_with(b"PVIDB"));
+    if !ours {
+        return false;
+    }
+    unstructured(input, out);
+    true
+}
+
+fn unstructured_msg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let m = input.body;
+    if !(m.starts_with(b"PFE_FW_SYSLOG_ETH_IP: ")
+        || m.starts_with(b"PFE_FW_SYSLOG_IP:")
+        || has(m, b"EX-BCM PIC"))
+    {
+        return false;
+    }
+    unstructured(input, out);
+    true
+}
+
+fn netscreen<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static NS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^ns\d+").expect("static regex"));
+    if !input.program.is_some_and(|p| NS.is_match(p)) || !input.body.starts_with(b"NetScreen") {
+        return false;
+    }
+    out.key(&KEYS[NETSCREEN]);
+    true
+}
+
+/// ScreenOS's own header: `<PRI> [Mmm dd hh:mm:ss ]host[ model]: NetScreen ...`.
+fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)")
+            .expect("static regex")
+    });
+    let raw = input.msg.raw;
+    let Some(c) = HEADER.captures(raw) else {
+        return false;
+    };
+    let (Some(host), Some(message)) = (c.get(2), c.get(3)) else {
+        return false;
+    };
+    if let Some(ts) = c.get(1).and_then(|t| {
+        vtime::strptime(
+            "%b %d %H:%M:%S",
+            t.as_bytes(),
+            input.zone,
+            input.now_unix_secs,
+        )
+    }) {
+        out.time(ts);
+    }
+    out.key(&KEYS[NETSCREEN_RAW]);
+    out.host(&raw[host.range()]);
+    out.message(&raw[message.range()]);
+    out.program = Some(None);
+    out.pid = Some(None);
+    out.format = Some(Format::Rfc3164);
+    out.identified = true;
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn unstructured_by_program_and_message() {
+        let c = classify_line(
+            "<23> Apr 03 02:51:17 srx1 RT_FLOW: RT_FLOW_SESSION_CREATE: session created 1.2.3.4/5->8.8.8.8/53",
+        );
+        assert_eq!(c.sourcetype, "juniper:junos:firewall");
+        assert_eq!(c.index, "netfw");
+        assert_eq!(c.product, "junos");
+        let c = classify_line("<23> Apr 03 02:51:17 srx1 RT_IDP: IDP_ATTACK_LOG_EVENT: x");
+        assert_eq!(c.sourcetype, "juniper:junos:idp");
+        assert_eq!(c.index, "netids");
+        let c =
+            classify_line("<23>Apr 03 05:01:31 ex1 mib2d[1484]: SNMP_TRAP_LINK_UP: ifIndex 584");
+        assert_eq!(c.sourcetype, "juniper:junos:snmp");
+        assert_eq!(c.index, "netops");
+        let c = classify_line("<161> Apr 03 12:37:19 srx1 RT_SYSTEM: RTLOG_CONN_ERROR: x");
+        assert_eq!(c.sourcetype, "juniper:legacy");
+        assert_eq!(c.index, "netops");
+        let c = classify_line(
+            "<165> Apr 03 09:21:59 mx1 tfeb0: PFE_FW_SYSLOG_ETH_IP: FW: xe-0/0/3.0 A",
+        );
+        assert_eq!(c.sourcetype, "juniper:junos:firewall");
+        let c = classify_line("<165> Apr 03 09:21:59 mx1 mgdx: SNMP_TRAP_LINK_UP: x");
+        assert_ne!(c.vendor, "juniper");
+    }
+
+    #[test]
+    fn structured_by_program() {
+        let c = classify_line(
+            r#"<165>1 2024-04-03T14:47:33.154Z srx1 RT_IDP - IDP_ATTACK_LOG_EVENT [junos@2636.1.1.1.2.135 epoch-time="1507845354"] x"#,
+        );
+        assert_eq!(c.sourcetype, "juniper:junos:idp:structured");
+        assert_eq!(c.index, "netids");
+        assert_eq!(c.product, "junos_structured");
+        let c = classify_line(
+            r#"<165>1 2024-04-03T13:42:26.146Z mx1 mgd 3046 UI_DBASE_LOGOUT_EVENT [junos@2636.1.1.1.2.18 username="user"] User"#,
+        );
+        assert_eq!(c.sourcetype, "juniper:structured");
+        assert_eq!(c.index, "netops");
+    }
+
+    #[test]
+    fn netscreen() {
+        let c = classify_line(
+            "<23> Apr 03 19:08:01 ssg1 ns204: NetScreen device_id=netscreen2  [Root]system-notification-00257(traffic): x",
+        );
+        assert_eq!(c.sourcetype, "netscreen:firewall");
+        assert_eq!(c.index, "netfw");
+        assert_eq!(c.product, "netscreen");
+        // The ScreenOS header repair takes it (as in SC4S): class `raw`.
+        assert_eq!(c.app, "app-almost-syslog-juniper_netscreen_raw");
+        assert_eq!(c.class.map(|v| v == "raw"), Some(true));
+        let c = classify_line("<23> ssg1: NetScreen device_id=netscreen2 x");
+        assert_eq!(c.app, "app-almost-syslog-juniper_netscreen_raw");
+        // A one-digit day defeats the repair's regex; the PROGRAM application takes it.
+        let c = classify_line("<23>Apr  3 19:08:01 ssg1 ns204: NetScreen device_id=netscreen2");
+        assert_eq!(c.app, "app-syslog-juniper_netscreen");
+        assert_eq!(c.source, "program:dhcpd");
+        let c = classify_line("<23>Apr  3 19:08:01 ssg1 nsx: NetScreen device_id=netscreen2");
+        assert_ne!(c.product, "netscreen");
+        let c = classify_line("<23>Apr  3 19:08:01 ssg1 ns204: other text");
+        assert_ne!(c.product, "netscreen");
+    }
+}
