@@ -3,12 +3,22 @@
 
 use super::registry::Vendor;
 
+mod broadcom;
+mod dell;
 mod isc;
+mod mcafee;
+mod vmware;
 
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
 /// parallel additions merge cleanly.
-pub static VENDORS: &[&Vendor] = &[&isc::VENDOR];
+pub static VENDORS: &[&Vendor] = &[
+    &broadcom::VENDOR,
+    &dell::VENDOR,
+    &isc::VENDOR,
+    &mcafee::VENDOR,
+    &vmware::VENDOR,
+];
 
 /// The built-in applications, always active.
 pub(crate) fn builtin() -> Vec<&'static Vendor> {
