@@ -5,8 +5,12 @@ use super::registry::Vendor;
 
 mod broadcom;
 mod dell;
+mod hpe;
 mod isc;
 mod mcafee;
+mod proofpoint;
+mod pulse;
+mod suricata;
 mod vmware;
 
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
@@ -15,8 +19,12 @@ mod vmware;
 pub static VENDORS: &[&Vendor] = &[
     &broadcom::VENDOR,
     &dell::VENDOR,
+    &hpe::VENDOR,
     &isc::VENDOR,
     &mcafee::VENDOR,
+    &proofpoint::VENDOR,
+    &pulse::VENDOR,
+    &suricata::VENDOR,
     &vmware::VENDOR,
 ];
 
