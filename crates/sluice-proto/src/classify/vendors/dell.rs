@@ -115,9 +115,11 @@ static KEYS: &[Key] = &[
         .program_source(),
     Key::new("dell", "sonic", "dell:sonic", "netops"),
     Key::new("dellemc", "powerswitch", "dell:emc:powerswitch:n", "netops").class("n"),
+    // SC4S renders t_json_values from `<Name>value` pairs; sluice's values reader has no
+    // `<`/`>` syntax, so the message is kept (t_msg_only) rather than an empty object.
     Key::new("dell", "avamar", "dell:avamar:msc", "netops")
         .class("msc")
-        .template(Template::JsonValues),
+        .template(Template::MsgOnly),
     Key::new("dell", "ome", "dell:ome", "infraops").class("msc"),
     Key::new("dell", "poweredge", "dell:poweredge:idrac:syslog", "infraops").class("idrac"),
     // SC4S_OPTION_DELL_POWERSTORE_INDEX, default infraops.
@@ -215,15 +217,6 @@ fn avamar<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     out.key(&KEYS[AVAMAR]);
-    // `<name>value<name>value...` after the first `<`: pairs separated by `<`, values by
-    // `>`, which sluice's key=value reader does not take; the values stay unparsed and
-    // t_json_values then renders the message.
-    if let Some(at) = memchr::memchr(b'<', m) {
-        out.values = Some(Values {
-            text: &m[at + 1..],
-            syntax: ValuesSyntax::Kv { pair: b'<' },
-        });
-    }
     true
 }
 
