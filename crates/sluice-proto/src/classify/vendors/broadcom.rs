@@ -14,6 +14,7 @@ use regex::bytes::Regex;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
+use crate::classify::value::Value;
 
 pub static VENDOR: Vendor = Vendor {
     name: "broadcom",
@@ -104,10 +105,21 @@ static KEYS: &[Key] = &[
     Key::new("symantec", "brightmail", "symantec:smg", "email").program_source(),
     Key::update("symantec:smg:ecelerity", "").template(Template::MsgOnly),
     Key::new("symantec", "ep", "symantec:ep:syslog", "epav"),
-    Key::new("bluecoat", "proxy", "bluecoat:proxysg:access:syslog", "netops").class("syslog"),
-    Key::new("bluecoat", "proxy", "bluecoat:proxysg:access:kv", "netproxy")
-        .class("splunkkv")
-        .template(Template::MsgOnly),
+    Key::new(
+        "bluecoat",
+        "proxy",
+        "bluecoat:proxysg:access:syslog",
+        "netops",
+    )
+    .class("syslog"),
+    Key::new(
+        "bluecoat",
+        "proxy",
+        "bluecoat:proxysg:access:kv",
+        "netproxy",
+    )
+    .class("splunkkv")
+    .template(Template::MsgOnly),
     Key::update("symantec:ep:proactive:syslog", ""),
     Key::update("symantec:ep:risk:syslog", ""),
     Key::update("symantec:ep:agt:system:syslog", ""),
@@ -152,6 +164,8 @@ fn brightmail<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) {
     // which sluice does not run; the event keeps the message.
     if prog == b"ecelerity" {
         out.key(&KEYS[SMG_ECELERITY]);
+        // The update key would drop the program source of the first one.
+        out.source = Some(Value::Concat("program:", prog));
     }
 }
 
@@ -187,8 +201,7 @@ fn dlp<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 fn dlp_netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if !(ns.vendor_product == "symantec_dlp" || (ns.vendor == "symantec" && ns.product == "dlp"))
-    {
+    if !(ns.vendor_product == "symantec_dlp" || (ns.vendor == "symantec" && ns.product == "dlp")) {
         return false;
     }
     out.key(&KEYS[DLP]);

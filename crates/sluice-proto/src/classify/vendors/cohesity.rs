@@ -51,13 +51,21 @@ static KEYS: &[Key] = &[
     Key::new("cohesity", "cluster", "cohesity:cluster:audit", "infraops")
         .class("audit")
         .template(Template::MsgOnly),
-    Key::new("cohesity", "cluster", "cohesity:cluster:dataprotection", "infraops")
-        .class("dataprotection")
-        .template(Template::MsgOnly),
+    Key::new(
+        "cohesity",
+        "cluster",
+        "cohesity:cluster:dataprotection",
+        "infraops",
+    )
+    .class("dataprotection")
+    .template(Template::MsgOnly),
 ];
 
 fn alerts<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !input.program.is_some_and(|p| p.starts_with(b"cohesity_alerts")) {
+    if !input
+        .program
+        .is_some_and(|p| p.starts_with(b"cohesity_alerts"))
+    {
         return false;
     }
     out.key(&KEYS[0]);

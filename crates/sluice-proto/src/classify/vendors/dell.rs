@@ -11,10 +11,12 @@ use std::sync::LazyLock;
 use regex::bytes::Regex;
 
 use crate::classify::kv;
-use crate::classify::registry::{App, Input, Key, Out, Topic, ValuesSyntax, Values, Vendor, When};
+use crate::classify::registry::{App, Input, Key, Out, Topic, Values, ValuesSyntax, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::value::Value;
 use crate::classify::vtime;
+
+use super::util::span;
 
 pub static VENDOR: Vendor = Vendor {
     name: "dell",
@@ -121,7 +123,13 @@ static KEYS: &[Key] = &[
         .class("msc")
         .template(Template::MsgOnly),
     Key::new("dell", "ome", "dell:ome", "infraops").class("msc"),
-    Key::new("dell", "poweredge", "dell:poweredge:idrac:syslog", "infraops").class("idrac"),
+    Key::new(
+        "dell",
+        "poweredge",
+        "dell:poweredge:idrac:syslog",
+        "infraops",
+    )
+    .class("idrac"),
     // SC4S_OPTION_DELL_POWERSTORE_INDEX, default infraops.
     Key::new("dellemc", "powerstore", "dell:emc:powerstore", "infraops"),
     Key::new("dell", "sonicwall-firewall", "dell:sonicwall", "netfw")
@@ -130,14 +138,6 @@ static KEYS: &[Key] = &[
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
-}
-
-/// The bytes of `raw` from the start of `from` to the end of `to` (both slices of `raw`).
-fn span<'m>(raw: &'m [u8], from: &[u8], to: &[u8]) -> Option<&'m [u8]> {
-    let base = raw.as_ptr() as usize;
-    let start = (from.as_ptr() as usize).checked_sub(base)?;
-    let end = (to.as_ptr() as usize).checked_sub(base)? + to.len();
-    raw.get(start..end)
 }
 
 fn netsource_is(input: &Input<'_, '_>, vendor: &str, product: &str, vp: &str) -> bool {
@@ -307,7 +307,10 @@ fn powerstore<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 fn sonicwall<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static SIG: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^id=\S+\ssn=\S+\stime=").expect("static regex"));
-    if input.program.is_some_and(|p| !p.is_empty()) || !SIG.is_match(input.body) {
+    if input.program.is_some_and(|p| !p.is_empty())
+        || !input.body.starts_with(b"id=")
+        || !SIG.is_match(input.body)
+    {
         return false;
     }
     out.key(&KEYS[SONICWALL]);
@@ -323,9 +326,12 @@ fn sonicwall<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             .filter(|(_, b)| **b == b' ')
             .nth(1)
             .map_or(t.len(), |(i, _)| i);
-        if let Some(ts) =
-            vtime::strptime("%Y-%m-%d %H:%M:%S", &t[..end], input.zone, input.now_unix_secs)
-        {
+        if let Some(ts) = vtime::strptime(
+            "%Y-%m-%d %H:%M:%S",
+            &t[..end],
+            input.zone,
+            input.now_unix_secs,
+        ) {
             out.time(ts);
         }
     }

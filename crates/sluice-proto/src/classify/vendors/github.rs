@@ -24,7 +24,10 @@ static KEYS: &[Key] = &[
 ];
 
 fn github<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !input.program.is_some_and(|p| p.starts_with(b"github_audit")) {
+    if !input
+        .program
+        .is_some_and(|p| p.starts_with(b"github_audit"))
+    {
         return false;
     }
     out.key(&KEYS[0]);

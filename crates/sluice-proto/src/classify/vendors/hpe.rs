@@ -7,10 +7,12 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use crate::classify::registry::{App, Input, Key, Out, Topic, ValuesSyntax, Values, Vendor, When};
+use crate::classify::registry::{App, Input, Key, Out, Topic, Values, ValuesSyntax, Vendor, When};
 use crate::classify::template::Template;
-use crate::classify::value::{INLINE_CAP, Inline, Value};
+use crate::classify::value::{Inline, Value};
 use crate::classify::vtime;
+
+use super::util::{lower, span};
 
 pub static VENDOR: Vendor = Vendor {
     name: "hpe",
@@ -53,31 +55,23 @@ static KEYS: &[Key] = &[
     Key::new("hpe", "procurve", "hpe:procurve", "netops"),
 ];
 
-/// The bytes of `raw` from the start of `from` to the end of `to` (both slices of `raw`).
-fn span<'m>(raw: &'m [u8], from: &[u8], to: &[u8]) -> Option<&'m [u8]> {
-    let base = raw.as_ptr() as usize;
-    let start = (from.as_ptr() as usize).checked_sub(base)?;
-    let end = (to.as_ptr() as usize).checked_sub(base)? + to.len();
-    raw.get(start..end)
-}
-
-/// `head` + lowercase(`tail`) inline (`None` when too long).
-fn lower(head: &[u8], tail: &[u8]) -> Option<Value<'static, 'static>> {
-    let mut buf = [0u8; INLINE_CAP];
-    let low = buf.get_mut(..tail.len())?;
-    low.copy_from_slice(tail);
-    low.make_ascii_lowercase();
-    Inline::concat(&[head, low]).map(Value::Inline)
-}
-
 fn ilo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static ILO: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(#ILO|[iI][lL][oO])\d+").expect("static regex"));
-    const HW: &[&[u8]] = &[b"DriveArray", b"PowerSupply", b"Fan", b"Memory", b"Processor"];
+    const HW: &[&[u8]] = &[
+        b"DriveArray",
+        b"PowerSupply",
+        b"Fan",
+        b"Memory",
+        b"Processor",
+    ];
     let Some(p) = input.program else {
         return false;
     };
-    if !(HW.iter().any(|h| p.starts_with(h)) || ILO.is_match(p)) {
+    // The regex only runs on programs with a digit (it needs one).
+    if !(HW.iter().any(|h| p.starts_with(h))
+        || (p.iter().any(u8::is_ascii_digit) && ILO.is_match(p)))
+    {
         return false;
     }
     out.key(&KEYS[0]);
@@ -195,7 +189,9 @@ mod tests {
     fn ilo_and_procurve() {
         let c = classify_line("<165>1 2024-03-30T13:07:03.441Z ilo #ILO4 - - - Browser login");
         assert_eq!(c.sourcetype, "hpe:ilo");
-        let c = classify_line("<165>1 2024-03-30T14:12:10.449Z ilo DriveArray: Smart Array");
+        let c = classify_line(
+            "<165>1 2024-03-30T14:12:10.449Z ilo DriveArray: Smart Array - Drive is failed",
+        );
         assert_eq!(c.sourcetype, "hpe:ilo");
         let c = classify_line("<29> Mar 30 17:27:31 sw 00179 mgr:  SME SSH from 192.168.1.22");
         assert_eq!(c.sourcetype, "hpe:procurve");

@@ -23,6 +23,7 @@ mod stealthbits;
 mod suricata;
 mod tenable;
 mod thales;
+mod util;
 mod veeam;
 mod vmware;
 

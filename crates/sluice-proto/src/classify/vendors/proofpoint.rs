@@ -8,6 +8,7 @@ use regex::bytes::Regex;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
+use crate::classify::value::Value;
 
 pub static VENDOR: Vendor = Vendor {
     name: "proofpoint",
@@ -67,6 +68,15 @@ fn pps<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     out.key(&KEYS[0]);
     if filter {
         out.key(&KEYS[1]);
+        // An update key keeps the earlier key's source only when it is static: restore
+        // `program:` + PROGRAM without its directories.
+        if let Some(p) = input.program {
+            let name = match p.iter().rposition(|b| *b == b'/') {
+                Some(i) if p.starts_with(b"/") => &p[i + 1..],
+                _ => p,
+            };
+            out.source = Some(Value::Concat("program:", name));
+        }
     }
     true
 }

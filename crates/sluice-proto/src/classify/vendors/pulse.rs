@@ -21,7 +21,10 @@ static KEYS: &[Key] = &[
 ];
 
 fn pulse<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !input.program.is_some_and(|p| p.starts_with(b"PulseSecure:")) {
+    if !input
+        .program
+        .is_some_and(|p| p.starts_with(b"PulseSecure:"))
+    {
         return false;
     }
     out.key(&KEYS[0]);

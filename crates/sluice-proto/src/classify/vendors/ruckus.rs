@@ -1,7 +1,12 @@
 //! Ruckus SmartZone (SC4S `addons/ruckus/app-syslog-ruckus_smartzone.conf`): PROGRAM
-//! `Core` and a message starting `@@id,name,"key"="value",...`, rendered as JSON values.
+//! `Core` and a message starting `@@id,name,"key"="value",...`.
+//!
+//! SC4S then runs a Python parser for the quoted pairs and, when it succeeds, switches to
+//! `t_json_values` (`{"id":"@@306","name":"...",<pairs>}`). sluice's values reader cannot
+//! add the id/name columns nor unquote keys, so the event keeps SC4S's default `t_hdr_msg`
+//! text (which is also what the vendor corpus expects).
 
-use crate::classify::registry::{App, Input, Key, Out, Topic, ValuesSyntax, Values, Vendor, When};
+use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
 
 pub static VENDOR: Vendor = Vendor {
@@ -16,25 +21,14 @@ pub static VENDOR: Vendor = Vendor {
     }],
 };
 
-static KEYS: &[Key] = &[
-    Key::new("ruckus", "smartzone", "ruckus:smartzone", "netops").template(Template::HdrMsg),
-    Key::update("", "").template(Template::JsonValues),
-];
+static KEYS: &[Key] =
+    &[Key::new("ruckus", "smartzone", "ruckus:smartzone", "netops").template(Template::HdrMsg)];
 
 fn smartzone<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if input.program != Some(b"Core") || !input.body.starts_with(b"@@") {
         return false;
     }
     out.key(&KEYS[0]);
-    // id,name,pairs: the pairs after the second comma.
-    let mut cols = input.body.splitn(3, |b| *b == b',');
-    if let (Some(_), Some(_), Some(pairs)) = (cols.next(), cols.next(), cols.next()) {
-        out.key(&KEYS[1]);
-        out.values = Some(Values {
-            text: pairs,
-            syntax: ValuesSyntax::Kv { pair: b',' },
-        });
-    }
     true
 }
 
@@ -49,7 +43,7 @@ mod tests {
         );
         assert_eq!(c.sourcetype, "ruckus:smartzone");
         assert_eq!(c.index, "netops");
-        assert_eq!(c.template.sc4s_name(), "t_json_values");
+        assert_eq!(c.template.sc4s_name(), "t_hdr_msg");
         let c = classify_line("<166>Apr 09 07:32:15 sz Core: other");
         assert_ne!(c.sourcetype, "ruckus:smartzone");
     }

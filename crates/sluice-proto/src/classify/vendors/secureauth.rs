@@ -17,7 +17,7 @@ pub static VENDOR: Vendor = Vendor {
 };
 
 static KEYS: &[Key] = &[
-    Key::new("secureauth", "idp", "secureauth:idp", "netops").template(Template::Rfc5424Compact),
+    Key::new("secureauth", "idp", "secureauth:idp", "netops").template(Template::Rfc5424Compact)
 ];
 
 fn idp<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

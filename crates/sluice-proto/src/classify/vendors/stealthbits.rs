@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::bytes::Regex;
 
-use crate::classify::registry::{App, Input, Key, Out, Topic, ValuesSyntax, Values, Vendor, When};
+use crate::classify::registry::{App, Input, Key, Out, Topic, Values, ValuesSyntax, Vendor, When};
 use crate::classify::template::Template;
 
 pub static VENDOR: Vendor = Vendor {

@@ -2,7 +2,7 @@
 //! EVE JSON body; the sourcetype carries the `event_type` and the time is the JSON's
 //! `timestamp`.
 
-use crate::classify::registry::{App, Input, Key, Out, Topic, ValuesSyntax, Values, Vendor, When};
+use crate::classify::registry::{App, Input, Key, Out, Topic, Values, ValuesSyntax, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::vtime;
 
@@ -18,9 +18,8 @@ pub static VENDOR: Vendor = Vendor {
     }],
 };
 
-static KEYS: &[Key] = &[
-    Key::new("suricata", "suricata", "suricata", "netids").template(Template::JsonValues),
-];
+static KEYS: &[Key] =
+    &[Key::new("suricata", "suricata", "suricata", "netids").template(Template::JsonValues)];
 
 /// The string value of a top-level-looking `"name": "value"` member (without escapes:
 /// EVE's `event_type` and `timestamp` never carry any); `None` when absent or escaped.

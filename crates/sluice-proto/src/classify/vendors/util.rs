@@ -7,7 +7,9 @@ use crate::classify::value::{INLINE_CAP, Inline, Value};
 pub(crate) fn span<'m>(raw: &'m [u8], from: &[u8], to: &[u8]) -> Option<&'m [u8]> {
     let base = raw.as_ptr() as usize;
     let start = (from.as_ptr() as usize).checked_sub(base)?;
-    let end = (to.as_ptr() as usize).checked_sub(base)?.checked_add(to.len())?;
+    let end = (to.as_ptr() as usize)
+        .checked_sub(base)?
+        .checked_add(to.len())?;
     if start > end {
         return None;
     }
@@ -85,6 +87,9 @@ mod tests {
         let raw = b"abc def";
         assert_eq!(span(raw, &raw[0..3], &raw[4..7]), Some(&raw[..]));
         assert_eq!(span(raw, &raw[4..7], &raw[0..3]), None);
-        assert_eq!(lower(b"x:", b"AbC").map(|v| v.to_string_lossy()).as_deref(), Some("x:abc"));
+        assert_eq!(
+            lower(b"x:", b"AbC").map(|v| v.to_string_lossy()).as_deref(),
+            Some("x:abc")
+        );
     }
 }

@@ -8,14 +8,36 @@
 //! The sourcetypes carry the lowercased PROGRAM (`vmware:esxlog:vpxa`); they are built
 //! inline, so a PROGRAM too long for that keeps its case.
 
-use crate::classify::registry::{App, Input, Key, Out, Topic, ValuesSyntax, Values, Vendor, When};
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use crate::classify::registry::{
+    App, Input, Key, Out, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,
+};
 use crate::classify::template::Template;
 use crate::classify::value::{INLINE_CAP, Inline, Value};
+use crate::classify::vtime;
+use crate::message::Format;
 
 pub static VENDOR: Vendor = Vendor {
     name: "vmware",
     keys: KEYS,
     apps: &[
+        App {
+            name: "app-almost-syslog-airwatch_raw",
+            topic: Topic::AlmostSyslog,
+            order: "vmware/app-almost-syslog-airwatch.conf",
+            when: When::Token(&["AirWatch"]),
+            parse: airwatch_raw,
+        },
+        App {
+            name: "app-almost-syslog-ciscvmware_vsphere_guiddate",
+            topic: Topic::AlmostSyslog,
+            order: "vmware/app-almost-syslog-vmware_vsphere_guiddate.conf",
+            when: When::Token(&["Z "]),
+            parse: guiddate,
+        },
         App {
             name: "app-netsource-vmware_esx_invalidmultiline",
             topic: Topic::NetSource,
@@ -119,10 +141,8 @@ static KEYS: &[Key] = &[
     Key::new("vmware", "vsphere", "vmware:esxlog", "infraops")
         .class("esx")
         .template(Template::MsgTrim),
-    Key::new("vmware", "horizon", "vmware:horizon", "infraops")
-        .template(Template::Rfc5424Compact),
-    Key::new("vmware", "cb-protect", "vmware:cb:protect", "epintel")
-        .template(Template::KvValues),
+    Key::new("vmware", "horizon", "vmware:horizon", "infraops").template(Template::Rfc5424Compact),
+    Key::new("vmware", "cb-protect", "vmware:cb:protect", "epintel").template(Template::KvValues),
     Key::new("vmware", "airwatch", "vmware:airwatch", "epintel")
         .template(Template::MsgOnly)
         .program_source(),
@@ -417,13 +437,86 @@ fn airwatch<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// `PROGRAM[PID]: MESSAGE` as syslog-ng's RFC 3164 parser splits the text after HOST.
+fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
+    static PGM: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^([^\s\[:]+)(?:\[([^\]]*)\])?: ?").expect("static regex"));
+    match PGM.captures(text) {
+        Some(c) => (
+            c.get(1).map(|m| m.as_bytes()),
+            c.get(2).map(|m| m.as_bytes()),
+            &text[c.get(0).map_or(0, |m| m.end())..],
+        ),
+        None => (None, None, text),
+    }
+}
+
+/// `app-almost-syslog-vmware_vsphere_guiddate`: `<PRI>xxxx-xxxx-xxxx-xxxx-xxxZ HOST MSG`
+/// (an id where the stamp belongs): read as RFC 3164 with the receive time.
+fn guiddate<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?s)^<\d+> ?[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{3}Z ([^ ]+) (.*)",
+        )
+        .expect("static regex")
+    });
+    let Some(c) = RE.captures(input.msg.raw) else {
+        return false;
+    };
+    let (Some(host), Some(rest)) = (c.get(1), c.get(2)) else {
+        return false;
+    };
+    let (program, pid, message) = split_program(rest.as_bytes());
+    out.host(host.as_bytes());
+    out.time = TimeEdit::Recv;
+    out.program = Some(program);
+    out.pid = Some(pid);
+    out.message(message);
+    out.format = Some(Format::Rfc3164);
+    true
+}
+
+/// `app-almost-syslog-airwatch_raw`: `<PRI> Mmm dd hh:mm:ss HOST AirWatch MSG`, no colon
+/// after the program.
+fn airwatch_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?s)^<\d+> (\w+ \d{2} \d\d:\d\d:\d\d)\s*([^ ]+)\s*(AirWatch+)\s*(.*)")
+            .expect("static regex")
+    });
+    let Some(c) = RE.captures(input.msg.raw) else {
+        return false;
+    };
+    let (Some(stamp), Some(host), Some(program), Some(message)) =
+        (c.get(1), c.get(2), c.get(3), c.get(4))
+    else {
+        return false;
+    };
+    out.key(&KEYS[AIRWATCH]);
+    if let Some(ts) = vtime::strptime(
+        "%B %d %H:%M:%S",
+        stamp.as_bytes(),
+        input.zone,
+        input.now_unix_secs,
+    ) {
+        out.time(ts);
+    }
+    out.host(host.as_bytes());
+    out.program = Some(Some(program.as_bytes()));
+    out.pid = Some(None);
+    out.message(message.as_bytes());
+    out.format = Some(Format::Rfc3164);
+    out.identified = true;
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use crate::classify::testutil::classify_line;
 
     #[test]
     fn vsphere_programs() {
-        let c = classify_line("<144>1 2024-04-13T03:47:10.825Z esxi-prod-07 Vpxa 4242 - - Event [1]");
+        let c =
+            classify_line("<144>1 2024-04-13T03:47:10.825Z esxi-prod-07 Vpxa 4242 - - Event [1]");
         assert_eq!(c.sourcetype.to_string_lossy(), "vmware:esxlog:vpxa");
         assert_eq!(c.source.to_string_lossy(), "vmware:esxlog:vpxa");
         assert_eq!(c.index.to_string_lossy(), "infraops");
@@ -453,5 +546,16 @@ mod tests {
         assert_eq!(c.index.to_string_lossy(), "epintel");
         let c = classify_line("<134> Apr 13 07:02:31 h unrelated[1]: Carbon Black");
         assert_ne!(c.sourcetype.to_string_lossy(), "vmware:cb:protect");
+    }
+
+    #[test]
+    fn almost_syslog() {
+        let c = classify_line("<14> Apr 13 07:02:31 aw-01 AirWatch device enrolled");
+        assert_eq!(c.sourcetype, "vmware:airwatch");
+        assert_eq!(c.index, "epintel");
+        let c =
+            classify_line("<14>a1b2-c3d4-e5f6-0718-293Z esx-01 Hostd[12]: [Originator@6876 x] y");
+        assert_eq!(c.sourcetype, "vmware:esxlog:hostd");
+        assert_eq!(c.time, crate::classify::registry::TimeEdit::Recv);
     }
 }
