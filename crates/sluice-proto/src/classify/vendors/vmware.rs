@@ -32,6 +32,13 @@ pub static VENDOR: Vendor = Vendor {
             parse: airwatch_raw,
         },
         App {
+            name: "app-almost-syslog-vmware_vsphere_bad5424",
+            topic: Topic::AlmostSyslog,
+            order: "vmware/app-almost-syslog-vmware_vsphere_bad5424.conf",
+            when: When::Token(&["@6876"]),
+            parse: bad5424,
+        },
+        App {
             name: "app-almost-syslog-ciscvmware_vsphere_guiddate",
             topic: Topic::AlmostSyslog,
             order: "vmware/app-almost-syslog-vmware_vsphere_guiddate.conf",
@@ -451,6 +458,31 @@ fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
     }
 }
 
+/// `app-almost-syslog-vmware_vsphere_bad5424`: `<PRI>ISO-STAMP HOST Word: level
+/// program[pid] [Xxx@6876 ...] MESSAGE` (ESXi's header in front of a 5424-ish body): SC4S
+/// re-reads it as RFC 5424 with PROGRAM, PID and the SD element. sluice keeps the RFC 3164
+/// reading (stamp and host are the same) with PROGRAM and PID from the body; the SD element
+/// stays at the start of MESSAGE, since an application cannot set SDATA.
+fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?s)^<\d+>\d\d\d\d-\d\d-\d\dT\d\d[^ ]+ [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *.*)",
+        )
+        .expect("static regex")
+    });
+    let Some(c) = RE.captures(input.msg.raw) else {
+        return false;
+    };
+    let (Some(program), Some(pid), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
+        return false;
+    };
+    out.program = Some(Some(program.as_bytes()));
+    out.pid = Some(Some(pid.as_bytes()));
+    out.message(rest.as_bytes());
+    out.format = Some(Format::Rfc3164);
+    true
+}
+
 /// `app-almost-syslog-vmware_vsphere_guiddate`: `<PRI>xxxx-xxxx-xxxx-xxxx-xxxZ HOST MSG`
 /// (an id where the stamp belongs): read as RFC 3164 with the receive time.
 fn guiddate<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -546,6 +578,15 @@ mod tests {
         assert_eq!(c.index.to_string_lossy(), "epintel");
         let c = classify_line("<134> Apr 13 07:02:31 h unrelated[1]: Carbon Black");
         assert_ne!(c.sourcetype.to_string_lossy(), "vmware:cb:protect");
+    }
+
+    #[test]
+    fn bad5424() {
+        let c = classify_line(
+            "<144>2024-04-13T15:43:27.912Z esx-08 Vpxa: verbose vpxa[4242] [Originator@6876 sub=V] Fetching",
+        );
+        assert_eq!(c.sourcetype, "vmware:esxlog:vpxa");
+        assert_eq!(c.app, "app-syslog-vmware_vsphere-pgm");
     }
 
     #[test]
