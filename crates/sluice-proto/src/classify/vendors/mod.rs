@@ -8,15 +8,37 @@ mod almost_levelword;
 mod arista;
 mod aruba;
 mod barracuda;
+mod broadcom;
 mod checkpoint;
 mod citrix;
+mod cohesity;
+mod darktrace;
+mod dell;
 mod f5;
+mod github;
 mod haproxy;
+mod hpe;
 mod infoblox;
 mod isc;
 mod juniper;
+mod mcafee;
+mod netmotion;
+mod ossec;
+mod proofpoint;
+mod pulse;
+mod qumulo;
+mod ricoh;
+mod ruckus;
+mod secureauth;
 mod sophos;
+mod stealthbits;
+mod suricata;
+mod tenable;
+mod thales;
 mod ubiquiti;
+mod util;
+mod veeam;
+mod vmware;
 mod zscaler;
 
 #[cfg(test)]
@@ -30,15 +52,36 @@ pub static VENDORS: &[&Vendor] = &[
     &arista::VENDOR,
     &aruba::VENDOR,
     &barracuda::VENDOR,
+    &broadcom::VENDOR,
     &checkpoint::VENDOR,
     &citrix::VENDOR,
+    &cohesity::VENDOR,
+    &darktrace::VENDOR,
+    &dell::VENDOR,
     &f5::VENDOR,
+    &github::VENDOR,
     &haproxy::VENDOR,
+    &hpe::VENDOR,
     &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
+    &mcafee::VENDOR,
+    &netmotion::VENDOR,
+    &ossec::VENDOR,
+    &proofpoint::VENDOR,
+    &pulse::VENDOR,
+    &qumulo::VENDOR,
+    &ricoh::VENDOR,
+    &ruckus::VENDOR,
+    &secureauth::VENDOR,
     &sophos::VENDOR,
+    &stealthbits::VENDOR,
+    &suricata::VENDOR,
+    &tenable::VENDOR,
+    &thales::VENDOR,
     &ubiquiti::VENDOR,
+    &veeam::VENDOR,
+    &vmware::VENDOR,
     &zscaler::VENDOR,
 ];
 

@@ -1,0 +1,222 @@
+//! HPE (SC4S `addons/hp/`): iLO (PROGRAM `#ILO4`, `iLO5`, `DriveArray`, ...), JetDirect
+//! printers and scanners (`printer: text; key=value ...`), and ProCurve / Comware switches
+//! in their two formats (`%%10SC/6/CATEGORY(l): ` and a five-digit PROGRAM followed by
+//! `category: `), which SC4S tries on every unidentified message.
+
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use crate::classify::registry::{App, Input, Key, Out, Topic, Values, ValuesSyntax, Vendor, When};
+use crate::classify::template::Template;
+use crate::classify::value::{Inline, Value};
+use crate::classify::vtime;
+
+use super::util::{lower, span};
+
+pub static VENDOR: Vendor = Vendor {
+    name: "hpe",
+    keys: KEYS,
+    apps: &[
+        App {
+            name: "app-syslog-hpe_ilo",
+            topic: Topic::Pgm,
+            order: "hp/app-syslog-hpe_ilo.conf",
+            when: When::Always,
+            parse: ilo,
+        },
+        App {
+            name: "app-syslog-hpe_jetdirect",
+            topic: Topic::Pgm,
+            order: "hp/app-syslog-hpe_jetdirect.conf",
+            when: When::ProgramPrefix(&["printer", "scanner"]),
+            parse: jetdirect,
+        },
+        App {
+            name: "app-syslog-hpe_procurve_fmt1",
+            topic: Topic::Syslog,
+            order: "hp/app-syslog-hpe_procurve_fmt1.conf",
+            when: When::Token(&["%%"]),
+            parse: procurve_fmt1,
+        },
+        App {
+            name: "app-syslog-hpe_procurve_fmt2",
+            topic: Topic::Syslog,
+            order: "hp/app-syslog-hpe_procurve_fmt2.conf",
+            when: When::Always,
+            parse: procurve_fmt2,
+        },
+    ],
+};
+
+static KEYS: &[Key] = &[
+    Key::new("hpe", "ilo", "hpe:ilo", "infraops").template(Template::Rfc5424Compact),
+    Key::new("hpe", "jetdirect", "hpe:jetdirect", "print"),
+    Key::new("hpe", "procurve", "hpe:procurve", "netops"),
+];
+
+fn ilo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static ILO: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(#ILO|[iI][lL][oO])\d+").expect("static regex"));
+    const HW: &[&[u8]] = &[
+        b"DriveArray",
+        b"PowerSupply",
+        b"Fan",
+        b"Memory",
+        b"Processor",
+    ];
+    let Some(p) = input.program else {
+        return false;
+    };
+    // The regex only runs on programs with a digit (it needs one).
+    if !(HW.iter().any(|h| p.starts_with(h))
+        || (p.iter().any(u8::is_ascii_digit) && ILO.is_match(p)))
+    {
+        return false;
+    }
+    out.key(&KEYS[0]);
+    true
+}
+
+fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static SEMI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[^;]+; ").expect("static regex"));
+    static TIME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(\d\d\d\d-\w\w\w-\d\d \d\d:\d\d \w\w) \([^\d+-]+([-+]\d\d):(\d\d)")
+            .expect("static regex")
+    });
+    let Some(prog) = input
+        .program
+        .filter(|p| p.starts_with(b"printer") || p.starts_with(b"scanner"))
+    else {
+        return false;
+    };
+    if !SEMI.is_match(input.body) {
+        return false;
+    }
+    out.key(&KEYS[1]);
+    // MSG := t_hdr_msg (`printer: text`), PROGRAM unset.
+    if let Some(all) = span(input.msg.raw, prog, input.body) {
+        out.message(all);
+    }
+    out.program = Some(None);
+    out.pid = Some(None);
+    // message;values: key=value pairs after the first `;`.
+    if let Some(at) = memchr::memchr(b';', input.body) {
+        let values = &input.body[at + 1..];
+        out.values = Some(Values {
+            text: values,
+            syntax: ValuesSyntax::Kv { pair: b' ' },
+        });
+        if let Some(t) = crate::classify::kv::get(values, b' ', b"time")
+            && let Some(c) = TIME.captures(t)
+            && let (Some(d), Some(h), Some(m)) = (c.get(1), c.get(2), c.get(3))
+            && let Some(stamp) = Inline::concat(&[d.as_bytes(), h.as_bytes(), m.as_bytes()])
+            && let Some(ts) = vtime::strptime(
+                "%Y-%b-%d %I:%M %p%z",
+                stamp.as_bytes(),
+                input.zone,
+                input.now_unix_secs,
+            )
+        {
+            out.time(ts);
+        }
+    }
+    true
+}
+
+fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^%%\d\d[A-Z]+/\d/([A-Z_\- ]+)\(\w\):\s").expect("static regex")
+    });
+    // SC4S matches MESSAGE; where sluice's header took the `%%...` word as PROGRAM, the
+    // text from PROGRAM on is what SC4S calls MESSAGE.
+    let text = match input.program {
+        Some(p) if p.starts_with(b"%%") => span(input.msg.raw, p, input.body).unwrap_or_default(),
+        _ => input.body,
+    };
+    let Some(cat) = CATEGORY.captures(text).and_then(|c| c.get(1)) else {
+        return false;
+    };
+    out.key(&KEYS[2]);
+    if !std::ptr::eq(text, input.body) {
+        out.message(text);
+        out.program = Some(None);
+    }
+    out.source = lower(b"hpe:procurve:", cat.as_bytes());
+    out.class = lower(b"", cat.as_bytes());
+    true
+}
+
+fn procurve_fmt2<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^(802.1x|acl|addrmgr|arp-protect|auth|cdp|chassis|connfilt|console|cos|dca|dhcp|dhcp v6c|dhcpr|download|dhcp-snoop|dma|fault|fdr-log|ffi|garp|gvrp|hpesp|idm|igmp|inst-mon|ip|ipaddrmgr|iplock|ipx|kms|lacp|ldbal|lldp|loop_protect|macauth|maclock|mgr|mld|mtm|netinet|pagp|ports|radius|ratelim|sflow|snmp|sntp|ssh|ssl|stack|stp|system|tacacs|tcp|telnet|tftp|timep|udld|udpf|update|usb|vlan|xmodem):\s",
+        )
+        .expect("static regex")
+    });
+    let five = |p: &[u8]| p.len() == 5 && p.iter().all(u8::is_ascii_digit);
+    // PROGRAM is the five digits; sluice's header may leave them at the start of the body
+    // when no colon follows them.
+    let (whole, rest) = match input.program {
+        Some(p) if five(p) => (
+            span(input.msg.raw, p, input.body).unwrap_or(input.body),
+            input.body,
+        ),
+        None if input.body.len() > 6 && five(&input.body[..5]) && input.body[5] == b' ' => {
+            (input.body, &input.body[6..])
+        }
+        _ => return false,
+    };
+    let Some(cat) = CATEGORY.captures(rest).and_then(|c| c.get(1)) else {
+        return false;
+    };
+    out.key(&KEYS[2]);
+    // SC4S writes `${tmp.category}` (no leading dot), an unset name: the source ends at
+    // the colon.
+    out.source = Some(Value::Static("hpe:procurve:"));
+    out.class = lower(b"", cat.as_bytes());
+    out.message(whole);
+    out.program = Some(None);
+    out.pid = Some(None);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn ilo_and_procurve() {
+        let c = classify_line("<165>1 2024-03-30T13:07:03.441Z ilo #ILO4 - - - Browser login");
+        assert_eq!(c.sourcetype, "hpe:ilo");
+        let c = classify_line(
+            "<165>1 2024-03-30T14:12:10.449Z ilo DriveArray: Smart Array - Drive is failed",
+        );
+        assert_eq!(c.sourcetype, "hpe:ilo");
+        let c = classify_line("<29> Mar 30 17:27:31 sw 00179 mgr:  SME SSH from 192.168.1.22");
+        assert_eq!(c.sourcetype, "hpe:procurve");
+        assert_eq!(c.index, "netops");
+        let c = classify_line(
+            "<29> Mar 30 20:42:52 2024 sw %%10SC/6/SC_AAA_LAUNCH(l): -AAAType=AUTHEN; AAA launched",
+        );
+        assert_eq!(c.sourcetype, "hpe:procurve");
+        assert_eq!(c.source, "hpe:procurve:sc_aaa_launch");
+        let c = classify_line("<29> Mar 30 17:27:31 sw 00179 nothing:  else");
+        assert_ne!(c.sourcetype, "hpe:procurve");
+    }
+
+    #[test]
+    fn jetdirect() {
+        let c = classify_line(
+            "<29> printer: Password modified; time=\"2024-Mar-30 03:17 PM (UTC-00:00)\" user=\"admin\"",
+        );
+        assert_eq!(c.sourcetype, "hpe:jetdirect");
+        assert_eq!(c.index, "print");
+        match c.time {
+            crate::classify::registry::TimeEdit::Stamp(ts) => {
+                assert_eq!(ts.unix_micros(), 1_711_811_820_000_000)
+            }
+            other => panic!("time not set: {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Small helpers shared by vendor files (not a vendor).
+
+use crate::classify::value::{INLINE_CAP, Inline, Value};
+
+/// The bytes of `raw` from the start of `from` to the end of `to` (both slices of `raw`):
+/// e.g. `PROGRAM: MESSAGE` as it was received.
+pub(crate) fn span<'m>(raw: &'m [u8], from: &[u8], to: &[u8]) -> Option<&'m [u8]> {
+    let base = raw.as_ptr() as usize;
+    let start = (from.as_ptr() as usize).checked_sub(base)?;
+    let end = (to.as_ptr() as usize)
+        .checked_sub(base)?
+        .checked_add(to.len())?;
+    if start > end {
+        return None;
+    }
+    raw.get(start..end)
+}
+
+/// `head` + lowercase(`tail`) built inline (SC4S's `$(lowercase ...)`); `None` when it
+/// does not fit.
+pub(crate) fn lower(head: &[u8], tail: &[u8]) -> Option<Value<'static, 'static>> {
+    let mut buf = [0u8; INLINE_CAP];
+    let low = buf.get_mut(..tail.len())?;
+    low.copy_from_slice(tail);
+    low.make_ascii_lowercase();
+    Inline::concat(&[head, low]).map(Value::Inline)
+}
+
+/// The scalar value of the first `"name": value` member found in a JSON text, without
+/// quotes for a string (escapes are kept as received). A cheap look-up for the one or two
+/// members a vendor rule reads; it does not validate the document, and a nested member of
+/// the same name that comes first is taken. Objects and arrays give `None` (syslog-ng's
+/// json-parser flattens them, so the name itself has no value there either).
+pub(crate) fn json_scalar<'a>(text: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let mut from = 0;
+    while let Some(i) = memchr::memmem::find(text.get(from..)?, name) {
+        let at = from + i;
+        from = at + name.len();
+        if at == 0 || text[at - 1] != b'"' || text.get(from) != Some(&b'"') {
+            continue;
+        }
+        let Some(rest) = text[from + 1..].trim_ascii_start().strip_prefix(b":") else {
+            continue;
+        };
+        let rest = rest.trim_ascii_start();
+        if let Some(s) = rest.strip_prefix(b"\"") {
+            let mut i = 0;
+            while i < s.len() {
+                match s[i] {
+                    b'\\' => i += 2,
+                    b'"' => return Some(&s[..i]),
+                    _ => i += 1,
+                }
+            }
+            return None;
+        }
+        let end = rest
+            .iter()
+            .position(|b| matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace())
+            .unwrap_or(rest.len());
+        return match rest.first() {
+            Some(b'{' | b'[') | None => None,
+            _ => Some(&rest[..end]),
+        };
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_members() {
+        let j = br#"{"a": "x\"y", "n":12, "o":{"p":1}, "e":""}"#;
+        assert_eq!(json_scalar(j, b"a"), Some(&br#"x\"y"#[..]));
+        assert_eq!(json_scalar(j, b"n"), Some(&b"12"[..]));
+        assert_eq!(json_scalar(j, b"o"), None);
+        assert_eq!(json_scalar(j, b"p"), Some(&b"1"[..]));
+        assert_eq!(json_scalar(j, b"e"), Some(&b""[..]));
+        assert_eq!(json_scalar(j, b"zz"), None);
+        assert_eq!(json_scalar(br#"{"a":"unterminated"#, b"a"), None);
+    }
+
+    #[test]
+    fn spans_and_lower() {
+        let raw = b"abc def";
+        assert_eq!(span(raw, &raw[0..3], &raw[4..7]), Some(&raw[..]));
+        assert_eq!(span(raw, &raw[4..7], &raw[0..3]), None);
+        assert_eq!(
+            lower(b"x:", b"AbC").map(|v| v.to_string_lossy()).as_deref(),
+            Some("x:abc")
+        );
+    }
+}

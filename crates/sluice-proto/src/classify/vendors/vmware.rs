@@ -1,0 +1,602 @@
+//! VMware (SC4S `addons/vmware/`): vSphere / ESXi / vCenter / NSX by PROGRAM, SDATA or the
+//! `[Originator@6876 ` marker (`app-syslog-vmware_vsphere.conf`), the vCenter programs of
+//! a VMware network source (`app-netsource-vmware_vsphere.conf`), its JSON and empty /
+//! `-->` continuation lines (`app-netsource-vmware_esx_*.conf`), Horizon
+//! (`app-syslog-vmware_horizon.conf`), Carbon Black App Control
+//! (`app-syslog-vmware_cb-protect.conf`) and AirWatch (`app-syslog-airwatch.conf`).
+//!
+//! The sourcetypes carry the lowercased PROGRAM (`vmware:esxlog:vpxa`); they are built
+//! inline, so a PROGRAM too long for that keeps its case.
+
+use std::sync::LazyLock;
+
+use regex::bytes::Regex;
+
+use crate::classify::registry::{
+    App, Input, Key, Out, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,
+};
+use crate::classify::template::Template;
+use crate::classify::value::{INLINE_CAP, Inline, Value};
+use crate::classify::vtime;
+use crate::message::Format;
+
+pub static VENDOR: Vendor = Vendor {
+    name: "vmware",
+    keys: KEYS,
+    apps: &[
+        App {
+            name: "app-almost-syslog-airwatch_raw",
+            topic: Topic::AlmostSyslog,
+            order: "vmware/app-almost-syslog-airwatch.conf",
+            when: When::Token(&["AirWatch"]),
+            parse: airwatch_raw,
+        },
+        App {
+            name: "app-almost-syslog-vmware_vsphere_bad5424",
+            topic: Topic::AlmostSyslog,
+            order: "vmware/app-almost-syslog-vmware_vsphere_bad5424.conf",
+            when: When::Token(&["@6876"]),
+            parse: bad5424,
+        },
+        App {
+            name: "app-almost-syslog-ciscvmware_vsphere_guiddate",
+            topic: Topic::AlmostSyslog,
+            order: "vmware/app-almost-syslog-vmware_vsphere_guiddate.conf",
+            when: When::Token(&["Z "]),
+            parse: guiddate,
+        },
+        App {
+            name: "app-netsource-vmware_esx_invalidmultiline",
+            topic: Topic::NetSource,
+            order: "vmware/app-netsource-vmware_esx_invalidmultiline.conf",
+            when: When::NetSource(NETSOURCES),
+            parse: ns_multiline,
+        },
+        App {
+            name: "app-netsource-vmware_esx_json",
+            topic: Topic::NetSource,
+            order: "vmware/app-netsource-vmware_esx_json.conf",
+            when: When::NetSource(NETSOURCES),
+            parse: ns_json,
+        },
+        App {
+            name: "app-netsource-vmware_vsphere",
+            topic: Topic::NetSource,
+            order: "vmware/app-netsource-vmware_vsphere.conf",
+            when: When::NetSource(NETSOURCES),
+            parse: ns_vsphere,
+        },
+        App {
+            name: "app-syslog-vmware_airwatch",
+            topic: Topic::Pgm,
+            order: "vmware/app-syslog-airwatch.conf",
+            when: When::Always,
+            parse: airwatch,
+        },
+        App {
+            name: "app-syslog-vmware_cb-protect",
+            topic: Topic::Syslog,
+            order: "vmware/app-syslog-vmware_cb-protect.conf",
+            when: When::Token(&["Carbon Black App Control event:  "]),
+            parse: cb_protect,
+        },
+        App {
+            name: "app-syslog-vmware_horizon",
+            topic: Topic::Sdata,
+            order: "vmware/app-syslog-vmware_horizon.conf",
+            when: When::Token(&["View@6876"]),
+            parse: horizon_sdata,
+        },
+        App {
+            name: "app-syslog-vmware_horizon",
+            topic: Topic::Pgm,
+            order: "vmware/app-syslog-vmware_horizon.conf",
+            when: When::Always,
+            parse: horizon_pgm,
+        },
+        App {
+            name: "app-syslog-vmware_vsphere-sdata",
+            topic: Topic::Sdata,
+            order: "vmware/app-syslog-vmware_vsphere.conf",
+            when: When::Token(&["@6876"]),
+            parse: vsphere_sdata,
+        },
+        App {
+            name: "app-syslog-vmware_vsphere-pgm",
+            topic: Topic::Pgm,
+            order: "vmware/app-syslog-vmware_vsphere.conf",
+            when: When::Always,
+            parse: vsphere_pgm,
+        },
+        App {
+            name: "app-syslog-vmware_vsphere-msg",
+            topic: Topic::Syslog,
+            order: "vmware/app-syslog-vmware_vsphere.conf",
+            when: When::Token(&["[Originator@6876 "]),
+            parse: vsphere_msg,
+        },
+    ],
+};
+
+/// The `vendor_product`s SC4S's network-source filters accept for vSphere.
+static NETSOURCES: &[&str] = &["vmware_vsphere", "vmware_vcenter", "vmware_esx"];
+
+const ESX: usize = 0;
+const AUTOBACKUP: usize = 1;
+const VC: usize = 2;
+const NSX: usize = 3;
+const NSXFW: usize = 4;
+const NS_ESX: usize = 5;
+const NS_JSON: usize = 6;
+const NS_MULTI: usize = 7;
+const HORIZON: usize = 8;
+const CB: usize = 9;
+const AIRWATCH: usize = 10;
+
+static KEYS: &[Key] = &[
+    Key::new("vmware", "vsphere", "vmware:esxlog", "infraops")
+        .class("esx")
+        .template(Template::Rfc5424Compact),
+    Key::update("vmware:esxlog:auto-backup", "").class("esx"),
+    Key::update("vmware:vclog", "").class("vc"),
+    Key::update("vmware:nsxlog", "infraops").class("nsx"),
+    Key::update("vmware:nsxlog", "netfw").class("nsxfw"),
+    Key::new("vmware", "vsphere", "vmware:esxlog", "infraops").class("esx"),
+    Key::new("vmware", "vsphere", "vmware:vcenter:json", "infraops")
+        .class("esx-json")
+        .template(Template::MsgTrim),
+    Key::new("vmware", "vsphere", "vmware:esxlog", "infraops")
+        .class("esx")
+        .template(Template::MsgTrim),
+    Key::new("vmware", "horizon", "vmware:horizon", "infraops").template(Template::Rfc5424Compact),
+    Key::new("vmware", "cb-protect", "vmware:cb:protect", "epintel").template(Template::KvValues),
+    Key::new("vmware", "airwatch", "vmware:airwatch", "epintel")
+        .template(Template::MsgOnly)
+        .program_source(),
+];
+
+/// `head` + lowercase(`tail`), inline; `head` + `tail` as it is when that does not fit.
+fn lower<'m>(head: &'static str, tail: &'m [u8]) -> Value<'m, 'static> {
+    let mut buf = [0u8; INLINE_CAP];
+    if tail.len() <= buf.len() {
+        let low = &mut buf[..tail.len()];
+        low.copy_from_slice(tail);
+        low.make_ascii_lowercase();
+        if let Some(i) = Inline::concat(&[head.as_bytes(), low]) {
+            return Value::Inline(i);
+        }
+    }
+    Value::Concat(head, tail)
+}
+
+fn iprefix(s: &[u8], p: &str) -> bool {
+    s.len() >= p.len() && s[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+}
+
+fn ieq(s: &[u8], p: &str) -> bool {
+    s.eq_ignore_ascii_case(p.as_bytes())
+}
+
+const ESX_PREFIXES: &[&str] = &[
+    "vmk",
+    "lsud",
+    "vsan",
+    "iofiltervpd",
+    "hostd",
+    "cmmdstimemachine",
+    "vmware",
+    "vpxa",
+    "eam",
+    "rhttpproxy",
+    "esxupdate",
+    "healthd",
+    "configstore",
+    "kmxa",
+    "crx-cli",
+    "backup.sh",
+    "configstorebackup",
+    "heartbeat",
+    "host",
+    "vmauthd",
+    "localcli",
+    "watchdog-vsanperfsvc",
+    "watchdog-iofiltervpd",
+    "apiforwarder",
+    "tmpwatch",
+    ".etc.init.d.vsanmgmtd",
+    "compliancemanager",
+    "hostprofiletrace",
+    "vobd",
+    "ucs-tool-esxi-inv",
+    "usbarb",
+];
+const ESX_EXACT: &[&str] = &["sdrsinjector", "fdm"];
+
+const VC_PREFIXES: &[&str] = &[
+    "vpxd",
+    "vws",
+    "stats",
+    "cim-diag",
+    "sms",
+    "vim",
+    "cis-license",
+    "applmgmt-audit",
+    "updatemgr",
+    "vmafdd",
+    "vmcad",
+    "vmdird",
+    "vmon",
+    "osfsd",
+    "wcpxsvc",
+    "wcpsvc",
+    "mbcs",
+    "vmcam",
+    "vpostgres",
+    "vsphere",
+    "vcha",
+    "vcenter-server",
+];
+
+fn is_esx(p: &[u8]) -> bool {
+    ESX_PREFIXES.iter().any(|x| iprefix(p, x)) || ESX_EXACT.iter().any(|x| ieq(p, x))
+}
+fn is_autobackup(p: &[u8]) -> bool {
+    iprefix(p, "auto-backup.sh")
+}
+fn is_nsx(p: &[u8]) -> bool {
+    iprefix(p, "nsx") || ieq(p, "dfwpktlogs")
+}
+fn is_vsan(p: &[u8]) -> bool {
+    iprefix(p, "vsan") || iprefix(p, "storagerm")
+}
+fn is_vc(p: &[u8]) -> bool {
+    VC_PREFIXES.iter().any(|x| iprefix(p, x))
+}
+
+/// The vCenter programs of `app-netsource-vmware_vsphere.conf` (`prefix` or exact).
+fn is_ns_vc(p: &[u8]) -> bool {
+    const PREFIX: &[&str] = &[
+        "trust",
+        "analytics",
+        "ui-",
+        "vum",
+        "sso",
+        "sca",
+        "lookup",
+        "envoy",
+        "vapi",
+        "observ",
+        "sps",
+        "firewall-pktlog",
+        "applmgmt",
+        "eam-",
+        "vpxd-",
+    ];
+    const EXACT: &[&str] = &[
+        "content-library",
+        "certificatemanagement-svcs",
+        "cis-license",
+        "dnsmasq",
+        "gclog",
+        "perfcharts-localhost_access",
+        "postgres-archiver",
+        "procstate",
+        "rsyslogd",
+        "updatemgr",
+        "vmafdd",
+        "vmcad",
+        "vmdird",
+        "vmon",
+        "vsan-health-main",
+        "vsm-main",
+        "vstats",
+        "wcpsvc",
+    ];
+    PREFIX.iter().any(|x| iprefix(p, x)) || EXACT.iter().any(|x| ieq(p, x))
+}
+
+/// `app-syslog-vmware_vsphere`: the esx key, then the conditional updates in SC4S's order.
+fn vsphere<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) {
+    let prog = input.program.unwrap_or_default();
+    out.key(&KEYS[ESX]);
+    out.sourcetype = Some(lower("vmware:esxlog:", prog));
+    out.source = Some(lower("vmware:esxlog:", prog));
+    if is_autobackup(prog) {
+        out.key(&KEYS[AUTOBACKUP]);
+        out.source = Some(lower("vmware:esxlog:", prog));
+    }
+    if is_vc(prog) {
+        out.key(&KEYS[VC]);
+        out.sourcetype = Some(lower("vmware:vclog:", prog));
+        out.source = Some(lower("vmware:vclog:", prog));
+    }
+    if is_nsx(prog) {
+        out.key(&KEYS[NSX]);
+        out.sourcetype = Some(lower("vmware:nsxlog:", prog));
+        out.source = Some(lower("vmware:nsxlog:", prog));
+    }
+    if ieq(prog, "dfwpktlogs") {
+        out.key(&KEYS[NSXFW]);
+        out.sourcetype = Some(lower("vmware:nsxlog:", prog));
+        out.source = Some(lower("vmware:nsxlog:", prog));
+    }
+}
+
+fn sdata<'a>(input: &Input<'a, '_>) -> &'a [u8] {
+    input
+        .msg
+        .structured_data
+        .as_ref()
+        .map(|s| s.raw())
+        .unwrap_or_default()
+}
+
+fn vsphere_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    // SC4S's filter is the regex `[[^\@]@6876` on SDATA: one of `[`, `^`, `@` right before
+    // `@6876` (a bracket expression, not an SD-ID), kept as SC4S has it.
+    let sd = sdata(input);
+    let hit = memchr::memmem::find_iter(sd, b"@6876")
+        .any(|i| i > 0 && matches!(sd[i - 1], b'[' | b'^' | b'@'));
+    if !hit {
+        return false;
+    }
+    vsphere(input, out);
+    true
+}
+
+fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let Some(p) = input.program else {
+        return false;
+    };
+    if !(is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p)) {
+        return false;
+    }
+    vsphere(input, out);
+    true
+}
+
+fn vsphere_msg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if memchr::memmem::find(input.body, b"[Originator@6876 ").is_none() {
+        return false;
+    }
+    vsphere(input, out);
+    true
+}
+
+/// The network-source filters' common part (the `vendor_product` is the prefilter; the
+/// vendor/product pair of `vendor_product_by_source` is accepted too).
+fn vmware_source(input: &Input<'_, '_>) -> bool {
+    let ns = input.netsource;
+    (ns.vendor == "vmware" && ns.product == "vsphere") || NETSOURCES.contains(&ns.vendor_product)
+}
+
+fn ns_multiline<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !vmware_source(input) || !(input.body.is_empty() || input.body.starts_with(b"-->")) {
+        return false;
+    }
+    let prog = input.program.unwrap_or_default();
+    out.key(&KEYS[NS_MULTI]);
+    out.sourcetype = Some(lower("vmware:esxlog:", prog));
+    out.source = Some(lower("vmware:esxlog:", prog));
+    true
+}
+
+fn ns_json<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !vmware_source(input) || !input.body.starts_with(b"{") {
+        return false;
+    }
+    out.key(&KEYS[NS_JSON]);
+    true
+}
+
+fn ns_vsphere<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let prog = input.program.unwrap_or_default();
+    if !vmware_source(input) || !is_ns_vc(prog) {
+        return false;
+    }
+    out.key(&KEYS[NS_ESX]);
+    // Both updates apply: the filter already requires a vCenter program.
+    out.sourcetype = Some(lower("vmware:vclog:", prog));
+    out.source = Some(lower("vmware:vclog:", prog));
+    out.key(&KEYS[VC]);
+    out.sourcetype = Some(lower("vmware:vclog:", prog));
+    out.source = Some(lower("vmware:vclog:", prog));
+    true
+}
+
+fn horizon_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if memchr::memmem::find(sdata(input), b"View@6876").is_none() {
+        return false;
+    }
+    out.key(&KEYS[HORIZON]);
+    true
+}
+
+fn horizon_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !input.program.is_some_and(|p| iprefix(p, "view")) {
+        return false;
+    }
+    out.key(&KEYS[HORIZON]);
+    true
+}
+
+fn cb_protect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    const HEAD: &[u8] = b"Carbon Black App Control event:  ";
+    if !input.body.starts_with(HEAD) {
+        return false;
+    }
+    out.key(&KEYS[CB]);
+    // csv-parser with the `: ` delimiter (greedy): the key=value text follows the first
+    // `: `, which the filter's prefix guarantees.
+    let at = memchr::memmem::find(input.body, b": ").map_or(input.body.len(), |i| i + 2);
+    out.values = Some(Values {
+        text: &input.body[at..],
+        syntax: ValuesSyntax::Kv { pair: b' ' },
+    });
+    true
+}
+
+fn airwatch<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !input.program.is_some_and(|p| ieq(p, "airwatch")) {
+        return false;
+    }
+    out.key(&KEYS[AIRWATCH]);
+    true
+}
+
+/// `PROGRAM[PID]: MESSAGE` as syslog-ng's RFC 3164 parser splits the text after HOST.
+fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
+    static PGM: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^([^\s\[:]+)(?:\[([^\]]*)\])?: ?").expect("static regex"));
+    match PGM.captures(text) {
+        Some(c) => (
+            c.get(1).map(|m| m.as_bytes()),
+            c.get(2).map(|m| m.as_bytes()),
+            &text[c.get(0).map_or(0, |m| m.end())..],
+        ),
+        None => (None, None, text),
+    }
+}
+
+/// `app-almost-syslog-vmware_vsphere_bad5424`: `<PRI>ISO-STAMP HOST Word: level
+/// program[pid] [Xxx@6876 ...] MESSAGE` (ESXi's header in front of a 5424-ish body): SC4S
+/// re-reads it as RFC 5424 with PROGRAM, PID and the SD element. sluice keeps the RFC 3164
+/// reading (stamp and host are the same) with PROGRAM and PID from the body; the SD element
+/// stays at the start of MESSAGE, since an application cannot set SDATA.
+fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?s)^<\d+>\d\d\d\d-\d\d-\d\dT\d\d[^ ]+ [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *.*)",
+        )
+        .expect("static regex")
+    });
+    let Some(c) = RE.captures(input.msg.raw) else {
+        return false;
+    };
+    let (Some(program), Some(pid), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
+        return false;
+    };
+    out.program = Some(Some(program.as_bytes()));
+    out.pid = Some(Some(pid.as_bytes()));
+    out.message(rest.as_bytes());
+    out.format = Some(Format::Rfc3164);
+    true
+}
+
+/// `app-almost-syslog-vmware_vsphere_guiddate`: `<PRI>xxxx-xxxx-xxxx-xxxx-xxxZ HOST MSG`
+/// (an id where the stamp belongs): read as RFC 3164 with the receive time.
+fn guiddate<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?s)^<\d+> ?[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{3}Z ([^ ]+) (.*)",
+        )
+        .expect("static regex")
+    });
+    let Some(c) = RE.captures(input.msg.raw) else {
+        return false;
+    };
+    let (Some(host), Some(rest)) = (c.get(1), c.get(2)) else {
+        return false;
+    };
+    let (program, pid, message) = split_program(rest.as_bytes());
+    out.host(host.as_bytes());
+    out.time = TimeEdit::Recv;
+    out.program = Some(program);
+    out.pid = Some(pid);
+    out.message(message);
+    out.format = Some(Format::Rfc3164);
+    true
+}
+
+/// `app-almost-syslog-airwatch_raw`: `<PRI> Mmm dd hh:mm:ss HOST AirWatch MSG`, no colon
+/// after the program.
+fn airwatch_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?s)^<\d+> (\w+ \d{2} \d\d:\d\d:\d\d)\s*([^ ]+)\s*(AirWatch+)\s*(.*)")
+            .expect("static regex")
+    });
+    let Some(c) = RE.captures(input.msg.raw) else {
+        return false;
+    };
+    let (Some(stamp), Some(host), Some(program), Some(message)) =
+        (c.get(1), c.get(2), c.get(3), c.get(4))
+    else {
+        return false;
+    };
+    out.key(&KEYS[AIRWATCH]);
+    if let Some(ts) = vtime::strptime(
+        "%B %d %H:%M:%S",
+        stamp.as_bytes(),
+        input.zone,
+        input.now_unix_secs,
+    ) {
+        out.time(ts);
+    }
+    out.host(host.as_bytes());
+    out.program = Some(Some(program.as_bytes()));
+    out.pid = Some(None);
+    out.message(message.as_bytes());
+    out.format = Some(Format::Rfc3164);
+    out.identified = true;
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn vsphere_programs() {
+        let c =
+            classify_line("<144>1 2024-04-13T03:47:10.825Z esxi-prod-07 Vpxa 4242 - - Event [1]");
+        assert_eq!(c.sourcetype.to_string_lossy(), "vmware:esxlog:vpxa");
+        assert_eq!(c.source.to_string_lossy(), "vmware:esxlog:vpxa");
+        assert_eq!(c.index.to_string_lossy(), "infraops");
+        assert_eq!(c.product.to_string_lossy(), "vsphere");
+        let c = classify_line("<144> Apr 13 07:02:31 esx dfwpktlogs: 4242 INET match PASS");
+        assert_eq!(c.sourcetype.to_string_lossy(), "vmware:nsxlog:dfwpktlogs");
+        assert_eq!(c.index.to_string_lossy(), "netfw");
+        let c = classify_line("<144>1 2024-04-13T08:07:38.856Z vcsa-01 vmon 2275 - - x");
+        assert_eq!(c.sourcetype.to_string_lossy(), "vmware:vclog:vmon");
+        let c = classify_line("<144> Apr 13 07:02:31 esx auto-backup.sh[1]: saved");
+        assert_eq!(c.sourcetype.to_string_lossy(), "vmware:esxlog:auto-backup");
+        assert_eq!(c.source.to_string_lossy(), "vmware:esxlog:auto-backup.sh");
+        let c = classify_line("<144> Apr 13 07:02:31 esx other[1]: x [Originator@6876 sub=a] y");
+        assert_eq!(c.sourcetype.to_string_lossy(), "vmware:esxlog:other");
+    }
+
+    #[test]
+    fn horizon_and_cb() {
+        let c = classify_line(
+            "<144>1 2024-04-13T09:12:45.864Z h View - 73 [View@6876 Severity=\"AUDIT_SUCCESS\"]",
+        );
+        assert_eq!(c.sourcetype.to_string_lossy(), "vmware:horizon");
+        let c = classify_line(
+            "<134>1 2024-04-13T21:09:02Z cb - - - - Carbon Black App Control event:  text=\"x\" type=\"y\"",
+        );
+        assert_eq!(c.sourcetype.to_string_lossy(), "vmware:cb:protect");
+        assert_eq!(c.index.to_string_lossy(), "epintel");
+        let c = classify_line("<134> Apr 13 07:02:31 h unrelated[1]: Carbon Black");
+        assert_ne!(c.sourcetype.to_string_lossy(), "vmware:cb:protect");
+    }
+
+    #[test]
+    fn bad5424() {
+        let c = classify_line(
+            "<144>2024-04-13T15:43:27.912Z esx-08 Vpxa: verbose vpxa[4242] [Originator@6876 sub=V] Fetching",
+        );
+        assert_eq!(c.sourcetype, "vmware:esxlog:vpxa");
+        assert_eq!(c.app, "app-syslog-vmware_vsphere-pgm");
+    }
+
+    #[test]
+    fn almost_syslog() {
+        let c = classify_line("<14> Apr 13 07:02:31 aw-01 AirWatch device enrolled");
+        assert_eq!(c.sourcetype, "vmware:airwatch");
+        assert_eq!(c.index, "epintel");
+        let c =
+            classify_line("<14>a1b2-c3d4-e5f6-0718-293Z esx-01 Hostd[12]: [Originator@6876 x] y");
+        assert_eq!(c.sourcetype, "vmware:esxlog:hostd");
+        assert_eq!(c.time, crate::classify::registry::TimeEdit::Recv);
+    }
+}
