@@ -11,6 +11,7 @@ mod barracuda;
 mod checkpoint;
 mod citrix;
 mod f5;
+mod fortinet;
 mod haproxy;
 mod infoblox;
 mod isc;
@@ -33,6 +34,7 @@ pub static VENDORS: &[&Vendor] = &[
     &checkpoint::VENDOR,
     &citrix::VENDOR,
     &f5::VENDOR,
+    &fortinet::VENDOR,
     &haproxy::VENDOR,
     &infoblox::VENDOR,
     &isc::VENDOR,
