@@ -16,6 +16,7 @@ mod haproxy;
 mod infoblox;
 mod isc;
 mod juniper;
+mod pan;
 mod sophos;
 mod ubiquiti;
 mod zscaler;
@@ -39,6 +40,7 @@ pub static VENDORS: &[&Vendor] = &[
     &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
+    &pan::VENDOR,
     &sophos::VENDOR,
     &ubiquiti::VENDOR,
     &zscaler::VENDOR,
