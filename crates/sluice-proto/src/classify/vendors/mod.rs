@@ -9,6 +9,7 @@ mod arista;
 mod aruba;
 mod barracuda;
 mod checkpoint;
+mod cisco;
 mod citrix;
 mod f5;
 mod fortinet;
@@ -33,6 +34,7 @@ pub static VENDORS: &[&Vendor] = &[
     &aruba::VENDOR,
     &barracuda::VENDOR,
     &checkpoint::VENDOR,
+    &cisco::VENDOR,
     &citrix::VENDOR,
     &f5::VENDOR,
     &fortinet::VENDOR,
