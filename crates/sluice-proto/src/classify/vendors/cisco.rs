@@ -85,9 +85,7 @@ fn parse_tag(m: &[u8]) -> Option<Tag<'_>> {
     // mnemonic of non-`:`/space bytes followed by ` :`, ` `, or `:`... (the separator).
     let mut end = rest.len();
     while end >= 3 {
-        let Some(i) = rest[..end].iter().rposition(|&b| b == b'-') else {
-            return None;
-        };
+        let i = rest[..end].iter().rposition(|&b| b == b'-')?;
         // `rest[i]` is the `-` before the mnemonic; `rest[i-1]` the severity.
         if i >= 3 && rest[i - 2] == b'-' && (b'0'..=b'7').contains(&rest[i - 1]) {
             let ident = &rest[..i - 2];
@@ -96,10 +94,7 @@ fn parse_tag(m: &[u8]) -> Option<Tag<'_>> {
                 .iter()
                 .position(|&b| b == b':' || b == b' ')
                 .unwrap_or(after.len());
-            let sep_ok = match after.get(mlen..) {
-                Some([b' ', b':' | b' ', ..]) | Some([b':' | b' ', ..]) => true,
-                _ => false,
-            };
+            let sep_ok = matches!(after.get(mlen..), Some([b':' | b' ', ..]));
             if !ident.is_empty() && mlen > 0 && sep_ok {
                 return Some(Tag {
                     identifier: ident,

@@ -77,11 +77,11 @@ fn eventtime(v: &[u8]) -> Option<Timestamp> {
         .take_while(|b| b.is_ascii_digit())
         .count();
     let micros = if n >= 3 {
-        let mut m = 0u32;
-        for i in 0..6 {
-            m = m * 10 + if i < n { u32::from(rest[i] - b'0') } else { 0 };
-        }
-        m
+        let digits = rest[..n].iter().map(|&d| u32::from(d - b'0'));
+        digits
+            .chain(std::iter::repeat(0))
+            .take(6)
+            .fold(0u32, |m, d| m * 10 + d)
     } else if rest.is_empty() {
         0
     } else {
