@@ -1272,11 +1272,13 @@ mod tests {
 
     #[test]
     fn invalid_program_moves_into_message() {
-        let raw: &[u8] = b"<166>Mar  5 12:28:51 asa-1 %ASA-6-302013: Built inbound";
-        let msg = bsd(raw, Some("asa-1"), Some("%ASA-6-302013"), None, "Built");
+        // (A `%ASA-...` PROGRAM would be folded back too, but Cisco then claims the
+        // message: use a PROGRAM no vendor parser takes.)
+        let raw: &[u8] = b"<166>Mar  5 12:28:51 asa-1 app!x: Built inbound";
+        let msg = bsd(raw, Some("asa-1"), Some("app!x"), None, "Built");
         let v = check(&encode(&msg));
         assert_eq!(v["host"], "asa-1");
-        assert_eq!(v["event"], "PRI=38\nMESSAGE=%ASA-6-302013: Built inbound\n");
+        assert_eq!(v["event"], "PRI=38\nMESSAGE=app!x: Built inbound\n");
         assert_eq!(
             v["fields"]["sc4s_tags"],
             ".source.s_DEFAULT|wireformat:rfc|wireformat:rfc3164|.app.app-fix-invalid-program-z_bsdconvention|.app.app-fallbackz-lastchance"

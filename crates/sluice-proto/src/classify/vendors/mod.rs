@@ -10,12 +10,14 @@ mod aruba;
 mod barracuda;
 mod broadcom;
 mod checkpoint;
+mod cisco;
 mod citrix;
 mod cohesity;
 mod darktrace;
 mod dell;
 mod f5;
 mod github;
+mod fortinet;
 mod haproxy;
 mod hpe;
 mod infoblox;
@@ -30,6 +32,7 @@ mod qumulo;
 mod ricoh;
 mod ruckus;
 mod secureauth;
+mod pan;
 mod sophos;
 mod stealthbits;
 mod suricata;
@@ -54,12 +57,14 @@ pub static VENDORS: &[&Vendor] = &[
     &barracuda::VENDOR,
     &broadcom::VENDOR,
     &checkpoint::VENDOR,
+    &cisco::VENDOR,
     &citrix::VENDOR,
     &cohesity::VENDOR,
     &darktrace::VENDOR,
     &dell::VENDOR,
     &f5::VENDOR,
     &github::VENDOR,
+    &fortinet::VENDOR,
     &haproxy::VENDOR,
     &hpe::VENDOR,
     &infoblox::VENDOR,
@@ -74,6 +79,7 @@ pub static VENDORS: &[&Vendor] = &[
     &ricoh::VENDOR,
     &ruckus::VENDOR,
     &secureauth::VENDOR,
+    &pan::VENDOR,
     &sophos::VENDOR,
     &stealthbits::VENDOR,
     &suricata::VENDOR,
