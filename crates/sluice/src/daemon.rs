@@ -15,7 +15,7 @@ use anyhow::Context;
 use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
 use sluice_net::{NetError, PortClaimConfig, UdpGroup, UdpGroupConfig};
 use sluice_proto::classify::Tables;
-use sluice_proto::hec::{EncodeOptions, IndexedFields};
+use sluice_proto::event::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
@@ -28,10 +28,11 @@ use crate::udp::{UdpContext, UdpPort};
 use crate::window::{MemoryBudget, Window};
 
 /// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
-pub fn init_logging() {
-    let filter = std::env::var("SLUICE_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "info".into());
+pub fn init_logging(env: &crate::env::Env) {
+    let filter = env
+        .get("SLUICE_LOG")
+        .or_else(|| env.get("RUST_LOG"))
+        .map_or_else(|| "info".to_owned(), |v| v.value.clone());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
@@ -54,12 +55,14 @@ pub fn run(config: Config, report: EnvReport) -> anyhow::Result<()> {
     rt.block_on(run_async(config, report, handle))
 }
 
-fn hostname() -> String {
+/// This machine's name; `from_env` is `HOSTNAME` (config.service), for when /proc is not
+/// readable.
+fn hostname(from_env: Option<&str>) -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_owned())
         .ok()
         .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| from_env.map(str::to_owned))
         .unwrap_or_else(|| "localhost".into())
 }
 
@@ -98,11 +101,12 @@ async fn run_async(
     let listeners = config.listeners()?;
     let claim = PortClaimConfig {
         share: config.listen.share_ports,
-        lock_dir: config
-            .listen
-            .lock_dir
-            .clone()
-            .or_else(sluice_net::default_lock_dir),
+        lock_dir: config.listen.lock_dir.clone().or_else(|| {
+            sluice_net::default_lock_dir(
+                config.service.runtime_directory.as_deref(),
+                config.service.xdg_runtime_dir.as_deref(),
+            )
+        }),
     };
     let mut udp_groups = Vec::new();
     for spec in listeners.iter().filter(|l| l.kind == ListenerKind::Udp) {
@@ -148,7 +152,7 @@ async fn run_async(
     let abort = AbortSignal::new();
     let (output_metrics, mut output_task) = if config.uses_hec() {
         let stats = Arc::new(HecStats::default());
-        let hec = HecOutput::new(crate::hecconf::hec_config(&config)?, stats.clone())
+        let hec = HecOutput::new(config.hec.client_config()?, stats.clone())
             .context("cannot set up the HEC client")?;
         for p in hec.probe().await {
             if p.reachable && p.token_accepted != Some(false) {
@@ -247,6 +251,11 @@ async fn run_async(
         tracing::info!(addr = %local, "serving /health and /metrics");
     }
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
+    // systemd (Type=notify): ready once everything is bound and delivering; watchdog pings
+    // from this runtime. A no-op outside systemd.
+    let notify = crate::notify::Notifier::new(&config.service)?;
+    notify.ready(&format!("receiving on {} listeners", listeners.len()));
+    let _watchdog = notify.spawn_watchdog();
 
     // --- wait for a signal, or for the output to die --------------------------------------
     let reload_tls = move || match &tls {
@@ -266,6 +275,7 @@ async fn run_async(
     };
 
     // --- drain -----------------------------------------------------------------------
+    notify.stopping("stopping: delivering what is in flight");
     stopping.store(true, Ordering::Relaxed);
     stop.cancel();
     let drain_start = Instant::now();
@@ -409,7 +419,11 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     }
     let encode = EncodeOptions {
         indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
-        loghost: config.fields.loghost.clone().unwrap_or_else(hostname),
+        loghost: config
+            .fields
+            .loghost
+            .clone()
+            .unwrap_or_else(|| hostname(config.service.hostname.as_deref())),
         container_host: config.fields.container_host.clone(),
         store_raw_message: config.parse.store_raw_message,
     };

@@ -325,6 +325,7 @@ impl Config {
         if let Some(d) = get(env, "SLUICE_LISTEN_LOCK_DIR", non_empty)? {
             self.listen.lock_dir = Some(PathBuf::from(d));
         }
+        self.service = super::ServiceEnv::from_env(env)?;
 
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {
