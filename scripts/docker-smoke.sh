@@ -184,6 +184,7 @@ if [ "${EBPF_CHECK:-1}" = 1 ]; then
         docker stop -t 15 "$NAME-cap" >/dev/null
     }
     echo "no extra capability:       $(balance)"
+    echo "--cap-add NET_ADMIN:       $(balance --cap-add NET_ADMIN)"
     echo "--cap-add BPF:             $(balance --cap-add BPF)"
     echo "--cap-add SYS_ADMIN:       $(balance --cap-add SYS_ADMIN)"
     echo "--privileged:              $(balance --privileged)"
