@@ -21,6 +21,7 @@
 #     - Docker 20.10 (Debian 12's docker.io) knows no BPF capability (`--cap-add BPF` is
 #       refused) and its seccomp profile allows bpf(2) only with SYS_ADMIN: use
 #       `--cap-add SYS_ADMIN` (or `--privileged`, what SC4S documents).
+#       (scripts/docker-smoke.sh checks this: none or NET_ADMIN → cbpf, SYS_ADMIN → ebpf.)
 #     - Docker 23 and later, kernel 5.8 and later: `--cap-add BPF` is enough.
 #   Without any of these sluice falls back to classic BPF balancing, which needs no
 #   privilege, and says why in its log and on /metrics.

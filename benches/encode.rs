@@ -5,7 +5,7 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use sluice_proto::classify::{SourceMeta, Tables, Transport, classify};
+use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
 use sluice_proto::event::{EncodeOptions, encode_event};
 use sluice_proto::message::{Format, Message, Priority, StructuredData, Timestamp};
 use std::hint::black_box;
@@ -13,6 +13,7 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr};
 
 const RECV: i64 = 1_772_713_731_250_000;
+const NOW_SECS: i64 = RECV / 1_000_000;
 
 fn find(raw: &[u8], needle: &[u8]) -> usize {
     raw.windows(needle.len())
@@ -105,7 +106,7 @@ fn rfc5424(raw: &[u8]) -> Message<'_> {
 }
 
 fn bench(c: &mut Criterion) {
-    let tables = Tables::default();
+    let tables = Classifier::default();
     let opts = EncodeOptions::new("sc4s-bench");
     let src = SourceMeta {
         transport: Transport::Udp,
@@ -144,7 +145,7 @@ fn bench(c: &mut Criterion) {
                 if batch.len() > 6 << 20 {
                     batch.clear();
                 }
-                let class = classify(black_box(msg), &src, &tables);
+                let class = classify(black_box(msg), &src, NOW_SECS, &tables);
                 encode_event(&mut batch, msg, &class, &src, RECV, &opts);
                 batch.push(b'\n');
             })
@@ -169,7 +170,7 @@ fn bench(c: &mut Criterion) {
             } else {
                 rfc5424(raw)
             };
-            let class = classify(&msg, &src, &tables);
+            let class = classify(&msg, &src, NOW_SECS, &tables);
             if i > 0 {
                 batch.push(b'\n');
             }

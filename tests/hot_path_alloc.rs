@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use sluice::pipeline::{LocalCounts, Processor, RecvTime};
 use sluice_hec::BatchPolicy;
-use sluice_proto::classify::{SourceMeta, Tables, Transport};
+use sluice_proto::classify::{Classifier, SourceMeta, Transport};
 use sluice_proto::event::EncodeOptions;
 use sluice_proto::time::Zone;
 
 fn processor(zone: &str) -> Processor {
     Processor {
         zone: Zone::from_name(zone).unwrap(),
-        tables: Tables::default(),
+        tables: Classifier::default(),
         encode: EncodeOptions::new("sc4s-test-host"),
         batch: BatchPolicy {
             max_events: 5000,

@@ -323,3 +323,106 @@ async fn starts_on_the_callers_runtime() {
     assert_eq!(status, 200);
     assert!(s.wait_for_async(7, Duration::from_secs(5)).await);
 }
+
+const CHANNEL: &str = "6f1c2a3b-4d5e-4f60-8a9b-0c1d2e3f4a5b";
+
+fn post_ch(c: &mut RawClient, path: &str, channel: Option<&str>, body: &[u8]) -> (u16, String) {
+    let (k, v) = auth();
+    let mut headers = vec![(k, v.as_str())];
+    if let Some(ch) = channel {
+        headers.push(("X-Splunk-Request-Channel", ch));
+    }
+    let r = c.request("POST", path, &headers, body).expect("answer");
+    (r.status, r.text())
+}
+
+fn ack_sink(faults: Faults) -> SinkHandle {
+    SinkHandle::spawn_thread(SinkConfig {
+        token: TOKEN.into(),
+        threads: 1,
+        indexer_ack: true,
+        faults,
+        ..SinkConfig::default()
+    })
+    .expect("sink starts")
+}
+
+#[test]
+fn indexer_ack_requires_a_channel_and_answers_ack_ids() {
+    let s = ack_sink(Faults {
+        lose_every: Some(2),
+        ..Faults::default()
+    });
+    let mut c = RawClient::connect(s.addr()).unwrap();
+    let ev = "/services/collector/event";
+    assert_eq!(
+        post_ch(&mut c, ev, None, &body(0..1)),
+        (
+            400,
+            r#"{"text":"Data channel is missing","code":10}"#.into()
+        )
+    );
+    assert_eq!(post_ch(&mut c, ev, Some("nope"), &body(0..1)).0, 400);
+    // Request 1 is indexed, request 2 is "lost": answered with an ackId, never indexed.
+    let (st, text) = post_ch(&mut c, ev, Some(CHANNEL), &body(0..3));
+    assert_eq!(
+        (st, text.as_str()),
+        (200, r#"{"text":"Success","code":0,"ackId":0}"#)
+    );
+    let (st, text) = post_ch(&mut c, ev, Some(CHANNEL), &body(3..6));
+    assert_eq!(
+        (st, text.as_str()),
+        (200, r#"{"text":"Success","code":0,"ackId":1}"#)
+    );
+    assert_eq!(s.accepted_events(), 3);
+    let ack = "/services/collector/ack";
+    let (st, text) = post_ch(&mut c, ack, Some(CHANNEL), br#"{"acks":[0,1]}"#);
+    assert_eq!(st, 200);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v, serde_json::json!({"acks":{"0":true,"1":false}}));
+    // A true ack is reported once; a channel is needed on the ack endpoint too.
+    let (_, text) = post_ch(&mut c, ack, Some(CHANNEL), br#"{"acks":[0]}"#);
+    assert!(text.contains(r#""0":false"#), "{text}");
+    assert_eq!(post_ch(&mut c, ack, None, br#"{"acks":[0]}"#).0, 400);
+    assert_eq!(post_ch(&mut c, ack, Some(CHANNEL), b"garbage").0, 400);
+    let st = s.stats();
+    assert_eq!((st.lost_requests, st.lost_events), (1, 3));
+    assert_eq!((st.ack_queries, st.acks_true), (3, 1));
+    assert_eq!(st.rejected(RejectReason::ChannelMissing), 2);
+    assert_eq!(st.rejected(RejectReason::ChannelInvalid), 1);
+    // The garbage fault answers something that is not ack JSON.
+    s.update_faults(|f| f.ack_garbage = true);
+    let (st, text) = post_ch(&mut c, ack, Some(CHANNEL), br#"{"acks":[0]}"#);
+    assert_eq!(st, 200);
+    assert!(serde_json::from_str::<serde_json::Value>(&text).is_err());
+}
+
+#[test]
+fn a_marked_event_is_refused_by_number() {
+    let s = sink(true);
+    s.update_faults(|f| f.reject_event_marker = Some("seq: 0000000004".into()));
+    let mut c = RawClient::connect(s.addr()).unwrap();
+    let (st, text) = post(&mut c, "/services/collector/event", &body(2..8));
+    assert_eq!(
+        (st, text.as_str()),
+        (
+            400,
+            r#"{"text":"Invalid data format","code":6,"invalid-event-number":2}"#
+        )
+    );
+    assert_eq!(s.accepted_events(), 0, "nothing indexed by default");
+    // Without the bad event the rest goes in.
+    let rest: Vec<u8> = [body(2..4), body(5..8)].join(&b'\n');
+    assert_eq!(post(&mut c, "/services/collector/event", &rest).0, 200);
+    assert_eq!(s.accepted_events(), 5);
+    // The other reading of HEC: events before N were indexed.
+    s.update_faults(|f| f.index_before_invalid = true);
+    assert_eq!(
+        post(&mut c, "/services/collector/event", &body(2..8)).0,
+        400
+    );
+    assert_eq!(s.accepted_events(), 7);
+    assert_eq!(s.stats().rejected(RejectReason::FaultEvent), 2);
+    let rep = s.seq_report(None);
+    assert_eq!(rep.duplicates, 2, "events 2 and 3 were indexed twice");
+}

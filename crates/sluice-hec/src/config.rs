@@ -55,6 +55,9 @@ pub struct ClientConfig {
     pub token: String,
     /// `false` accepts any server certificate (SC4S `TLS_VERIFY=no`).
     pub tls_verify: bool,
+    /// A complete TLS client configuration (custom CAs, a client certificate for mTLS);
+    /// when set it replaces the defaults and `tls_verify`, which it already encodes.
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// Parallel requests (and pooled keep-alive connections per host); SC4S default 10.
     pub workers: usize,
     /// Whole-request timeout; SC4S default 30 s.
@@ -77,6 +80,7 @@ impl Default for ClientConfig {
             urls: Vec::new(),
             token: String::new(),
             tls_verify: true,
+            tls: None,
             workers: 10,
             timeout: Duration::from_secs(30),
             compression: false,

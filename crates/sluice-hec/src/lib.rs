@@ -89,3 +89,48 @@ pub use stats::{
     DropReason, HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome,
     RetryReason,
 };
+
+/// Words for the TLS failures an operator meets when pointing sluice at an indexer: rustls
+/// names them (`UnknownIssuer`, an alert), this says what to change.
+pub fn tls_hint(cause: &str) -> Option<&'static str> {
+    const HINTS: &[(&str, &str)] = &[
+        (
+            "UnknownIssuer",
+            "the indexer's certificate is not issued by a CA sluice trusts: put that CA's PEM \
+             certificate in SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT (or hec.tls_ca_file), or set \
+             SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY=no",
+        ),
+        (
+            "NotValidForName",
+            "the indexer's certificate is not issued for the host name in the HEC URL: use the \
+             name the certificate carries in SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+        ),
+        (
+            "Expired",
+            "the indexer's certificate has expired: renew it on the indexer",
+        ),
+        (
+            "CertificateRequired",
+            "the indexer requires a client certificate: put key.pem and cert.pem in \
+             SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT",
+        ),
+        (
+            "alert: UnknownCA",
+            "the indexer does not trust sluice's client certificate: have it issued by a CA the \
+             indexer trusts",
+        ),
+        (
+            "alert: BadCertificate",
+            "the indexer refused sluice's client certificate (cert.pem in \
+             SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT)",
+        ),
+        (
+            "InvalidContentType",
+            "the indexer does not speak TLS on that port: use http:// or the HEC TLS port",
+        ),
+    ];
+    HINTS
+        .iter()
+        .find(|(needle, _)| cause.contains(needle))
+        .map(|(_, hint)| *hint)
+}

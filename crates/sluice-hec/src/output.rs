@@ -160,7 +160,11 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = cur.source() {
         cur = next;
     }
-    cur.to_string()
+    let cause = cur.to_string();
+    match crate::tls_hint(&cause) {
+        Some(hint) => format!("{cause} ({hint})"),
+        None => cause,
+    }
 }
 
 /// The whole chain, for errors where every layer may matter (client construction).
@@ -242,7 +246,11 @@ impl HecOutput {
                 value: cfg.user_agent.clone(),
             })?;
 
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(tls) = &cfg.tls {
+            builder = builder.use_preconfigured_tls((**tls).clone());
+        }
+        let client = builder
             .default_headers(headers)
             .user_agent(user_agent)
             .timeout(cfg.timeout)

@@ -82,9 +82,12 @@
 use std::io::Write as _;
 use std::net::IpAddr;
 
-use crate::classify::{Classification, Rewrite, Source, SourceMeta, Template};
+use crate::classify::{
+    Classification, HostEdit, Rewrite, SourceMeta, Template, Value, Values, ValuesSyntax, kv,
+};
 use crate::json;
-use crate::message::{Format, Message, Priority, StructuredData};
+use crate::message::{Format, Message, Priority, StructuredData, Timestamp};
+use crate::time::civil_from_days;
 
 /// Which indexed fields are sent: SC4S `SC4S_DEST_SPLUNK_INDEXED_FIELDS`, pre-parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,44 +180,22 @@ pub fn encode_event(
 ) {
     out.reserve(256 + msg.raw.len() + msg.raw.len() / 8);
     out.extend_from_slice(b"{\"time\":\"");
-    let stamp = msg.timestamp.map_or(recv_unix_micros, |t| t.unix_micros());
-    write_epoch_millis(out, stamp);
+    write_epoch_millis(out, class.time_micros(msg, recv_unix_micros));
 
     out.extend_from_slice(b"\",\"host\":");
-    match msg.hostname.filter(|h| !h.is_empty()) {
-        Some(host) if class.rewrite != Rewrite::InvalidHost => json::write_str_lowercase(out, host),
-        _ => {
-            out.push(b'"');
-            write_ip(out, src.source_ip);
-            out.push(b'"');
-        }
-    }
+    write_host(out, msg, class, src);
 
     out.extend_from_slice(b",\"source\":");
-    match class.source {
-        Source::Static(s) => json::write_str(out, s.as_bytes()),
-        Source::Program(p) => {
-            out.extend_from_slice(b"\"program:");
-            json::escape_into(out, p);
-            out.push(b'"');
-        }
-    }
+    class.source.write_json(out);
     out.extend_from_slice(b",\"sourcetype\":");
-    json::write_str(out, class.sourcetype.as_bytes());
+    class.sourcetype.write_json(out);
     out.extend_from_slice(b",\"index\":");
-    json::write_str(out, class.index.as_bytes());
+    class.index.write_json(out);
 
     out.extend_from_slice(b",\"event\":\"");
     let view = View::new(msg, class);
     let text_start = out.len();
-    match class.template {
-        Template::HdrMsg => {
-            view.header.write(out);
-            view.message.write(out);
-        }
-        Template::Rfc5424Compact => write_5424_compact(out, msg, &view),
-        Template::FallbackKv => write_fallback_kv(out, msg, &view, opts),
-    }
+    write_template(out, msg, class, src, &view, recv_unix_micros, opts);
     if out.len() == text_start {
         write_fallback_kv(out, msg, &view, opts);
     }
@@ -224,6 +205,261 @@ pub fn encode_event(
         write_fields(out, msg, class, src, recv_unix_micros, opts);
     }
     out.push(b'}');
+}
+
+/// HOST, lowercased: the vendor's or `host.csv`'s, the header's, or the sender's IP.
+fn write_host(
+    out: &mut Vec<u8>,
+    msg: &Message<'_>,
+    class: &Classification<'_, '_>,
+    src: &SourceMeta<'_>,
+) {
+    match class.host {
+        HostEdit::Set(v) if !v.is_empty() => v.write_json_lowercase(out),
+        HostEdit::Keep if class.rewrite != Rewrite::InvalidHost => {
+            match msg.hostname.filter(|h| !h.is_empty()) {
+                Some(host) => json::write_str_lowercase(out, host),
+                None => write_ip_json(out, src.source_ip),
+            }
+        }
+        _ => write_ip_json(out, src.source_ip),
+    }
+}
+
+fn write_ip_json(out: &mut Vec<u8>, ip: IpAddr) {
+    out.push(b'"');
+    write_ip(out, ip);
+    out.push(b'"');
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_template(
+    out: &mut Vec<u8>,
+    msg: &Message<'_>,
+    class: &Classification<'_, '_>,
+    src: &SourceMeta<'_>,
+    view: &View<'_>,
+    recv_unix_micros: i64,
+    opts: &EncodeOptions,
+) {
+    match class.template {
+        Template::HdrMsg => {
+            view.header.write(out);
+            view.message.write(out);
+        }
+        Template::MsgOnly => view.message.write(out),
+        Template::MsgTrim => view.message.write_trimmed(out),
+        Template::LegacyHdrMsg => {
+            if view.legacy {
+                view.header.write(out);
+            }
+            view.message.write(out);
+        }
+        Template::ProgramMsg | Template::ProgramNopidMsg => {
+            if let Some(p) = view.program {
+                json::escape_into(out, p);
+            }
+            if class.template == Template::ProgramMsg {
+                out.push(b'[');
+                if let Some(p) = view.pid {
+                    json::escape_into(out, p);
+                }
+                out.push(b']');
+            }
+            out.extend_from_slice(b": ");
+            view.message.write(out);
+        }
+        Template::HdrSdataMsg => {
+            view.header.write(out);
+            if let Some(m) = msg.msgid.filter(|m| !m.is_empty()) {
+                json::escape_into(out, m);
+            }
+            out.push(b' ');
+            if let Some(sd) = msg.structured_data {
+                write_sdata(out, sd);
+            }
+            out.push(b' ');
+            view.message.write(out);
+        }
+        Template::Standard | Template::Everything => {
+            let ts = class.timestamp(msg).unwrap_or(Timestamp {
+                unix_secs: recv_unix_micros.div_euclid(1_000_000),
+                micros: recv_unix_micros.rem_euclid(1_000_000) as u32,
+                offset_secs: 0,
+            });
+            let mut host = Vec::new();
+            write_host(&mut host, msg, class, src);
+            // `host` is a JSON string literal; its content is already escaped.
+            let host = host
+                .strip_prefix(b"\"")
+                .and_then(|h| h.strip_suffix(b"\""))
+                .unwrap_or_default();
+            if class.template == Template::Standard {
+                write_bsd_stamp(out, ts);
+                out.push(b' ');
+                out.extend_from_slice(host);
+                out.push(b' ');
+                view.header.write(out);
+            } else {
+                write_isodate(out, ts);
+                out.push(b' ');
+                out.extend_from_slice(host);
+                out.push(b' ');
+                if view.legacy {
+                    view.header.write(out);
+                }
+            }
+            view.message.write(out);
+        }
+        Template::Rfc5424Compact => write_5424_compact(out, msg, view),
+        Template::FallbackKv => write_fallback_kv(out, msg, view, opts),
+        Template::JsonValues => write_values_json(out, class.values),
+        Template::KvValues => write_values_welf(out, class.values),
+    }
+}
+
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
+
+fn local_parts(ts: Timestamp) -> (i32, u8, u8, i64) {
+    let local = ts.unix_secs + i64::from(ts.offset_secs);
+    let (y, m, d) = civil_from_days(local.div_euclid(86_400));
+    (y, m, d, local.rem_euclid(86_400))
+}
+
+fn push_2(out: &mut Vec<u8>, v: i64) {
+    out.push(b'0' + (v / 10 % 10) as u8);
+    out.push(b'0' + (v % 10) as u8);
+}
+
+/// `Mar 05 14:23:10` (syslog-ng's `${MONTH_ABBREV} ${DAY} ${HOUR}:${MIN}:${SEC}`).
+fn write_bsd_stamp(out: &mut Vec<u8>, ts: Timestamp) {
+    let (_, m, d, sod) = local_parts(ts);
+    out.extend_from_slice(MONTHS[usize::from(m.clamp(1, 12) - 1)]);
+    out.push(b' ');
+    push_2(out, i64::from(d));
+    out.push(b' ');
+    push_2(out, sod / 3600);
+    out.push(b':');
+    push_2(out, sod / 60 % 60);
+    out.push(b':');
+    push_2(out, sod % 60);
+}
+
+/// `2024-03-05T14:23:10.123+00:00` (syslog-ng's `${ISODATE}` with `frac-digits(3)`).
+fn write_isodate(out: &mut Vec<u8>, ts: Timestamp) {
+    let (y, m, d, sod) = local_parts(ts);
+    out.extend_from_slice(itoa::Buffer::new().format(y).as_bytes());
+    out.push(b'-');
+    push_2(out, i64::from(m));
+    out.push(b'-');
+    push_2(out, i64::from(d));
+    out.push(b'T');
+    push_2(out, sod / 3600);
+    out.push(b':');
+    push_2(out, sod / 60 % 60);
+    out.push(b':');
+    push_2(out, sod % 60);
+    let ms = ts.micros / 1000;
+    out.extend_from_slice(&[
+        b'.',
+        b'0' + (ms / 100) as u8,
+        b'0' + (ms / 10 % 10) as u8,
+        b'0' + (ms % 10) as u8,
+    ]);
+    let o = ts.offset_secs;
+    out.push(if o < 0 { b'-' } else { b'+' });
+    let o = i64::from(o.unsigned_abs());
+    push_2(out, o / 3600);
+    out.push(b':');
+    push_2(out, o / 60 % 60);
+}
+
+/// `t_json_values`: the parsed values as one JSON object, escaped into the event string.
+fn write_values_json(out: &mut Vec<u8>, values: Option<Values<'_>>) {
+    let Some(v) = values else {
+        out.extend_from_slice(b"{}");
+        return;
+    };
+    match v.syntax {
+        ValuesSyntax::Json => {
+            // Insignificant whitespace dropped, the rest copied.
+            let mut compact = Vec::with_capacity(v.text.len());
+            let mut in_str = false;
+            let mut escaped = false;
+            for &b in v.text {
+                if in_str {
+                    compact.push(b);
+                    match (escaped, b) {
+                        (true, _) => escaped = false,
+                        (false, b'\\') => escaped = true,
+                        (false, b'"') => in_str = false,
+                        _ => {}
+                    }
+                } else if !b.is_ascii_whitespace() {
+                    if b == b'"' {
+                        in_str = true;
+                    }
+                    compact.push(b);
+                }
+            }
+            json::escape_into(out, &compact);
+        }
+        ValuesSyntax::Kv { pair } => {
+            let mut obj = Vec::with_capacity(v.text.len() + 16);
+            obj.push(b'{');
+            let mut value = Vec::new();
+            for (i, p) in kv::pairs(v.text, pair).enumerate() {
+                if i > 0 {
+                    obj.push(b',');
+                }
+                json::write_str(&mut obj, p.key);
+                obj.push(b':');
+                value.clear();
+                if p.quoted {
+                    kv::unquote_into(p.value, &mut value);
+                } else {
+                    value.extend_from_slice(p.value);
+                }
+                json::write_str(&mut obj, &value);
+            }
+            obj.push(b'}');
+            json::escape_into(out, &obj);
+        }
+    }
+}
+
+/// `t_kv_values`: the parsed values as WELF `key=value` pairs (values with a space quoted).
+fn write_values_welf(out: &mut Vec<u8>, values: Option<Values<'_>>) {
+    let Some(v) = values else {
+        return;
+    };
+    let ValuesSyntax::Kv { pair } = v.syntax else {
+        json::escape_into(out, v.text);
+        return;
+    };
+    let mut value = Vec::new();
+    for (i, p) in kv::pairs(v.text, pair).enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        json::escape_into(out, p.key);
+        out.push(b'=');
+        value.clear();
+        if p.quoted {
+            kv::unquote_into(p.value, &mut value);
+        } else {
+            value.extend_from_slice(p.value);
+        }
+        if value.contains(&b' ') {
+            out.extend_from_slice(b"\\\"");
+            json::escape_into(out, &value);
+            out.extend_from_slice(b"\\\"");
+        } else {
+            json::escape_into(out, &value);
+        }
+    }
 }
 
 /// The fields of a message as SC4S's templates see them after the header repairs.
@@ -238,14 +474,15 @@ struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    fn new(msg: &Message<'a>, class: &Classification<'_, '_>) -> View<'a> {
-        let body = msg.message.unwrap_or_default();
-        let original = Header::of(msg);
-        let legacy = msg.format == Format::Rfc3164;
-        match class.rewrite {
+    fn new(msg: &Message<'a>, class: &Classification<'a, 'a>) -> View<'a> {
+        let v = class.view;
+        let body = Value::Bytes(v.message.unwrap_or_default());
+        let original = Header::of(msg, v.program, v.pid, v.message);
+        let legacy = class.format == Format::Rfc3164;
+        let mut view = match class.rewrite {
             Rewrite::None => View {
-                program: msg.appname.filter(|p| !p.is_empty()),
-                pid: msg.procid.filter(|p| !p.is_empty()),
+                program: v.program,
+                pid: v.pid,
                 header: original,
                 message: Text {
                     host: None,
@@ -276,7 +513,31 @@ impl<'a> View<'a> {
                 },
                 legacy,
             },
+        };
+        let e = class.edit;
+        if e.program.is_some() || e.pid.is_some() {
+            if let Some(p) = e.program {
+                view.program = p.filter(|p| !p.is_empty());
+            }
+            if let Some(p) = e.pid {
+                view.pid = p.filter(|p| !p.is_empty());
+            }
+            view.header = match view.program {
+                Some(program) => Header::Built {
+                    program,
+                    pid: view.pid,
+                },
+                None => Header::None,
+            };
         }
+        if let Some(m) = e.message {
+            view.message = Text {
+                host: None,
+                header: Header::None,
+                body: m,
+            };
+        }
+        view
     }
 }
 
@@ -293,18 +554,23 @@ enum Header<'a> {
 }
 
 impl<'a> Header<'a> {
-    fn of(msg: &Message<'a>) -> Header<'a> {
-        let Some(program) = msg.appname.filter(|p| !p.is_empty()) else {
+    fn of(
+        msg: &Message<'a>,
+        program: Option<&'a [u8]>,
+        pid: Option<&'a [u8]>,
+        message: Option<&'a [u8]>,
+    ) -> Header<'a> {
+        let Some(program) = program.filter(|p| !p.is_empty()) else {
             return Header::None;
         };
         if msg.format == Format::Rfc3164
-            && let Some(span) = tag_span(msg.raw, program, msg.message)
+            && let Some(span) = tag_span(msg.raw, program, message)
         {
             return Header::Span(span);
         }
         Header::Built {
             program,
-            pid: msg.procid.filter(|p| !p.is_empty()),
+            pid: pid.filter(|p| !p.is_empty()),
         }
     }
 
@@ -347,11 +613,11 @@ fn tag_span<'a>(raw: &'a [u8], program: &[u8], message: Option<&[u8]>) -> Option
     Some(span.strip_suffix(b"\xEF\xBB\xBF").unwrap_or(span))
 }
 
-/// MESSAGE after the header repairs: `[HOST SP][MSGHDR]body`.
+/// MESSAGE after the header repairs and vendor edits: `[HOST SP][MSGHDR]body`.
 struct Text<'a> {
     host: Option<&'a [u8]>,
     header: Header<'a>,
-    body: &'a [u8],
+    body: Value<'a, 'a>,
 }
 
 impl Text<'_> {
@@ -365,7 +631,37 @@ impl Text<'_> {
             out.push(b' ');
         }
         self.header.write(out);
-        json::escape_into(out, self.body);
+        self.body.escape_into(out);
+    }
+
+    /// `$(strip ...)`: leading and trailing whitespace removed (from the body; a repaired
+    /// host/header never starts with whitespace).
+    fn write_trimmed(&self, out: &mut Vec<u8>) {
+        if let Some(host) = self.host {
+            json::escape_into(out, host);
+            out.push(b' ');
+        }
+        self.header.write(out);
+        let (a, b) = self.body.parts();
+        let whole: std::borrow::Cow<'_, [u8]> = if b.is_empty() {
+            a.into()
+        } else {
+            [a, b].concat().into()
+        };
+        let mut t: &[u8] = &whole;
+        if self.host.is_none() && self.header.is_empty() {
+            while let [first, rest @ ..] = t
+                && first.is_ascii_whitespace()
+            {
+                t = rest;
+            }
+        }
+        while let [rest @ .., last] = t
+            && last.is_ascii_whitespace()
+        {
+            t = rest;
+        }
+        json::escape_into(out, t);
     }
 }
 
@@ -476,12 +772,24 @@ fn write_fields(
     let f = &opts.indexed_fields;
     let pri = msg.priority.unwrap_or(Priority::DEFAULT);
     out.extend_from_slice(b",\"fields\":{\"sc4s_vendor\":");
-    json::write_str(out, class.vendor.as_bytes());
+    class.vendor.write_json(out);
     out.extend_from_slice(b",\"sc4s_product\":");
-    json::write_str(out, class.product.as_bytes());
-    if let Some(c) = class.class {
+    class.product.write_json(out);
+    if let Some(c) = class.class.filter(|c| !c.is_empty()) {
         out.extend_from_slice(b",\"sc4s_class\":");
-        json::write_str(out, c.as_bytes());
+        c.write_json(out);
+    }
+    for (name, value) in class.fields.iter() {
+        out.push(b',');
+        json::write_str(out, name.as_bytes());
+        out.push(b':');
+        value.write_json(out);
+    }
+    for (name, value) in class.compliance {
+        out.push(b',');
+        json::write_str(out, name.as_bytes());
+        out.push(b':');
+        json::write_str(out, value.as_bytes());
     }
     if f.facility {
         out.extend_from_slice(b",\"sc4s_syslog_facility\":\"");
@@ -523,7 +831,7 @@ fn write_fields(
     }
     out.extend_from_slice(b",\"sc4s_tags\":\".source.s_");
     json::escape_into(out, src.listener_id.as_bytes());
-    out.extend_from_slice(match msg.format {
+    out.extend_from_slice(match class.format {
         Format::Rfc5424 => b"|wireformat:rfc|wireformat:rfc5424".as_slice(),
         Format::Rfc3164 => b"|wireformat:rfc|wireformat:rfc3164".as_slice(),
         Format::Unparsed => b"|wireformat:raw".as_slice(),
@@ -592,7 +900,7 @@ fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::{Tables, Transport, classify};
+    use crate::classify::{Classifier, Transport, classify};
     use crate::message::Timestamp;
     use serde_json::Value;
     use std::net::{Ipv4Addr, Ipv6Addr};
@@ -639,11 +947,11 @@ mod tests {
 
     fn encode_with(
         msg: &Message<'_>,
-        tables: &Tables,
+        tables: &Classifier,
         src: &SourceMeta<'_>,
         o: &EncodeOptions,
     ) -> String {
-        let class = classify(msg, src, tables);
+        let class = classify(msg, src, RECV / 1_000_000, tables);
         let mut out = b"previous event".to_vec();
         encode_event(&mut out, msg, &class, src, RECV, o);
         let text = String::from_utf8(out).expect("UTF-8");
@@ -656,7 +964,7 @@ mod tests {
     }
 
     fn encode(msg: &Message<'_>) -> String {
-        encode_with(msg, &Tables::default(), &udp(), &opts())
+        encode_with(msg, &Classifier::default(), &udp(), &opts())
     }
 
     /// Parses an event and checks the shape every event must have.
@@ -749,8 +1057,8 @@ mod tests {
             Some("1234"),
             "seq:",
         );
-        let tables = Tables::default();
-        let class = classify(&msg, &udp(), &tables);
+        let tables = Classifier::default();
+        let class = classify(&msg, &udp(), RECV / 1_000_000, &tables);
         let mut out = b"previous".to_vec();
         encode_event(&mut out, &msg, &class, &udp(), RECV, &opts());
         let plain = out.clone();
@@ -827,21 +1135,31 @@ mod tests {
 
     #[test]
     fn golden_program_less_rfc3164_falls_back() {
-        let raw: &[u8] = b"<13>Mar  5 12:28:51 Host1 just some text";
+        let raw: &[u8] = b"<13>Mar  5 12:28:51 Host1 just, some text";
         let mut msg = bsd(raw, Some("Host1"), None, None, "just");
         msg.priority = Priority::new(13);
         let event = encode(&msg);
         let expected = concat!(
             r#"{"time":"1772713731.000","host":"host1","source":"sc4s","sourcetype":"sc4s:fallback","index":"main","#,
-            r#""event":"PRI=13\nMESSAGE=just some text\n","#,
+            r#""event":"PRI=13\nMESSAGE=just, some text\n","#,
             r#""fields":{"sc4s_vendor":"splunk","sc4s_product":"sc4s","sc4s_class":"fallback","#,
             r#""sc4s_syslog_facility":"user","sc4s_syslog_severity":"notice","sc4s_container":"sc4s-host","#,
             r#""sc4s_destport":"514","sc4s_fromhostip":"192.0.2.10","sc4s_proto":"UDP","#,
             r#""sc4s_recv_time":"1772713800.123","#,
-            r#""sc4s_tags":".source.s_DEFAULT|wireformat:rfc|wireformat:rfc3164|.app.app-fallbackz-lastchance"}}"#
+            r#""sc4s_tags":".source.s_DEFAULT|wireformat:rfc|wireformat:rfc3164|.app.app-fix-invalid-program-z_bsdconvention|.app.app-fallbackz-lastchance"}}"#
         );
         assert_eq!(event, expected);
         check(&event);
+    }
+
+    #[test]
+    fn first_word_without_colon_is_the_program() {
+        // syslog-ng (and so SC4S) takes "just" as PROGRAM: nix:syslog, text unchanged.
+        let raw: &[u8] = b"<13>Mar  5 12:28:51 Host1 just some text";
+        let v = check(&encode(&bsd(raw, Some("Host1"), None, None, "just")));
+        assert_eq!(v["sourcetype"], "nix:syslog");
+        assert_eq!(v["source"], "program:just");
+        assert_eq!(v["event"], "just some text");
     }
 
     #[test]
@@ -874,9 +1192,9 @@ mod tests {
         assert_eq!(v["event"], "PRI=30\n");
 
         // A template override that renders nothing falls back to the key=value text.
-        let tables = Tables::default();
+        let tables = Classifier::default();
         let empty = Message::unparsed(b"", None);
-        let mut class = classify(&empty, &udp(), &tables);
+        let mut class = classify(&empty, &udp(), RECV / 1_000_000, &tables);
         class.template = Template::HdrMsg;
         let mut out = Vec::new();
         encode_event(&mut out, &empty, &class, &udp(), RECV, &opts());
@@ -934,7 +1252,7 @@ mod tests {
             appname: Some(b"prog"),
             procid: Some(b"9"),
             message: Some(b"hello"),
-            ..Message::unparsed(b"", None)
+            ..Message::unparsed(b"<38>", None)
         };
         assert_eq!(check(&encode(&msg))["event"], "prog[9]: hello");
     }
@@ -972,7 +1290,7 @@ mod tests {
         msg.message = Some(&raw[raw.len()..]);
         let mut o = opts();
         o.store_raw_message = true;
-        let v = check(&encode_with(&msg, &Tables::default(), &udp(), &o));
+        let v = check(&encode_with(&msg, &Classifier::default(), &udp(), &o));
         assert_eq!(
             v["event"],
             "RAWMSG=<38>Mar  5 12:28:51 h sshd[5]:\nPRI=38\nLEGACY_MSGHDR=sshd[5]:\nPROGRAM=sshd\nPID=5\n"
@@ -992,12 +1310,12 @@ mod tests {
 
         let mut o = opts();
         o.indexed_fields = IndexedFields::from_sc4s("none");
-        let v = check(&encode_with(&msg, &Tables::default(), &udp(), &o));
+        let v = check(&encode_with(&msg, &Classifier::default(), &udp(), &o));
         assert!(v.get("fields").is_none());
 
         o.indexed_fields = IndexedFields::from_sc4s("proto,dport");
         o.container_host = Some("docker-host-7".into());
-        let v = check(&encode_with(&msg, &Tables::default(), &udp(), &o));
+        let v = check(&encode_with(&msg, &Classifier::default(), &udp(), &o));
         // serde_json's map is sorted by key.
         let keys: Vec<&str> = v["fields"]
             .as_object()
@@ -1018,7 +1336,7 @@ mod tests {
         assert_eq!(v["fields"]["sc4s_loghost"], "docker-host-7");
 
         o.container_host = Some(String::new());
-        let v = check(&encode_with(&msg, &Tables::default(), &udp(), &o));
+        let v = check(&encode_with(&msg, &Classifier::default(), &udp(), &o));
         assert!(v["fields"].get("sc4s_loghost").is_none());
     }
 
@@ -1033,7 +1351,7 @@ mod tests {
             source_ip: IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
             listener_id: "CISCO_ASA",
         };
-        let mut tables = Tables::default();
+        let mut tables = Classifier::default();
         tables.add_listener("CISCO_ASA");
         let v = check(&encode_with(&msg, &tables, &src, &opts()));
         assert_eq!(v["host"], "2001:db8::1");
@@ -1115,13 +1433,13 @@ mod tests {
                 structured_data: sd.as_deref().map(StructuredData::from_validated),
                 message: body.as_deref(),
             };
-            let mut tables = Tables::default();
+            let mut tables = Classifier::default();
             tables.add_listener("CISCO_ASA");
             let src = SourceMeta { listener_id: listener, ..udp() };
             let mut o = opts();
             o.store_raw_message = store_raw;
             for template in [Template::HdrMsg, Template::Rfc5424Compact, Template::FallbackKv] {
-                let mut class = classify(&msg, &src, &tables);
+                let mut class = classify(&msg, &src, RECV / 1_000_000, &tables);
                 class.template = template;
                 let mut out = Vec::new();
                 encode_event(&mut out, &msg, &class, &src, RECV, &o);

@@ -85,6 +85,11 @@ pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     escape_generic::<false>(out, bytes);
 }
 
+/// [`escape_into`] with ASCII `A`-`Z` lowercased while copying.
+pub fn escape_lowercase_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    escape_generic::<true>(out, bytes);
+}
+
 fn escape_generic<const LOWER: bool>(out: &mut Vec<u8>, bytes: &[u8]) {
     let n = bytes.len();
     // `start..i` is the pending run of bytes to copy verbatim.

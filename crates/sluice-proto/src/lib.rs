@@ -15,7 +15,8 @@ pub mod record;
 pub mod time;
 
 pub use classify::{
-    Classification, SourceMeta, Tables, TablesError, Template, Transport, classify,
+    BuildError, Classification, Classifier, ContextError, Settings, SourceMeta, Template,
+    Transport, classify,
 };
 pub use event::{EncodeOptions, IndexedFields, encode_event};
 pub use framing::{Decoder, Frame, FramingStats};

@@ -38,15 +38,16 @@ pub fn load_config_from(args: &RunArgs, env: &Env) -> anyhow::Result<(Config, En
     };
     let report = config.apply_env(env)?;
     config.validate()?;
-    if config.uses_hec() {
-        config.hec.client_config()?;
-    }
     Zone::from_name(&config.parse.default_timezone).map_err(|e| {
         anyhow::anyhow!(
             "SC4S_DEFAULT_TIMEZONE / parse.default_timezone {:?}: {e}",
             config.parse.default_timezone
         )
     })?;
+    if config.uses_hec() {
+        // Builds the HEC client's settings, TLS files included, so `--check` fails on them too.
+        config.hec.client_config()?;
+    }
     Ok((config, report))
 }
 
@@ -183,7 +184,8 @@ pub struct ParseArgs {
     /// `{"id": ..., "actual": {...}}` per line.
     #[arg(long)]
     pub corpus: bool,
-    /// Pin "now" to 1 July of this year, for reproducible year inference.
+    /// Pin "now" to 2 July of this year, 12:00 UTC (the middle of the year, as the
+    /// conformance corpus harness does), for reproducible year inference.
     #[arg(long)]
     pub year: Option<i16>,
     /// Zone for stamps without one (default GMT, as SC4S_DEFAULT_TIMEZONE).
@@ -195,7 +197,7 @@ pub fn parse(args: ParseArgs) -> anyhow::Result<ExitCode> {
     let zone = Zone::from_name(&args.timezone)
         .map_err(|e| anyhow::anyhow!("--timezone {:?}: {e}", args.timezone))?;
     let now_unix_secs = match args.year {
-        Some(y) => july_first_unix(y).context("--year")?,
+        Some(y) => pinned_now_unix(y).context("--year")?,
         None => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
@@ -255,6 +257,13 @@ pub fn parse(args: ParseArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Unix seconds of 2 July `year`, 12:00 UTC: the middle of the year, so every year-less stamp
+/// of that year resolves to it (a 1 July 00:00 "now" put 31 December 23:59 and 1 January
+/// 00:00 stamps on either side of the half-year mark: corpus case r3164-093).
+fn pinned_now_unix(year: i16) -> anyhow::Result<i64> {
+    Ok(july_first_unix(year)? + 86_400 + 12 * 3600)
+}
+
 /// Unix seconds of 1 July `year`, 00:00 UTC — computed with the civil-date formula so the
 /// CLI does not need a calendar library for one number.
 fn july_first_unix(year: i16) -> anyhow::Result<i64> {
@@ -278,6 +287,8 @@ mod tests {
         // 2026-07-01T00:00:00Z
         assert_eq!(super::july_first_unix(2026).unwrap(), 1_782_864_000);
         assert_eq!(super::july_first_unix(1970).unwrap(), 181 * 86_400);
+        // The corpus harness's "now": 2026-07-02T12:00:00Z.
+        assert_eq!(super::pinned_now_unix(2026).unwrap(), 1_782_993_600);
     }
 }
 

@@ -14,7 +14,9 @@ use std::time::Instant;
 use anyhow::Context;
 use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
 use sluice_net::{NetError, PortClaimConfig, UdpGroup, UdpGroupConfig};
-use sluice_proto::classify::Tables;
+use sluice_proto::classify::{
+    BuildError, Classifier, Settings, VendorSelection, context::ContextFiles,
+};
 use sluice_proto::event::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
@@ -83,7 +85,7 @@ async fn run_async(
         tracing::warn!("{note}");
     }
     for w in config.warnings() {
-        tracing::error!("{w}");
+        tracing::warn!("{w}");
     }
     if !report.unsupported.is_empty() {
         tracing::warn!(
@@ -391,6 +393,18 @@ fn check_fd_limit(stream_connections: u64) {
     }
 }
 
+/// SC4S's context directory when none is configured: inside SC4S's container, then SC4S's
+/// host mount.
+fn default_context_dir() -> Option<std::path::PathBuf> {
+    [
+        "/etc/syslog-ng/conf.d/local/context",
+        "/opt/sc4s/local/context",
+    ]
+    .into_iter()
+    .map(std::path::PathBuf::from)
+    .find(|p| p.is_dir())
+}
+
 fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     let zone = Zone::from_name(&config.parse.default_timezone).map_err(|e| {
         anyhow::anyhow!(
@@ -398,17 +412,40 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
             config.parse.default_timezone
         )
     })?;
-    let mut tables = match &config.parse.metadata_csv {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read metadata csv {}", path.display()))?;
-            Tables::from_csv(&text).with_context(|| format!("metadata csv {}", path.display()))?
+    let context_dir = config
+        .parse
+        .context_dir
+        .clone()
+        .or_else(default_context_dir);
+    let mut files = match &context_dir {
+        Some(dir) => {
+            tracing::info!(dir = %dir.display(), "reading SC4S context files");
+            ContextFiles::read_dir(dir).map_err(|e| anyhow::anyhow!("SC4S context files: {e}"))?
         }
-        None => Tables::default(),
+        None => ContextFiles::default(),
     };
-    tables.set_source_as_sc4s(config.parse.set_source_as_sc4s);
+    if let Some(path) = &config.parse.metadata_csv {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read metadata csv {}", path.display()))?;
+        files.splunk_metadata = Some((path.display().to_string(), text));
+    }
+    let settings = Settings {
+        listeners: config
+            .listeners()?
+            .into_iter()
+            .filter(|spec| spec.id != "DEFAULT")
+            .map(|spec| spec.id.clone())
+            .collect(),
+        set_source_as_sc4s: config.parse.set_source_as_sc4s,
+        zone: zone.clone(),
+        vendors: VendorSelection::parse(&config.parse.vendors),
+    };
+    let tables = Classifier::new(files, &settings).map_err(|e| match e {
+        BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),
+        e => anyhow::anyhow!("SC4S context files: {e}"),
+    })?;
     for spec in config.listeners()? {
-        if spec.id != "DEFAULT" && !tables.add_listener(&spec.id) {
+        if tables.ignored_listeners().contains(&spec.id) {
             tracing::warn!(
                 id = %spec.id,
                 "{} does not name a vendor and product (VENDOR_PRODUCT[_EXTRA]); its events get \
@@ -416,6 +453,9 @@ fn build_processor(config: &Config) -> anyhow::Result<Processor> {
                 spec.setting
             );
         }
+    }
+    for w in tables.warnings() {
+        tracing::warn!("{w}");
     }
     let encode = EncodeOptions {
         indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),

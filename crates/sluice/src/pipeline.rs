@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
-use sluice_proto::classify::{SourceMeta, Tables, classify};
+use sluice_proto::classify::{Classifier, SourceMeta, classify};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
 use sluice_proto::{Format, ParseOptions, parse};
@@ -20,7 +20,7 @@ use crate::window::{MemoryBudget, Permit};
 #[derive(Debug)]
 pub struct Processor {
     pub zone: Zone,
-    pub tables: Tables,
+    pub tables: Classifier,
     pub encode: EncodeOptions,
     pub batch: BatchPolicy,
 }
@@ -123,7 +123,7 @@ impl Processor {
         counts.messages += 1;
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
-        let class = classify(&msg, src, &self.tables);
+        let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
         builder.push_with(at.instant, |out| {
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
         })
@@ -148,7 +148,7 @@ impl Processor {
         counts.messages += 1;
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
-        let class = classify(&msg, src, &self.tables);
+        let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
         builder.push_with(at.instant, |out| {
             let start = out.len();
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);

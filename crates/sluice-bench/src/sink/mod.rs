@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `POST /services/collector/event`, `/services/collector/event/1.0`, `/services/collector` | validate every event (below); 200 `{"text":"Success","code":0}` |
 //! | `POST /services/collector/raw`, `/services/collector/raw/1.0` | one event per non-empty line; 200 Success |
+//! | `POST /services/collector/ack` | indexer acknowledgement (with [`SinkConfig::indexer_ack`]; see the `ack` module) |
 //! | `GET /services/collector/health` | 200 `{"text":"HEC is healthy","code":17}` (503 code 18 while a busy fault is active); no token needed |
 //! | anything else | 404 `{"text":"The requested URL was not found on this server.","code":404}` |
 //!
@@ -43,15 +44,18 @@
 //! the body, so an event costs one JSON pass and no allocation unless its strings contain
 //! escapes.
 
+mod ack;
 pub mod client;
+mod handle;
 pub mod sample;
 mod validate;
+
+pub use handle::SinkHandle;
 
 use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -64,7 +68,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::sync::watch;
 
-use crate::seq::{SeqId, SeqReport, SeqTracker, parse_seq};
+use crate::seq::{SeqId, SeqTracker, parse_seq};
 use validate::{Reject, is_blank, scan_events};
 
 /// Errors starting the sink.
@@ -98,6 +102,17 @@ pub struct Faults {
     pub reset_after_processing: bool,
     /// Answer 413 to a request holding more than N events.
     pub max_events: Option<usize>,
+    /// Answer every Nth collector request with success (and an ackId) but never index its
+    /// events: with indexer ack its ID stays false; without, the events are simply lost.
+    pub lose_every: Option<u64>,
+    /// Answer ack queries with something that is not HEC's ack JSON.
+    pub ack_garbage: bool,
+    /// Answer 400 `{"text":"Invalid data format","code":6,"invalid-event-number":N}` when
+    /// event N (0-based, the first such) has this text in its `event`.
+    pub reject_event_marker: Option<String>,
+    /// With `reject_event_marker`: index the events before N anyway (what Splunk may do; its
+    /// documentation does not say), so a client that resends them makes duplicates.
+    pub index_before_invalid: bool,
 }
 
 /// Sink settings.
@@ -115,6 +130,12 @@ pub struct SinkConfig {
     /// Worker threads of the runtime [`SinkHandle::spawn_thread`] creates.
     pub threads: usize,
     pub faults: Faults,
+    /// Behave like a token with `useACK`: require a channel, answer `ackId`s and serve
+    /// `/services/collector/ack`.
+    pub indexer_ack: bool,
+    /// Serve HTTPS with this configuration (a client-certificate verifier in it makes the
+    /// sink an mTLS endpoint). A failed handshake closes that connection and is counted.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for SinkConfig {
@@ -126,6 +147,8 @@ impl Default for SinkConfig {
             track_seq: true,
             threads: 2,
             faults: Faults::default(),
+            indexer_ack: false,
+            tls: None,
         }
     }
 }
@@ -163,6 +186,10 @@ reasons! {
     FaultMarker => "fault_marker",
     FaultTooLarge => "fault_413",
     FaultReset => "fault_reset",
+    FaultEvent => "fault_event",
+    ChannelMissing => "channel_missing",
+    ChannelInvalid => "channel_invalid",
+    AckQueryInvalid => "ack_query_invalid",
 }
 
 /// Counter snapshot.
@@ -181,6 +208,14 @@ pub struct SinkStats {
     pub connections: u64,
     /// Refused requests by reason (resets included); all reasons listed, zeros too.
     pub rejected: Vec<(&'static str, u64)>,
+    /// Requests answered with success whose events were never indexed (`lose_every`).
+    pub lost_requests: u64,
+    pub lost_events: u64,
+    /// Ack queries answered, and ack IDs they reported true.
+    pub ack_queries: u64,
+    pub acks_true: u64,
+    /// TLS handshakes that failed (with [`SinkConfig::tls`]).
+    pub tls_handshake_failures: u64,
 }
 
 impl SinkStats {
@@ -207,6 +242,11 @@ struct Counters {
     connections: AtomicU64,
     collector_requests: AtomicU64,
     rejected: [AtomicU64; RejectReason::COUNT],
+    lost_requests: AtomicU64,
+    lost_events: AtomicU64,
+    ack_queries: AtomicU64,
+    acks_true: AtomicU64,
+    tls_handshake_failures: AtomicU64,
 }
 
 /// Request buffers are reused: allocating (and page-faulting) megabytes per request costs
@@ -242,6 +282,9 @@ struct Shared {
     token: String,
     record: bool,
     track_seq: bool,
+    indexer_ack: bool,
+    acks: ack::AckBook,
+    tls: Option<Arc<rustls::ServerConfig>>,
     faults: Mutex<Faults>,
     counters: Counters,
     recorded: Mutex<Vec<serde_json::Value>>,
@@ -271,6 +314,15 @@ impl std::error::Error for Reset {}
 
 type Answer = Result<Response<Full<Bytes>>, Reset>;
 
+/// What the faults decided for one collector request before it was processed.
+#[derive(Clone, Copy)]
+struct Fate<'a> {
+    reset_now: bool,
+    lose_now: bool,
+    /// The request's data channel, when indexer ack is on.
+    channel: Option<&'a str>,
+}
+
 fn json(status: u16, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(body.into()));
     *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -283,9 +335,11 @@ fn json(status: u16, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
 
 const SUCCESS: &str = r#"{"text":"Success","code":0}"#;
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Endpoint {
     Event,
     Raw,
+    Ack,
     Health,
 }
 
@@ -311,6 +365,9 @@ impl Shared {
             ) => Endpoint::Event,
             (&Method::POST, "/services/collector/raw" | "/services/collector/raw/1.0") => {
                 Endpoint::Raw
+            }
+            (&Method::POST, "/services/collector/ack" | "/services/collector/ack/1.0") => {
+                Endpoint::Ack
             }
             (&Method::GET, "/services/collector/health" | "/services/collector/health/1.0") => {
                 Endpoint::Health
@@ -352,6 +409,19 @@ impl Shared {
         if let Err(r) = self.check_token(req.headers().get(AUTHORIZATION)) {
             return Ok(self.reject(&r));
         }
+        let channel = if self.indexer_ack || endpoint == Endpoint::Ack {
+            match ack::channel_of(
+                req.headers()
+                    .get("x-splunk-request-channel")
+                    .map(HeaderValue::as_bytes),
+                req.uri().query(),
+            ) {
+                Ok(c) => Some(c),
+                Err(r) => return Ok(self.reject(&r)),
+            }
+        } else {
+            None
+        };
         let gzip = req
             .headers()
             .get(CONTENT_ENCODING)
@@ -408,12 +478,32 @@ impl Shared {
             .bytes_decoded
             .fetch_add(body.len() as u64, Relaxed);
 
+        if endpoint == Endpoint::Ack {
+            let answer = self.answer_ack(channel.as_deref().unwrap_or_default(), body);
+            if let Some(d) = decoded {
+                self.pool.put(d);
+            }
+            self.pool.put(wire);
+            return Ok(answer);
+        }
         let n = self.counters.collector_requests.fetch_add(1, Relaxed) + 1;
         let faults = lock(&self.faults).clone();
         let reset_now = faults
             .reset_every
             .is_some_and(|k| k > 0 && n.is_multiple_of(k));
-        let answer = self.process(endpoint, body, &faults, reset_now);
+        let lose_now = faults
+            .lose_every
+            .is_some_and(|k| k > 0 && n.is_multiple_of(k));
+        let answer = self.process(
+            endpoint,
+            body,
+            &faults,
+            Fate {
+                reset_now,
+                lose_now,
+                channel: channel.as_deref(),
+            },
+        );
         if let Some(d) = decoded {
             self.pool.put(d);
         }
@@ -461,7 +551,26 @@ impl Shared {
         f.busy_until.is_some_and(|t| Instant::now() < t)
     }
 
-    fn process(&self, endpoint: Endpoint, body: &[u8], faults: &Faults, reset_now: bool) -> Answer {
+    fn answer_ack(&self, channel: &str, body: &[u8]) -> Response<Full<Bytes>> {
+        self.counters.ack_queries.fetch_add(1, Relaxed);
+        if lock(&self.faults).ack_garbage {
+            return json(200, "<html>ack service unavailable</html>");
+        }
+        match self.acks.query(channel, body) {
+            Ok((answer, trues)) => {
+                self.counters.acks_true.fetch_add(trues, Relaxed);
+                json(200, answer)
+            }
+            Err(r) => self.reject(&r),
+        }
+    }
+
+    fn process(&self, endpoint: Endpoint, body: &[u8], faults: &Faults, fate: Fate<'_>) -> Answer {
+        let Fate {
+            reset_now,
+            lose_now,
+            channel,
+        } = fate;
         if reset_now && !faults.reset_after_processing {
             self.count_reject(RejectReason::FaultReset);
             return Err(Reset);
@@ -481,11 +590,36 @@ impl Shared {
             ));
         }
 
+        // The first event carrying the per-event marker, if any: HEC refuses the request
+        // naming it, and indexes the events before it only if the fault says so.
+        let invalid = match faults.reject_event_marker.as_deref() {
+            Some(m) if !m.is_empty() && contains(body, m.as_bytes()) => {
+                let mut i = 0usize;
+                let mut first = None;
+                let _ = scan_events(body, |text| {
+                    if first.is_none() && text.contains(m) {
+                        first = Some(i);
+                    }
+                    i += 1;
+                });
+                first
+            }
+            _ => None,
+        };
+        let keep = invalid.unwrap_or(usize::MAX);
+        if invalid.is_some() && !faults.index_before_invalid {
+            self.count_reject(RejectReason::FaultEvent);
+            return Ok(self.reject_event(keep));
+        }
+
         let mut ids: Vec<SeqId> = Vec::new();
         let mut unparsed = 0u64;
-        let track = self.track_seq;
+        let track = self.track_seq && !lose_now;
+        let mut index = 0usize;
         let mut each = |text: &str| {
-            if track {
+            let i = index;
+            index += 1;
+            if track && i < keep {
                 match parse_seq(text) {
                     Some(id) => ids.push(id),
                     None => unparsed += 1,
@@ -495,7 +629,7 @@ impl Shared {
         let counted = match endpoint {
             Endpoint::Event => scan_events(body, &mut each),
             Endpoint::Raw => scan_raw(body, &mut each),
-            Endpoint::Health => Ok(0),
+            Endpoint::Health | Endpoint::Ack => Ok(0),
         };
         let events = match counted {
             Ok(n) => n,
@@ -506,6 +640,13 @@ impl Shared {
             return Ok(json(413, r#"{"text":"Content too large","code":413}"#));
         }
 
+        if lose_now {
+            // Answered as a success, never indexed.
+            self.counters.lost_requests.fetch_add(1, Relaxed);
+            self.counters.lost_events.fetch_add(events as u64, Relaxed);
+            return Ok(self.success(channel, false));
+        }
+        let indexed = events.min(keep);
         // Accepted: from here on the events count as indexed.
         if track {
             let mut seq = lock(&self.seq);
@@ -519,12 +660,13 @@ impl Shared {
                     for v in serde_json::Deserializer::from_slice(body)
                         .into_iter::<serde_json::Value>()
                         .flatten()
+                        .take(indexed)
                     {
                         rec.push(v);
                     }
                 }
                 _ => {
-                    for line in raw_lines(body) {
+                    for line in raw_lines(body).take(indexed) {
                         rec.push(serde_json::json!({ "event": String::from_utf8_lossy(line) }));
                     }
                 }
@@ -533,12 +675,37 @@ impl Shared {
         self.counters.accepted_requests.fetch_add(1, Relaxed);
         self.counters
             .accepted_events
-            .fetch_add(events as u64, Relaxed);
+            .fetch_add(indexed as u64, Relaxed);
+        if let Some(n) = invalid {
+            self.count_reject(RejectReason::FaultEvent);
+            return Ok(self.reject_event(n));
+        }
         if reset_now {
             self.count_reject(RejectReason::FaultReset);
             return Err(Reset);
         }
-        Ok(json(200, SUCCESS))
+        Ok(self.success(channel, true))
+    }
+
+    fn reject_event(&self, n: usize) -> Response<Full<Bytes>> {
+        json(
+            400,
+            format!(r#"{{"text":"Invalid data format","code":6,"invalid-event-number":{n}}}"#),
+        )
+    }
+
+    /// 200 Success, with an ackId when the request named a channel.
+    fn success(&self, channel: Option<&str>, indexed: bool) -> Response<Full<Bytes>> {
+        match channel {
+            Some(ch) if self.indexer_ack => {
+                let id = self.acks.issue(ch, indexed);
+                json(
+                    200,
+                    format!(r#"{{"text":"Success","code":0,"ackId":{id}}}"#),
+                )
+            }
+            _ => json(200, SUCCESS),
+        }
     }
 
     fn stats(&self) -> SinkStats {
@@ -556,6 +723,11 @@ impl Shared {
                 .iter()
                 .map(|r| (r.label(), c.rejected[*r as usize].load(Relaxed)))
                 .collect(),
+            lost_requests: c.lost_requests.load(Relaxed),
+            lost_events: c.lost_events.load(Relaxed),
+            ack_queries: c.ack_queries.load(Relaxed),
+            acks_true: c.acks_true.load(Relaxed),
+            tls_handshake_failures: c.tls_handshake_failures.load(Relaxed),
         }
     }
 }
@@ -625,6 +797,9 @@ fn prepare(cfg: &SinkConfig) -> (Arc<Shared>, watch::Sender<bool>, watch::Receiv
         token: cfg.token.clone(),
         record: cfg.record,
         track_seq: cfg.track_seq,
+        indexer_ack: cfg.indexer_ack,
+        acks: ack::AckBook::default(),
+        tls: cfg.tls.clone(),
         faults: Mutex::new(cfg.faults.clone()),
         counters: Counters::default(),
         recorded: Mutex::new(Vec::new()),
@@ -659,178 +834,38 @@ async fn accept_loop(
         let shared = Arc::clone(&shared);
         let mut shutdown = shutdown.clone();
         tokio::spawn(async move {
-            let svc = service_fn(move |req| Arc::clone(&shared).handle(req));
-            let mut builder = http1::Builder::new();
-            builder.keep_alive(true).writev(false);
-            let conn = builder.serve_connection(TokioIo::new(stream), svc);
-            tokio::select! {
-                _ = conn => {}
-                _ = shutdown.wait_for(|s| *s) => {}
+            match shared.tls.clone() {
+                None => serve(stream, shared, &mut shutdown).await,
+                Some(cfg) => {
+                    let handshake = tokio::select! {
+                        h = tokio_rustls::TlsAcceptor::from(cfg).accept(stream) => h,
+                        _ = shutdown.wait_for(|s| *s) => return,
+                    };
+                    match handshake {
+                        Ok(tls) => serve(tls, shared, &mut shutdown).await,
+                        Err(e) => {
+                            shared.counters.tls_handshake_failures.fetch_add(1, Relaxed);
+                            tracing::debug!(error = %e, "HEC sink TLS handshake failed");
+                        }
+                    }
+                }
             }
         });
     }
 }
 
-/// A running sink. Dropping it stops the server (and joins its thread, if it has one).
-#[derive(Debug)]
-pub struct SinkHandle {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-    shutdown: watch::Sender<bool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl SinkHandle {
-    /// Starts the sink on its own thread with its own runtime; usable from sync tests.
-    pub fn spawn_thread(cfg: SinkConfig) -> Result<SinkHandle, SinkError> {
-        let std_listener = bind(cfg.addr)?;
-        let addr = std_listener
-            .local_addr()
-            .map_err(|source| SinkError::Bind {
-                addr: cfg.addr,
-                source,
-            })?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(cfg.threads.max(1))
-            .thread_name("hec-sink")
-            .enable_all()
-            .build()
-            .map_err(SinkError::Runtime)?;
-        let (shared, shutdown_tx, shutdown_rx) = prepare(&cfg);
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let thread_shared = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("hec-sink".into())
-            .spawn(move || {
-                rt.block_on(async move {
-                    let listener = match tokio::net::TcpListener::from_std(std_listener) {
-                        Ok(l) => l,
-                        Err(e) => {
-                            let _ = ready_tx.send(Err(e));
-                            return;
-                        }
-                    };
-                    let _ = ready_tx.send(Ok(()));
-                    accept_loop(listener, thread_shared, shutdown_rx).await;
-                });
-            })
-            .map_err(|_| SinkError::Thread)?;
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(source)) => {
-                return Err(SinkError::Bind {
-                    addr: cfg.addr,
-                    source,
-                });
-            }
-            Err(_) => return Err(SinkError::Thread),
-        }
-        Ok(SinkHandle {
-            addr,
-            shared,
-            shutdown: shutdown_tx,
-            thread: Some(thread),
-        })
-    }
-
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// `http://127.0.0.1:<port>` (what an SC4S URL setting would hold).
-    pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// `http://127.0.0.1:<port>/services/collector/event`.
-    pub fn event_url(&self) -> String {
-        format!("http://{}/services/collector/event", self.addr)
-    }
-
-    pub fn token(&self) -> &str {
-        &self.shared.token
-    }
-
-    pub fn set_faults(&self, faults: Faults) {
-        *lock(&self.shared.faults) = faults;
-    }
-
-    pub fn update_faults(&self, f: impl FnOnce(&mut Faults)) {
-        f(&mut lock(&self.shared.faults));
-    }
-
-    pub fn faults(&self) -> Faults {
-        lock(&self.shared.faults).clone()
-    }
-
-    pub fn stats(&self) -> SinkStats {
-        self.shared.stats()
-    }
-
-    pub fn accepted_events(&self) -> u64 {
-        self.shared.counters.accepted_events.load(Relaxed)
-    }
-
-    /// Accepted events in arrival order (only with [`SinkConfig::record`]).
-    pub fn events(&self) -> Vec<serde_json::Value> {
-        lock(&self.shared.recorded).clone()
-    }
-
-    /// Headers (lower-case names, in order) of the last collector request (only with
-    /// [`SinkConfig::record`]).
-    pub fn last_headers(&self) -> Vec<(String, String)> {
-        lock(&self.shared.last_headers).clone()
-    }
-
-    pub fn seq_report(&self, expected_per_thread: Option<u64>) -> SeqReport {
-        lock(&self.shared.seq).report(expected_per_thread)
-    }
-
-    /// Blocks until at least `n` events were accepted or `timeout` passed; do not call it
-    /// from the runtime the sink or its client runs on (use [`wait_for_async`]).
-    ///
-    /// [`wait_for_async`]: Self::wait_for_async
-    pub fn wait_for(&self, n: u64, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        loop {
-            if self.accepted_events() >= n {
-                return true;
-            }
-            if Instant::now() >= end {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-
-    pub async fn wait_for_async(&self, n: u64, timeout: Duration) -> bool {
-        let end = Instant::now() + timeout;
-        loop {
-            if self.accepted_events() >= n {
-                return true;
-            }
-            if Instant::now() >= end {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
-    }
-
-    /// Stops accepting, closes every connection, and joins the sink thread if there is one.
-    pub fn shutdown(mut self) {
-        self.stop();
-    }
-
-    fn stop(&mut self) {
-        self.shutdown.send_replace(true);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for SinkHandle {
-    fn drop(&mut self) {
-        self.stop();
+/// Serves HTTP/1.1 with keep-alive on one accepted connection until it closes or the sink
+/// stops.
+async fn serve<S>(stream: S, shared: Arc<Shared>, shutdown: &mut watch::Receiver<bool>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = service_fn(move |req| Arc::clone(&shared).handle(req));
+    let mut builder = http1::Builder::new();
+    builder.keep_alive(true).writev(false);
+    let conn = builder.serve_connection(TokioIo::new(stream), svc);
+    tokio::select! {
+        _ = conn => {}
+        _ = shutdown.wait_for(|s| *s) => {}
     }
 }

@@ -22,8 +22,19 @@ impl HecConfig {
             };
             headers.push((name.trim().to_owned(), value.trim().to_owned()));
         }
+        let tls = crate::tls::hec_client_config(&crate::tls::HecTls {
+            verify: self.tls_verify,
+            mount: self.tls_mount.clone(),
+            ca_file: self.tls_ca_file.clone(),
+        })
+        .map_err(|e| {
+            ConfigError::Invalid(format!(
+                "HEC TLS (SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT / hec.tls_mount / hec.tls_ca_file): {e}"
+            ))
+        })?;
         Ok(ClientConfig {
             urls,
+            tls,
             token: self.token.clone(),
             tls_verify: self.tls_verify,
             workers: self.workers,

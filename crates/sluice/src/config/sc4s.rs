@@ -59,6 +59,7 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
+    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
@@ -73,6 +74,7 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_DEST_SPLUNK_INDEXED_FIELDS",
     "SC4S_SET_SOURCE_AS_SC4S",
     "SC4S_SOURCE_STORE_RAWMSG",
+    "SC4S_ETC",
 ];
 
 /// Outcome of applying the environment: what the operator should be told.
@@ -220,6 +222,9 @@ impl Config {
             parse_bool,
             &mut self.hec.tls_verify,
         )?;
+        if let Some(d) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT", non_empty)? {
+            self.hec.tls_mount = Some(PathBuf::from(d));
+        }
         set(
             env,
             "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
@@ -282,6 +287,23 @@ impl Config {
             parse_bool,
             &mut self.parse.set_source_as_sc4s,
         )?;
+        if let Some(d) = get(env, "SLUICE_CONTEXT_DIR", non_empty)? {
+            self.parse.context_dir = Some(PathBuf::from(d));
+        } else if let Some(etc) = get(env, "SC4S_ETC", non_empty)?
+            && self.parse.context_dir.is_none()
+        {
+            let dir = PathBuf::from(etc).join("conf.d/local/context");
+            if dir.is_dir() {
+                self.parse.context_dir = Some(dir);
+            } else {
+                report.notes.push(format!(
+                    "SC4S_ETC is set but {} is not a directory: no context files \
+                     (splunk_metadata.csv, vendor_product_by_source, ...) are read",
+                    dir.display()
+                ));
+            }
+        }
+        set(env, "SLUICE_VENDORS", non_empty, &mut self.parse.vendors)?;
         set(
             env,
             "SC4S_LISTEN_STATUS_PORT",

@@ -481,8 +481,18 @@ pub struct ParseConfig {
     pub default_timezone: String,
     /// Include the raw message in fallback events (`SC4S_SOURCE_STORE_RAWMSG`).
     pub store_raw_message: bool,
-    /// SC4S `splunk_metadata.csv` overrides (`key,field,value` rows).
+    /// SC4S `splunk_metadata.csv` overrides (`key,field,value` rows). Takes the place of
+    /// the context directory's `splunk_metadata.csv`.
     pub metadata_csv: Option<PathBuf>,
+    /// SC4S's context directory (`SLUICE_CONTEXT_DIR`): `splunk_metadata.csv`,
+    /// `vendor_product_by_source.conf`/`.csv`, `compliance_meta_by_source.conf`/`.csv`,
+    /// `host.csv`. Unset: `$SC4S_ETC/conf.d/local/context` when `SC4S_ETC` is set, else the
+    /// first existing of `/etc/syslog-ng/conf.d/local/context` (inside SC4S's container)
+    /// and `/opt/sc4s/local/context` (SC4S's host mount), else none.
+    pub context_dir: Option<PathBuf>,
+    /// Active vendor parsers (`SLUICE_VENDORS`): `all`, `none`, family names or prefixes
+    /// (`cisco`), `-name` to remove; comma separated. SC4S's "Lite" image, as one setting.
+    pub vendors: String,
     /// Force `source` to `sc4s` (`SC4S_SET_SOURCE_AS_SC4S`).
     pub set_source_as_sc4s: bool,
 }
@@ -493,6 +503,8 @@ impl Default for ParseConfig {
             default_timezone: "GMT".into(),
             store_raw_message: false,
             metadata_csv: None,
+            context_dir: None,
+            vendors: "all".into(),
             set_source_as_sc4s: false,
         }
     }
@@ -509,6 +521,11 @@ pub struct HecConfig {
     pub token: String,
     /// Verify the indexers' TLS certificates (`…_TLS_VERIFY`).
     pub tls_verify: bool,
+    /// Directory with `key.pem` + `cert.pem` (client certificate, mTLS) and the CA
+    /// certificates to trust besides the system's (`…_TLS_MOUNT`).
+    pub tls_mount: Option<PathBuf>,
+    /// One more CA file (PEM) to trust for the indexers' certificates.
+    pub tls_ca_file: Option<PathBuf>,
     /// Parallel keep-alive connections (`…_WORKERS`).
     pub workers: usize,
     /// Events per request (`…_BATCH_LINES`).
@@ -538,6 +555,8 @@ impl Default for HecConfig {
             urls: Vec::new(),
             token: String::new(),
             tls_verify: client.tls_verify,
+            tls_mount: None,
+            tls_ca_file: None,
             workers: client.workers,
             batch_lines: batch.max_events,
             batch_bytes: ByteSize(batch.max_bytes as u64),

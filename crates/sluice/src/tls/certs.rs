@@ -79,7 +79,7 @@ pub struct LoadedCert {
     pub info: CertInfo,
 }
 
-fn read(what: &'static str, path: &Path, fix: &str) -> Result<Vec<u8>, TlsError> {
+pub(crate) fn read(what: &'static str, path: &Path, fix: &str) -> Result<Vec<u8>, TlsError> {
     std::fs::read(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => TlsError::Missing {
             what,
@@ -446,6 +446,11 @@ pub fn load_trust(file: &Path, dir: Option<&Path>) -> Result<Option<Trust>, TlsE
     if files.is_empty() {
         return Ok(None);
     }
+    roots_from_files(files).map(Some)
+}
+
+/// Every CERTIFICATE block of every file, as trust anchors; a file with none is an error.
+pub(crate) fn roots_from_files(files: Vec<PathBuf>) -> Result<Trust, TlsError> {
     let mut roots = RootCertStore::empty();
     for f in &files {
         let bytes = read("CA file", f, "")?;
@@ -470,14 +475,14 @@ pub fn load_trust(file: &Path, dir: Option<&Path>) -> Result<Option<Trust>, TlsE
                 what: "CA file",
                 path: f.clone(),
                 problem: "it holds no CERTIFICATE block".into(),
-                fix: "append the PEM certificates of the CAs that issue client certificates".into(),
+                fix: "keep only PEM certificates of the CAs to trust in it".into(),
             });
         }
     }
-    Ok(Some(Trust {
+    Ok(Trust {
         roots: Arc::new(roots),
         files,
-    }))
+    })
 }
 
 /// For `SC4S_SOURCE_TLS_SELFSIGNED=yes`: creates a self-signed pair when neither file exists

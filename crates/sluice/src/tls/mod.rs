@@ -16,6 +16,7 @@
 //! previous certificate stays in service.
 
 mod certs;
+mod client;
 mod failure;
 mod policy;
 
@@ -35,6 +36,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
 pub use certs::{CertInfo, TlsError, fingerprint};
+pub use client::{HecTls, hec_client_config};
 pub use failure::Failure;
 pub use policy::{Policy, suite_name};
 

@@ -1,0 +1,333 @@
+//! Which applications run for a message: per-topic tables built once from the active
+//! vendors, and one Aho-Corasick scan of the raw message for every [`When::Token`] of every
+//! main topic at once.
+//!
+//! Per message: the scan (lazily, the first time a topic with token applications is
+//! consulted), then per topic the union of the applications whose PROGRAM, token or
+//! `vendor_product` matched plus the topic's [`When::Always`] ones, in SC4S order. Only
+//! those parse functions run. A disabled vendor's applications are in no table.
+
+use std::collections::HashMap;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+use super::registry::{App, Input, Out, Topic, Vendor, When};
+
+/// The main topics, indexed by [`main_slot`].
+const MAIN_TOPICS: [Topic; 6] = [
+    Topic::AlmostSyslog,
+    Topic::Raw,
+    Topic::Sdata,
+    Topic::Pgm,
+    Topic::Syslog,
+    Topic::NetSource,
+];
+
+fn main_slot(t: Topic) -> Option<usize> {
+    MAIN_TOPICS.iter().position(|m| *m == t)
+}
+
+/// Most applications one message can be a candidate for before the dispatcher stops
+/// narrowing and tries the whole topic in order (same result, more calls).
+const MAX_CANDIDATES: usize = 48;
+
+#[derive(Debug, Default)]
+struct TopicTable {
+    /// (vendor index, application), in SC4S order.
+    apps: Vec<(u16, &'static App)>,
+    always: Vec<u16>,
+    programs: HashMap<&'static [u8], Vec<u16>>,
+    program_prefixes: Vec<(&'static [u8], u16)>,
+    netsource: Vec<(&'static str, u16)>,
+    /// Applications with tokens (so the scan is needed).
+    has_tokens: bool,
+}
+
+impl TopicTable {
+    fn add(&mut self, vendor: u16, app: &'static App) {
+        self.apps.push((vendor, app));
+    }
+
+    /// Sorts by SC4S order (stable: applications of one file keep their list order) and
+    /// indexes the prefilters.
+    fn finish(&mut self) {
+        self.apps.sort_by_key(|(_, a)| a.order);
+        for (i, (_, app)) in self.apps.iter().enumerate() {
+            let i = i as u16;
+            match app.when {
+                When::Always => self.always.push(i),
+                When::Program(names) => {
+                    for n in names {
+                        self.programs.entry(n.as_bytes()).or_default().push(i);
+                    }
+                }
+                When::ProgramPrefix(prefixes) => {
+                    for p in prefixes {
+                        self.program_prefixes.push((p.as_bytes(), i));
+                    }
+                }
+                When::NetSource(vps) => {
+                    for v in vps {
+                        self.netsource.push((v, i));
+                    }
+                }
+                When::Token(_) => self.has_tokens = true,
+            }
+        }
+    }
+}
+
+/// A fixed-capacity set of small integers; `overflow` when more were offered than fit.
+#[derive(Clone, Copy)]
+struct SmallSet {
+    len: usize,
+    items: [u16; MAX_CANDIDATES],
+    overflow: bool,
+}
+
+impl SmallSet {
+    fn new() -> SmallSet {
+        SmallSet {
+            len: 0,
+            items: [0; MAX_CANDIDATES],
+            overflow: false,
+        }
+    }
+
+    fn insert(&mut self, v: u16) {
+        if self.items[..self.len].contains(&v) {
+            return;
+        }
+        if self.len == self.items.len() {
+            self.overflow = true;
+            return;
+        }
+        self.items[self.len] = v;
+        self.len += 1;
+    }
+
+    fn sorted(mut self) -> SmallSet {
+        self.items[..self.len].sort_unstable();
+        self
+    }
+
+    fn as_slice(&self) -> &[u16] {
+        &self.items[..self.len]
+    }
+}
+
+/// The token scan of one message, done at most once.
+pub(crate) struct Hits {
+    done: bool,
+    set: SmallSet,
+}
+
+impl Hits {
+    pub(crate) fn new() -> Hits {
+        Hits {
+            done: false,
+            set: SmallSet::new(),
+        }
+    }
+}
+
+/// The dispatch tables of the active vendors.
+#[derive(Debug)]
+pub struct Engine {
+    vendors: Vec<&'static Vendor>,
+    main: [TopicTable; MAIN_TOPICS.len()],
+    subs: Vec<(&'static str, TopicTable)>,
+    tokens: Option<AhoCorasick>,
+    /// Pattern id → (main topic slot, application index in that topic).
+    token_apps: Vec<Vec<(u8, u16)>>,
+}
+
+impl Engine {
+    /// Builds the tables for `vendors` (the order of the list does not matter: SC4S order
+    /// comes from [`App::order`]).
+    pub(crate) fn new(vendors: Vec<&'static Vendor>) -> Engine {
+        let mut main: [TopicTable; MAIN_TOPICS.len()] = Default::default();
+        let mut subs: Vec<(&'static str, TopicTable)> = Vec::new();
+        for (vi, vendor) in vendors.iter().enumerate() {
+            for app in vendor.apps {
+                let table = match app.topic {
+                    Topic::Sub(name) => {
+                        let at = match subs.iter().position(|(n, _)| *n == name) {
+                            Some(at) => at,
+                            None => {
+                                subs.push((name, TopicTable::default()));
+                                subs.len() - 1
+                            }
+                        };
+                        &mut subs[at].1
+                    }
+                    // The built-in fallbacks are not dispatched (classify runs them).
+                    Topic::Fallback => continue,
+                    t => &mut main[main_slot(t).expect("main topic")],
+                };
+                table.add(vi as u16, app);
+            }
+        }
+        for t in main.iter_mut() {
+            t.finish();
+        }
+        for (_, t) in subs.iter_mut() {
+            t.finish();
+        }
+        let mut patterns: Vec<&'static str> = Vec::new();
+        let mut token_apps: Vec<Vec<(u8, u16)>> = Vec::new();
+        for (slot, table) in main.iter().enumerate() {
+            for (i, (_, app)) in table.apps.iter().enumerate() {
+                if let When::Token(tokens) = app.when {
+                    for t in tokens {
+                        let id = match patterns.iter().position(|p| p == t) {
+                            Some(id) => id,
+                            None => {
+                                patterns.push(t);
+                                token_apps.push(Vec::new());
+                                patterns.len() - 1
+                            }
+                        };
+                        token_apps[id].push((slot as u8, i as u16));
+                    }
+                }
+            }
+        }
+        let tokens = (!patterns.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .build(&patterns)
+                .expect("vendor tokens are plain byte strings")
+        });
+        Engine {
+            vendors,
+            main,
+            subs,
+            tokens,
+            token_apps,
+        }
+    }
+
+    pub(crate) fn vendors(&self) -> &[&'static Vendor] {
+        &self.vendors
+    }
+
+    /// Runs one main topic; `true` when an application took the message.
+    pub(crate) fn run<'m>(
+        &self,
+        topic: Topic,
+        input: &Input<'m, '_>,
+        out: &mut Out<'m>,
+        hits: &mut Hits,
+    ) -> bool {
+        let Some(slot) = main_slot(topic) else {
+            return false;
+        };
+        let table = &self.main[slot];
+        if table.apps.is_empty() {
+            return false;
+        }
+        if table.has_tokens && !hits.done {
+            hits.done = true;
+            if let Some(ac) = &self.tokens {
+                for m in ac.find_overlapping_iter(input.msg.raw) {
+                    hits.set.insert(m.pattern().as_u32() as u16);
+                    if hits.set.overflow {
+                        break;
+                    }
+                }
+            }
+        }
+        let mut cands = SmallSet::new();
+        for &i in &table.always {
+            cands.insert(i);
+        }
+        if let Some(p) = input.program {
+            if let Some(list) = table.programs.get(p) {
+                for &i in list {
+                    cands.insert(i);
+                }
+            }
+            for (prefix, i) in &table.program_prefixes {
+                if p.starts_with(prefix) {
+                    cands.insert(*i);
+                }
+            }
+        }
+        let vp = input.netsource.vendor_product;
+        if !vp.is_empty() {
+            for (v, i) in &table.netsource {
+                if *v == vp {
+                    cands.insert(*i);
+                }
+            }
+        }
+        if table.has_tokens {
+            if hits.set.overflow {
+                cands.overflow = true;
+            }
+            for &pattern in hits.set.as_slice() {
+                for &(s, i) in &self.token_apps[usize::from(pattern)] {
+                    if usize::from(s) == slot {
+                        cands.insert(i);
+                    }
+                }
+            }
+        }
+        if cands.overflow {
+            // Too many to narrow down: every application of the topic, in order, each
+            // checked against its own prefilter.
+            return table.apps.iter().any(|(vi, app)| {
+                prefilter_matches(app.when, input) && try_app(*vi, app, input, out)
+            });
+        }
+        let cands = cands.sorted();
+        cands.as_slice().iter().any(|&i| {
+            let (vi, app) = table.apps[usize::from(i)];
+            try_app(vi, app, input, out)
+        })
+    }
+
+    /// Runs a sub-topic (linear: only messages of its parent get here).
+    pub(crate) fn run_sub<'m>(&self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+        let Some((_, table)) = self.subs.iter().find(|(n, _)| *n == name) else {
+            return false;
+        };
+        let saved = out.vendor_idx;
+        let took = table
+            .apps
+            .iter()
+            .any(|(vi, app)| prefilter_matches(app.when, input) && try_app(*vi, app, input, out));
+        out.vendor_idx = saved;
+        took
+    }
+}
+
+/// Runs one application on a copy of `out`; keeps the copy when it took the message.
+fn try_app<'m>(vendor: u16, app: &'static App, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let mut trial = *out;
+    trial.vendor_idx = vendor;
+    if (app.parse)(input, &mut trial) {
+        trial.app = Some(app.name);
+        *out = trial;
+        true
+    } else {
+        false
+    }
+}
+
+fn prefilter_matches(when: When, input: &Input<'_, '_>) -> bool {
+    match when {
+        When::Always => true,
+        When::Program(names) => input
+            .program
+            .is_some_and(|p| names.iter().any(|n| n.as_bytes() == p)),
+        When::ProgramPrefix(prefixes) => input
+            .program
+            .is_some_and(|p| prefixes.iter().any(|n| p.starts_with(n.as_bytes()))),
+        When::Token(tokens) => tokens
+            .iter()
+            .any(|t| memchr::memmem::find(input.msg.raw, t.as_bytes()).is_some()),
+        When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
+    }
+}

@@ -1,0 +1,197 @@
+//! SC4S's header repairs for RFC 3164 messages (`sources/source_syslog/plugin.jinja` and the
+//! `fix-invalid-program` topic, `conflib/app-fix-invalid-program/*`).
+//!
+//! * A HOST with a byte outside `[a-zA-Z0-9_\-.]` (and not of the form `slot<digits>/...`)
+//!   is not a hostname: SC4S sets `MSG = "${HOST} ${MSGHDR}${MESSAGE}"`, unsets PROGRAM, PID
+//!   and LEGACY_MSGHDR and uses the sender's IP as HOST ([`Rewrite::InvalidHost`]).
+//! * Otherwise a PROGRAM that the topic rejects — starts with `--` (`...-dashdash.conf`),
+//!   starts with 9+ digits (`...-epoch.conf`), contains a dotted IPv4 address
+//!   (`...-ipv4.conf`, same regex semantics), or has a byte outside `[a-zA-Z0-9-_/().]`
+//!   (`...-z_bsdconvention.conf`) — is folded back into the message:
+//!   `MSG = "${MSGHDR}${MESSAGE}"`, PROGRAM/PID/LEGACY_MSGHDR unset
+//!   ([`Rewrite::InvalidProgram`]). The fifth rule (`MSGHDR` differs from `LEGACY_MSGHDR`)
+//!   cannot fire here: the encoder's MSGHDR *is* the original header text.
+//!
+//! The message itself is not modified (it borrows the receive buffer); the encoder renders
+//! the rewritten fields, and vendor parsers see them through [`super::Input`].
+
+/// Which SC4S `fix-invalid-program` application rejected a PROGRAM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProgramRule {
+    /// Starts with `--`.
+    DashDash,
+    /// Starts with nine or more digits (an epoch stamp).
+    Epoch,
+    /// Contains a dotted IPv4 address.
+    Ipv4,
+    /// Has a byte outside `[a-zA-Z0-9-_/().]`.
+    BsdConvention,
+}
+
+impl ProgramRule {
+    /// The SC4S application name (its `.app.` tag).
+    pub fn app_name(self) -> &'static str {
+        match self {
+            ProgramRule::DashDash => "app-fix-invalid-program-dashdash",
+            ProgramRule::Epoch => "app-fix-invalid-program-epoch",
+            ProgramRule::Ipv4 => "app-fix-invalid-program-ipv4",
+            ProgramRule::BsdConvention => "app-fix-invalid-program-z_bsdconvention",
+        }
+    }
+}
+
+/// An SC4S header repair (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rewrite {
+    None,
+    /// HOST is not a hostname: HOST := source IP; MESSAGE := `HOST SP MSGHDR MESSAGE`;
+    /// PROGRAM, PID, LEGACY_MSGHDR unset.
+    InvalidHost,
+    /// PROGRAM is not a program name: MESSAGE := `MSGHDR MESSAGE`; PROGRAM, PID,
+    /// LEGACY_MSGHDR unset.
+    InvalidProgram(ProgramRule),
+}
+
+/// The repair SC4S applies to an RFC 3164 message.
+pub(crate) fn header_rewrite(hostname: Option<&[u8]>, program: Option<&[u8]>) -> Rewrite {
+    if let Some(host) = hostname
+        && !host.is_empty()
+        && !host.iter().all(|&b| is_host_byte(b))
+        && !is_slot_prefix(host)
+    {
+        return Rewrite::InvalidHost;
+    }
+    match program.filter(|p| !p.is_empty()).and_then(invalid_program) {
+        Some(rule) => Rewrite::InvalidProgram(rule),
+        None => Rewrite::None,
+    }
+}
+
+fn is_host_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// `^slot\d+\/`
+fn is_slot_prefix(host: &[u8]) -> bool {
+    let Some(rest) = host.strip_prefix(b"slot") else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && rest.get(digits) == Some(&b'/')
+}
+
+/// The first SC4S `fix-invalid-program` application (in SC4S's file order) that rejects
+/// `program`.
+fn invalid_program(program: &[u8]) -> Option<ProgramRule> {
+    if program.starts_with(b"--") {
+        return Some(ProgramRule::DashDash);
+    }
+    if program.iter().take_while(|b| b.is_ascii_digit()).count() >= 9 {
+        return Some(ProgramRule::Epoch);
+    }
+    if contains_ipv4(program) {
+        return Some(ProgramRule::Ipv4);
+    }
+    if !program
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'(' | b')' | b'.'))
+    {
+        return Some(ProgramRule::BsdConvention);
+    }
+    None
+}
+
+/// SC4S's unanchored
+/// `(\b25[0-5]|\b2[0-4][0-9]|\b[01]?[0-9][0-9]?)(\.(25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)){3}`:
+/// four dotted octets (1-2 digits, or 3 digits up to 255), the first at a word boundary.
+fn contains_ipv4(s: &[u8]) -> bool {
+    fn is_word(b: u8) -> bool {
+        b.is_ascii_alphanumeric() || b == b'_'
+    }
+    fn octets(s: &[u8], at: usize, left: usize) -> bool {
+        (1..=3).any(|len| {
+            let Some(digits) = s.get(at..at + len) else {
+                return false;
+            };
+            if !digits.iter().all(u8::is_ascii_digit) {
+                return false;
+            }
+            let value = digits
+                .iter()
+                .fold(0u32, |v, d| v * 10 + u32::from(d - b'0'));
+            if len == 3 && value > 255 {
+                return false;
+            }
+            left == 1 || (s.get(at + len) == Some(&b'.') && octets(s, at + len + 1, left - 1))
+        })
+    }
+    (0..s.len()).any(|i| s[i].is_ascii_digit() && (i == 0 || !is_word(s[i - 1])) && octets(s, i, 4))
+}
+
+/// SC4S `subst('^\/(?:[^\/]+\/)+', "")`: removes a leading `/dir/.../` made of non-empty
+/// segments.
+pub fn strip_directory(program: &[u8]) -> &[u8] {
+    if program.first() != Some(&b'/') {
+        return program;
+    }
+    let mut at = 1;
+    let mut cut = None;
+    while let Some(k) = memchr::memchr(b'/', &program[at..]) {
+        if k == 0 {
+            break;
+        }
+        at += k + 1;
+        cut = Some(at);
+    }
+    cut.map_or(program, |c| &program[c..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_programs() {
+        let cases: &[(&[u8], Option<ProgramRule>)] = &[
+            (b"sshd", None),
+            (b"/usr/sbin/cron", None),
+            (b"kernel(x).y-z_1", None),
+            (b"--MARK", Some(ProgramRule::DashDash)),
+            (b"1710166925", Some(ProgramRule::Epoch)),
+            (b"123456789x", Some(ProgramRule::Epoch)),
+            (b"12345678", None),
+            (b"host-10.1.2.3", Some(ProgramRule::Ipv4)),
+            (b"10.1.2.300", Some(ProgramRule::Ipv4)), // "10.1.2.30" matches, as in the regex
+            (b"a10.1.2.3", None),                     // no word boundary before the 1
+            (b"256.1.2.3", None), // 256 is no octet and "56" has no word boundary
+            (b"1.2.3", None),
+            (b"%ASA-6-302013", Some(ProgramRule::BsdConvention)),
+            (b"my prog", Some(ProgramRule::BsdConvention)),
+        ];
+        for (program, expected) in cases {
+            assert_eq!(
+                invalid_program(program),
+                *expected,
+                "{}",
+                String::from_utf8_lossy(program)
+            );
+        }
+    }
+
+    #[test]
+    fn directory_stripping_matches_the_sc4s_regex() {
+        let cases: &[(&[u8], &[u8])] = &[
+            (b"/usr/sbin/sshd", b"sshd"),
+            (b"sshd", b"sshd"),
+            (b"/sshd", b"/sshd"),
+            (b"usr/bin/x", b"usr/bin/x"),
+            (b"/usr/sbin/", b""),
+            (b"//x", b"//x"),
+            (b"/a//b", b"/b"),
+            (b"", b""),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(strip_directory(input), *expected, "{input:?}");
+        }
+    }
+}

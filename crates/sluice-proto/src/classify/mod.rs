@@ -1,0 +1,614 @@
+//! SC4S classification: which Splunk metadata, event text, host and time a parsed message
+//! gets.
+//!
+//! [`classify`] is a pure function of the parsed [`Message`], where it came from
+//! ([`SourceMeta`]), "now" and the [`Classifier`] built at start ([`build`]). It follows the
+//! SC4S 3.45 source path (`sources/source_syslog/plugin.jinja`; sc4s notes §d) step by step:
+//!
+//! 1. **Listener.** A dedicated listener (`SC4S_LISTEN_<VENDOR>_<PRODUCT>_*_PORT`) gives
+//!    the message a `vendor_product` ([`Settings::listeners`]).
+//! 2. **Header.** syslog-ng's view of an RFC 3164 header: when sluice's parser found no TAG
+//!    (it needs `name:` or `name[pid]`), syslog-ng still takes the first word as PROGRAM, so
+//!    `test something else` has PROGRAM `test`. Messages starting `<digits>` that are not
+//!    RFC 5424 first go to the `sc4s-almost-syslog` applications (vendors whose header is
+//!    not syslog, e.g. Cisco's `: %`); messages without a PRI go to `sc4s-raw-syslog`
+//!    (PRI-less BSD and ISO lines are parsed, anything else stays raw: HOST is the
+//!    sender's IP, the time is the receive time, MESSAGE is the whole line).
+//! 3. **Repairs** of an RFC 3164 header ([`header`]): an invalid HOST or PROGRAM is folded
+//!    back into MESSAGE.
+//! 4. **Context**: `host.csv` (HOST missing or an IP) and, on listeners without a vendor,
+//!    `vendor_product_by_source` ([`context`]).
+//! 5. **Signatures**: unless identified, the `sc4s-syslog-sdata` applications (RFC 5424
+//!    with an `[id@digits` element), then `sc4s-syslog-pgm` (PROGRAM), then `sc4s-syslog`
+//!    (message content; CEF, LEEF and JSON payloads are here, in SC4S's file order); then,
+//!    for RFC messages, `sc4s-network-source`. Which applications run is decided by cheap
+//!    tokens ([`dispatch`]); each application is one vendor file ([`vendors`]).
+//! 6. **Fallback**: `app-fallback-netsource` (vendor from the listener or
+//!    `vendor_product_by_source`, `nix:syslog`), `app-fallback-nix_syslog` (RFC 5424, or
+//!    RFC 3164 with PROGRAM and MESSAGE), else `app-fallbackz-lastchance`
+//!    (`sc4s:fallback`, template `t_fallback_kv`).
+//! 7. **Time zone**: `vendor_product_by_source`'s `sc4s_time_zone` re-reads the stamp's
+//!    wall-clock time in that zone; `sc4s_use_recv_time` sends the receive time.
+//! 8. **Overrides**: `SC4S_SET_SOURCE_AS_SC4S`, then `splunk_metadata.csv` keyed by
+//!    `<vendor>_<product>` and `<vendor>_<product>_<class>` ([`metadata`]), then
+//!    `compliance_meta_by_source` ([`context`]).
+//!
+//! # Cost
+//!
+//! Nothing is allocated per message. Static metadata (a vendor's keys with their
+//! `splunk_metadata.csv` rows) is resolved at build; only vendor/product pairs taken from
+//! the message (CEF, LEEF) are looked up per message, and only when the csv has rows.
+
+pub mod context;
+pub mod csv;
+pub(crate) mod dispatch;
+pub mod filter;
+pub mod header;
+pub mod kv;
+pub mod metadata;
+pub mod registry;
+pub mod template;
+pub mod value;
+pub mod vendors;
+pub mod vtime;
+
+mod build;
+mod fallback;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+pub(crate) mod testutil;
+
+use std::fmt;
+use std::net::IpAddr;
+
+use crate::message::{Format, Message, Timestamp};
+
+pub use build::{BuildError, Classifier, Settings, VendorSelection, build};
+pub use csv::{ContextError, ContextWarning};
+pub use header::{ProgramRule, Rewrite, strip_directory};
+pub use registry::{
+    App, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic, Values,
+    ValuesSyntax, Vendor, When,
+};
+pub use template::Template;
+pub use value::{Inline, Value};
+
+use dispatch::Hits;
+use metadata::Lookup;
+
+/// How the message arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Transport {
+    Udp,
+    Tcp,
+    Tls,
+}
+
+impl Transport {
+    /// Label for logs and metrics: `UDP`, `TCP` or `TLS`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Udp => "UDP",
+            Transport::Tcp => "TCP",
+            Transport::Tls => "TLS",
+        }
+    }
+
+    /// The `sc4s_proto` indexed field. SC4S derives it from syslog-ng's `$PROTO`, the IP
+    /// protocol number (`conflib/_splunk/splunkfields.conf`: 6 → `TCP`, 17 → `UDP`), so TLS
+    /// connections are reported as `TCP`, and so are they here.
+    pub fn sc4s_proto(self) -> &'static str {
+        match self {
+            Transport::Udp => "UDP",
+            Transport::Tcp | Transport::Tls => "TCP",
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a message came from: the parts of the socket the SC4S metadata depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceMeta<'a> {
+    pub transport: Transport,
+    /// The local port the message was received on (`sc4s_destport`).
+    pub dest_port: u16,
+    /// The sender's address (`sc4s_fromhostip`, and HOST when the message names none).
+    pub source_ip: IpAddr,
+    /// `DEFAULT` or the `<ID>` of `SC4S_LISTEN_<ID>_<PROTO>_PORT`.
+    pub listener_id: &'a str,
+}
+
+/// The listener id of the default ports.
+pub const DEFAULT_LISTENER: &str = "DEFAULT";
+
+/// The header fields as SC4S's templates see them, before vendor edits: syslog-ng's
+/// PROGRAM/PID/MESSAGE split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeaderView<'m> {
+    pub program: Option<&'m [u8]>,
+    pub pid: Option<&'m [u8]>,
+    /// MESSAGE after the program header (`None`: RFC 5424 without MSG).
+    pub message: Option<&'m [u8]>,
+}
+
+/// PROGRAM, PID and MESSAGE as a vendor parser changed them (`None`: unchanged).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Edit<'m, 't> {
+    /// `Some(None)`: unset.
+    pub program: Option<Option<&'m [u8]>>,
+    pub pid: Option<Option<&'m [u8]>>,
+    pub message: Option<Value<'m, 't>>,
+}
+
+/// The SC4S metadata of one message. `'m` borrows the message, `'t` the classifier.
+#[derive(Clone, Copy, Debug)]
+pub struct Classification<'m, 't> {
+    pub sourcetype: Value<'m, 't>,
+    pub index: Value<'m, 't>,
+    pub source: Value<'m, 't>,
+    pub vendor: Value<'m, 't>,
+    pub product: Value<'m, 't>,
+    pub class: Option<Value<'m, 't>>,
+    pub template: Template,
+    /// The SC4S application that classified the message (its `.app.` tag).
+    pub app: &'t str,
+    /// The wire format SC4S tags the message with (`Unparsed`: `wireformat:raw`).
+    pub format: Format,
+    /// The syslog-ng header split the templates start from.
+    pub view: HeaderView<'m>,
+    /// The header repair applied (RFC 3164 only).
+    pub rewrite: Rewrite,
+    pub edit: Edit<'m, 't>,
+    pub host: HostEdit<'m, 't>,
+    pub time: TimeEdit,
+    /// Extra indexed fields from the vendor parser.
+    pub fields: Fields<'m, 't>,
+    /// Extra indexed fields from `compliance_meta_by_source` (name, value).
+    pub compliance: &'t [(Box<str>, Box<str>)],
+    /// The parsed values for `t_json_values` / `t_kv_values`.
+    pub values: Option<Values<'m>>,
+}
+
+/// Classifies one message. See the module docs for the steps. `now_unix_secs` is the
+/// receive time, for vendor stamps without a year.
+pub fn classify<'m, 't>(
+    msg: &Message<'m>,
+    src: &SourceMeta<'_>,
+    now_unix_secs: i64,
+    cx: &'t Classifier,
+) -> Classification<'m, 't> {
+    let mut out = Out::default();
+    let mut hits = Hits::new();
+    let mut netsource = cx.listener_netsource(src.listener_id);
+    let raw = msg.raw;
+    let mut format = msg.format;
+    let mut view = syslog_ng_view(msg);
+
+    // Step 2: almost-syslog and raw applications.
+    let mut almost = false;
+    if raw.first() != Some(&b'<') {
+        let input = cx.input(
+            msg,
+            src,
+            view,
+            Rewrite::None,
+            netsource,
+            now_unix_secs,
+            &out,
+        );
+        let took = cx.engine.run(Topic::Raw, &input, &mut out, &mut hits);
+        if out.format != Some(Format::Rfc3164) {
+            // Not parsed by a raw application (or parsed by one that keeps it raw): the
+            // whole line is MESSAGE, no PROGRAM, HOST is the sender's IP.
+            format = Format::Unparsed;
+            view = HeaderView {
+                program: None,
+                pid: None,
+                message: Some(raw),
+            };
+            if !took || matches!(out.host, HostEdit::Keep) {
+                out.host = HostEdit::SourceIp;
+            }
+            if matches!(out.time, TimeEdit::Keep) {
+                out.time = TimeEdit::Recv;
+            }
+        }
+    } else if msg.format != Format::Rfc5424 && starts_with_pri(raw) {
+        let input = cx.input(
+            msg,
+            src,
+            view,
+            Rewrite::None,
+            netsource,
+            now_unix_secs,
+            &out,
+        );
+        almost = cx
+            .engine
+            .run(Topic::AlmostSyslog, &input, &mut out, &mut hits);
+        if almost {
+            format = out.format.unwrap_or(Format::Rfc3164);
+        }
+    }
+
+    // Step 3: header repairs (SC4S runs them on every RFC 3164 message its own parser read).
+    let rewrite = if format == Format::Rfc3164 && !almost {
+        header::header_rewrite(msg.hostname, view.program)
+    } else {
+        Rewrite::None
+    };
+
+    // Step 4: host.csv, vendor_product_by_source.
+    let header_host = effective_host(msg, rewrite, &out);
+    let csv_host = if header_host.is_none_or(is_ip_literal) {
+        cx.context.host_for(src.source_ip)
+    } else {
+        None
+    };
+    let mut vps = None;
+    if netsource.vendor_product.is_empty() {
+        vps = cx
+            .context
+            .vendor_product_by_source(header_host, src.source_ip, view.program, raw);
+        if let Some(v) = vps {
+            netsource = v.netsource();
+        }
+    }
+
+    // Step 5: signatures.
+    let input = cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out);
+    if !out.identified {
+        let sdata = msg.format == Format::Rfc5424
+            && msg
+                .structured_data
+                .is_some_and(|sd| has_enterprise_sd(sd.raw()));
+        let took = (sdata && cx.engine.run(Topic::Sdata, &input, &mut out, &mut hits))
+            || (input.program.is_some() && cx.engine.run(Topic::Pgm, &input, &mut out, &mut hits))
+            || cx.engine.run(Topic::Syslog, &input, &mut out, &mut hits);
+        if took {
+            out.identified = true;
+        }
+    }
+    if format != Format::Unparsed {
+        let input = cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out);
+        if cx.engine.run(Topic::NetSource, &input, &mut out, &mut hits) {
+            out.identified = true;
+        }
+    }
+
+    // Step 6: fallback.
+    let fallback = (!out.identified).then(|| {
+        let program = edited(input.program, out.program);
+        let has_message = match &out.message {
+            Some(m) => !m.is_empty(),
+            None => !input.body.is_empty(),
+        };
+        fallback::choose(format, program, has_message, netsource)
+    });
+
+    // Steps 7 and 8.
+    let mut c = cx.finish(&out, fallback, format, view, rewrite, input.program);
+    if let Some(name) = csv_host
+        && matches!(c.host, HostEdit::Keep | HostEdit::SourceIp)
+    {
+        c.host = HostEdit::Set(Value::Static(name));
+    }
+    if let Some(v) = vps {
+        if v.use_recv_time {
+            c.time = TimeEdit::Recv;
+        } else if let Some(zone) = &v.time_zone {
+            let stamp = match c.time {
+                TimeEdit::Stamp(t) => Some(t),
+                TimeEdit::Keep => msg.timestamp,
+                TimeEdit::Recv => None,
+            };
+            if let Some(t) = stamp.and_then(|t| vtime::fix_time_zone(t, zone)) {
+                c.time = TimeEdit::Stamp(t);
+            }
+        }
+    }
+    let final_host = match c.host {
+        HostEdit::Keep => header_host,
+        HostEdit::Set(Value::Bytes(b)) => Some(b),
+        HostEdit::Set(Value::Static(s)) => Some(s.as_bytes()),
+        _ => None,
+    };
+    if let Some(rows) = cx
+        .context
+        .compliance(final_host, src.source_ip, view.program, raw)
+    {
+        cx.context.apply_compliance(&mut c, rows);
+    }
+    c
+}
+
+impl Classifier {
+    fn listener_netsource(&self, id: &str) -> NetSource<'_> {
+        if id == DEFAULT_LISTENER {
+            return NetSource::default();
+        }
+        self.listeners
+            .iter()
+            .find(|l| &*l.id == id)
+            .map(|l| NetSource {
+                vendor: &l.vendor,
+                product: &l.product,
+                vendor_product: &l.vendor_product,
+            })
+            .unwrap_or_default()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn input<'m, 'a>(
+        &'a self,
+        msg: &'a Message<'m>,
+        src: &'a SourceMeta<'a>,
+        view: HeaderView<'m>,
+        rewrite: Rewrite,
+        netsource: NetSource<'a>,
+        now_unix_secs: i64,
+        out: &Out<'m>,
+    ) -> Input<'m, 'a> {
+        let (program, pid, body) = match rewrite {
+            Rewrite::None => (view.program, view.pid, view.message.unwrap_or_default()),
+            Rewrite::InvalidProgram(_) => (
+                None,
+                None,
+                view.program
+                    .and_then(|p| span(msg.raw, p, view.message.unwrap_or_default()))
+                    .unwrap_or(view.message.unwrap_or_default()),
+            ),
+            Rewrite::InvalidHost => (
+                None,
+                None,
+                msg.hostname
+                    .and_then(|h| span(msg.raw, h, view.message.unwrap_or_default()))
+                    .unwrap_or(view.message.unwrap_or_default()),
+            ),
+        };
+        let program = edited(program, out.program);
+        let pid = edited(pid, out.pid);
+        let body = match out.message {
+            Some(Value::Bytes(b)) => b,
+            _ => body,
+        };
+        let host = match out.host {
+            HostEdit::Set(Value::Bytes(b)) => Some(b),
+            HostEdit::SourceIp => None,
+            _ => effective_host(msg, rewrite, out),
+        };
+        Input {
+            msg,
+            src,
+            program,
+            pid,
+            body,
+            host,
+            netsource,
+            now_unix_secs,
+            zone: &self.zone,
+            engine: &self.engine,
+        }
+    }
+
+    /// Steps 7-8: the metadata of the winning key (or fallback) with the overrides.
+    #[allow(clippy::too_many_arguments)]
+    fn finish<'m, 't>(
+        &'t self,
+        out: &Out<'m>,
+        fallback: Option<fallback::Choice<'t>>,
+        format: Format,
+        view: HeaderView<'m>,
+        rewrite: Rewrite,
+        program: Option<&'m [u8]>,
+    ) -> Classification<'m, 't> {
+        let program_source = || {
+            Value::Concat(
+                "program:",
+                strip_directory(edited(program, out.program).unwrap_or_default()),
+            )
+        };
+        let (vendor, product, class, sourcetype, index, source, template, app, lookup);
+        if let Some(f) = fallback {
+            vendor = f.vendor;
+            product = f.product;
+            class = f.class.map(Value::Static);
+            sourcetype = Value::Static(f.sourcetype);
+            index = Value::Static(f.index);
+            source = match f.source {
+                Source::Program => program_source(),
+                Source::Static(s) => Value::Static(s),
+                Source::Sc4s => Value::Static("sc4s"),
+            };
+            template = f.template;
+            app = f.app;
+            lookup = self.metadata.lookup(&vendor, &product, class.as_ref());
+        } else {
+            let (vi, key) = out.key.unwrap_or((0, &fallback::LASTCHANCE_KEY));
+            let dynamic = out.vendor.is_some() || out.product.is_some() || out.class.is_some();
+            vendor = out.vendor.unwrap_or(Value::Static(key.vendor));
+            product = out.product.unwrap_or(Value::Static(key.product));
+            class = out.class.or(key.class.map(Value::Static));
+            sourcetype = out.sourcetype.unwrap_or(Value::Static(key.sourcetype));
+            index = Value::Static(out.index.unwrap_or(key.index));
+            source = match (out.source, key.source) {
+                (Some(s), _) => s,
+                (None, Source::Program) => program_source(),
+                (None, Source::Static(s)) => Value::Static(s),
+                (None, Source::Sc4s) => Value::Static("sc4s"),
+            };
+            template = out.template.or(key.template);
+            app = out.app.unwrap_or("");
+            lookup = if self.metadata.is_empty() {
+                Lookup::default()
+            } else if !dynamic && let Some(o) = self.resolved_key(vi, key) {
+                Lookup {
+                    base: o.as_ref(),
+                    class: None,
+                }
+            } else {
+                self.metadata.lookup(&vendor, &product, class.as_ref())
+            };
+        }
+        let source = match (lookup.source(), self.set_source_as_sc4s) {
+            (Some(s), _) => Value::Static(s),
+            (None, true) => Value::Static("sc4s"),
+            (None, false) => source,
+        };
+        let template = lookup.template().or(template).unwrap_or(match format {
+            Format::Rfc5424 => Template::Rfc5424Compact,
+            _ => Template::HdrMsg,
+        });
+        Classification {
+            sourcetype: lookup.sourcetype().map_or(sourcetype, Value::Static),
+            index: lookup.index().map_or(index, Value::Static),
+            source,
+            vendor,
+            product,
+            class,
+            template,
+            app,
+            format,
+            view,
+            rewrite,
+            edit: Edit {
+                program: out.program,
+                pid: out.pid,
+                message: out.message,
+            },
+            host: out.host,
+            time: out.time,
+            fields: out.fields,
+            compliance: &[],
+            values: out.values,
+        }
+    }
+}
+
+impl<'m, 't> Classification<'m, 't> {
+    /// The event time: the vendor's stamp, the header's, or `recv_unix_micros`.
+    pub fn time_micros(&self, msg: &Message<'_>, recv_unix_micros: i64) -> i64 {
+        match self.time {
+            TimeEdit::Stamp(t) => t.unix_micros(),
+            TimeEdit::Keep => msg.timestamp.map_or(recv_unix_micros, |t| t.unix_micros()),
+            TimeEdit::Recv => recv_unix_micros,
+        }
+    }
+
+    /// The timestamp the event carries, if not the receive time.
+    pub fn timestamp(&self, msg: &Message<'_>) -> Option<Timestamp> {
+        match self.time {
+            TimeEdit::Stamp(t) => Some(t),
+            TimeEdit::Keep => msg.timestamp,
+            TimeEdit::Recv => None,
+        }
+    }
+}
+
+fn edited<'m>(base: Option<&'m [u8]>, edit: Option<Option<&'m [u8]>>) -> Option<&'m [u8]> {
+    match edit {
+        Some(v) => v.filter(|p| !p.is_empty()),
+        None => base,
+    }
+}
+
+/// HOST from the header after the repairs and edits (`None`: the sender's IP).
+fn effective_host<'m>(msg: &Message<'m>, rewrite: Rewrite, out: &Out<'m>) -> Option<&'m [u8]> {
+    match out.host {
+        HostEdit::Set(Value::Bytes(b)) => Some(b),
+        HostEdit::SourceIp => None,
+        _ if rewrite == Rewrite::InvalidHost => None,
+        _ => msg.hostname.filter(|h| !h.is_empty()),
+    }
+}
+
+/// `^<\d+>`... only the start matters: `<` and a digit.
+fn starts_with_pri(raw: &[u8]) -> bool {
+    raw.len() > 1 && raw[0] == b'<' && raw[1].is_ascii_digit()
+}
+
+/// SC4S's `match('\[[^\@]+@\d+' value("SDATA"))`.
+fn has_enterprise_sd(sd: &[u8]) -> bool {
+    let mut rest = sd;
+    while let Some(open) = memchr::memchr(b'[', rest) {
+        rest = &rest[open + 1..];
+        let Some(at) = memchr::memchr(b'@', rest) else {
+            return false;
+        };
+        if at > 0 && rest.get(at + 1).is_some_and(u8::is_ascii_digit) {
+            return true;
+        }
+    }
+    false
+}
+
+/// `true` for a dotted IPv4 or an IPv6 literal.
+fn is_ip_literal(host: &[u8]) -> bool {
+    std::str::from_utf8(host).is_ok_and(|s| s.parse::<IpAddr>().is_ok())
+}
+
+/// `raw[start of first .. end of last]` when both are slices of `raw` in that order.
+fn span<'a>(raw: &'a [u8], first: &[u8], last: &[u8]) -> Option<&'a [u8]> {
+    let base = raw.as_ptr() as usize;
+    let start = (first.as_ptr() as usize).checked_sub(base)?;
+    let end = (last.as_ptr() as usize).checked_sub(base)? + last.len();
+    if start > end || end > raw.len() {
+        return None;
+    }
+    raw.get(start..end)
+}
+
+/// syslog-ng's PROGRAM/PID/MESSAGE split of an RFC 3164 message. sluice's parser
+/// recognises a TAG only as `name:` or `name[pid]` (the parse corpus's rule); syslog-ng takes
+/// the first word in any case, up to a space, `[` or `:`, then `[pid]`, then one `:` and one
+/// space. SC4S classifies on syslog-ng's split (`test something else` is nix:syslog with
+/// PROGRAM `test`), so it is recomputed here when the parser found no TAG.
+fn syslog_ng_view<'m>(msg: &Message<'m>) -> HeaderView<'m> {
+    let base = HeaderView {
+        program: msg.appname.filter(|p| !p.is_empty()),
+        pid: msg.procid.filter(|p| !p.is_empty()),
+        message: msg.message,
+    };
+    if msg.format != Format::Rfc3164 || base.program.is_some() {
+        return base;
+    }
+    let Some(text) = msg.message else {
+        return base;
+    };
+    let end = text
+        .iter()
+        .position(|&b| matches!(b, b' ' | b'[' | b':'))
+        .unwrap_or(text.len());
+    if end == 0 {
+        return base;
+    }
+    let program = &text[..end];
+    let mut at = end;
+    let mut pid = None;
+    if text.get(at) == Some(&b'[') {
+        match memchr::memchr(b']', &text[at..]) {
+            Some(close) => {
+                pid = Some(&text[at + 1..at + close]).filter(|p| !p.is_empty());
+                at += close + 1;
+            }
+            None => return base,
+        }
+    }
+    if text.get(at) == Some(&b':') {
+        at += 1;
+    }
+    if text.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    HeaderView {
+        program: Some(program),
+        pid,
+        message: Some(&text[at..]),
+    }
+}

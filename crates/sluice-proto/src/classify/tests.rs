@@ -1,0 +1,331 @@
+use std::net::{IpAddr, Ipv4Addr};
+
+use super::*;
+use crate::message::{Message, Priority};
+
+const NOW: i64 = 1_782_993_600;
+
+fn src(listener_id: &str) -> SourceMeta<'_> {
+    SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id,
+    }
+}
+
+fn bsd<'a>(host: Option<&'a [u8]>, program: Option<&'a [u8]>, message: &'a [u8]) -> Message<'a> {
+    Message {
+        raw: b"<38>",
+        format: Format::Rfc3164,
+        priority: Priority::new(38),
+        hostname: host,
+        appname: program,
+        message: Some(message),
+        ..Message::unparsed(b"", None)
+    }
+}
+
+fn ietf<'a>(program: Option<&'a [u8]>) -> Message<'a> {
+    Message {
+        raw: b"<38>1 ",
+        format: Format::Rfc5424,
+        priority: Priority::new(38),
+        appname: program,
+        message: None,
+        ..Message::unparsed(b"", None)
+    }
+}
+
+fn run<'m, 't>(m: &Message<'m>, id: &str, t: &'t Classifier) -> Classification<'m, 't> {
+    classify(m, &src(id), NOW, t)
+}
+
+#[test]
+fn rfc3164_with_program_and_message_is_nix_syslog() {
+    let t = Classifier::default();
+    let m = bsd(Some(b"host1"), Some(b"/usr/sbin/sshd"), b"Accepted");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(
+        (c.sourcetype, c.index),
+        (Value::Static("nix:syslog"), Value::Static("osnix"))
+    );
+    assert_eq!(
+        (c.vendor, c.product, c.class),
+        (Value::Static("nix"), Value::Static("syslog"), None)
+    );
+    assert_eq!(c.source, "program:sshd");
+    assert_eq!(c.template, Template::HdrMsg);
+    assert_eq!(c.app, "app-fallback-nix_syslog");
+    assert_eq!(c.rewrite, Rewrite::None);
+}
+
+#[test]
+fn rfc5424_is_nix_syslog_even_without_program() {
+    let t = Classifier::default();
+    let c = run(&ietf(None), "DEFAULT", &t);
+    assert_eq!(c.sourcetype, "nix:syslog");
+    assert_eq!(c.source, "program:");
+    assert_eq!(c.template, Template::Rfc5424Compact);
+}
+
+#[test]
+fn fallback_cases() {
+    let t = Classifier::default();
+    for m in [
+        bsd(Some(b"h"), Some(b"sshd"), b""),
+        Message::unparsed(b"<999>junk", None),
+        Message::unparsed(b"", None),
+    ] {
+        let c = run(&m, "DEFAULT", &t);
+        assert_eq!(
+            (c.sourcetype, c.index),
+            (Value::Static("sc4s:fallback"), Value::Static("main")),
+            "{m:?}"
+        );
+        assert_eq!(c.vendor, "splunk");
+        assert_eq!(c.product, "sc4s");
+        assert_eq!(c.class, Some(Value::Static("fallback")));
+        assert_eq!(c.source, "sc4s");
+        assert_eq!(c.template, Template::FallbackKv);
+        assert_eq!(c.app, "app-fallbackz-lastchance");
+    }
+}
+
+#[test]
+fn syslog_ng_takes_the_first_word_as_program() {
+    let t = Classifier::default();
+    // No TAG for sluice's parser, but syslog-ng's PROGRAM is "test" (SC4S test_defaultroute).
+    let m = bsd(Some(b"h"), None, b"test something else");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.sourcetype, "nix:syslog");
+    assert_eq!(c.view.program, Some(&b"test"[..]));
+    assert_eq!(c.view.message, Some(&b"something else"[..]));
+    // "test,test" is no program name: folded back, fallback (SC4S test_fallback).
+    let m = bsd(Some(b"h"), None, b"test,test thist,thisdfsdf");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.sourcetype, "sc4s:fallback");
+    assert_eq!(
+        c.rewrite,
+        Rewrite::InvalidProgram(ProgramRule::BsdConvention)
+    );
+    // A single word is a PROGRAM with an empty MESSAGE: fallback.
+    let c = run(&bsd(Some(b"h"), None, b"word"), "DEFAULT", &t);
+    assert_eq!(c.sourcetype, "sc4s:fallback");
+    let m = bsd(Some(b"h"), None, b"app[12] text");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(
+        (c.view.program, c.view.pid),
+        (Some(&b"app"[..]), Some(&b"12"[..]))
+    );
+}
+
+#[test]
+fn pri_less_lines_are_raw_unless_bsd_or_iso() {
+    let t = Classifier::default();
+    let opts = crate::parse::ParseOptions {
+        now_unix_secs: NOW,
+        zone: &crate::time::Zone::utc(),
+    };
+    let raw = b"just some text: with a colon";
+    let m = crate::parse::parse(raw, &opts);
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.sourcetype, "sc4s:fallback");
+    assert_eq!(c.format, Format::Unparsed);
+    assert_eq!(c.host, HostEdit::SourceIp);
+    assert_eq!(c.time, TimeEdit::Recv);
+    assert_eq!(c.view.message, Some(&raw[..]));
+
+    let m = crate::parse::parse(b"Mar 16 02:54:50 web-01 sshd[7]: Accepted", &opts);
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.sourcetype, "nix:syslog");
+    assert_eq!(c.format, Format::Rfc3164);
+
+    let m = crate::parse::parse(b"2024-03-16T06:10:11Z rest of it", &opts);
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.sourcetype, "sc4s:fallback");
+    assert_eq!(c.app, "app-fallbackz-lastchance");
+    assert_eq!(c.time_micros(&m, 0), 1_710_569_411_000_000);
+    assert_eq!(c.edit.message, Some(Value::Bytes(b"rest of it")));
+}
+
+#[test]
+fn invalid_host_is_rewritten_and_falls_back() {
+    let t = Classifier::default();
+    for host in [&b"bad:host"[..], b"%bzorp", b"fe80::1", b"h\xc3\xa9"] {
+        let m = bsd(Some(host), Some(b"sshd"), b"x");
+        let c = run(&m, "DEFAULT", &t);
+        assert_eq!(c.rewrite, Rewrite::InvalidHost, "{host:?}");
+        assert_eq!(c.sourcetype, "sc4s:fallback");
+    }
+    for host in [&b"good-host_1.example"[..], b"slot1/host:x", b"10.0.0.1"] {
+        let m = bsd(Some(host), Some(b"sshd"), b"x");
+        assert_eq!(run(&m, "DEFAULT", &t).rewrite, Rewrite::None, "{host:?}");
+    }
+    // RFC 5424 hostnames are not checked.
+    let mut m = ietf(Some(b"app"));
+    m.hostname = Some(b"bad:host");
+    assert_eq!(run(&m, "DEFAULT", &t).rewrite, Rewrite::None);
+}
+
+#[test]
+fn invalid_program_falls_back() {
+    let t = Classifier::default();
+    let m = bsd(Some(b"h"), Some(b"12345678901"), b"Built");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.rewrite, Rewrite::InvalidProgram(ProgramRule::Epoch));
+    assert_eq!(c.template, Template::FallbackKv);
+}
+
+#[test]
+fn csv_overrides_are_resolved_with_class_row_winning() {
+    let csv = "\
+# comment
+NIX_SYSLOG,index,unix
+nix_syslog,sourcetype,\"linux:syslog\"
+splunk_sc4s,index,first
+splunk_sc4s_fallback,index,  second
+splunk_sc4s_fallback,sc4s_template,t_hdr_msg
+cisco_asa,index,fw_prod
+cisco_asa_nix_syslog,source,\"asa \"\"src\"\"\"
+local_example,host,ignored
+";
+    let mut t = Classifier::from_metadata_csv("splunk_metadata.csv", csv).unwrap();
+    assert_eq!(t.warnings().len(), 1);
+    assert_eq!(t.warnings()[0].line, 9);
+    let m = bsd(Some(b"h"), Some(b"sshd"), b"x");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(
+        (c.index, c.sourcetype),
+        (Value::Static("unix"), Value::Static("linux:syslog"))
+    );
+    let f = run(&Message::unparsed(b"x", None), "DEFAULT", &t);
+    assert_eq!(f.index, "second");
+    assert_eq!(f.template, Template::HdrMsg);
+
+    assert!(t.add_listener("CISCO_ASA"));
+    let c = run(&m, "CISCO_ASA", &t);
+    assert_eq!(
+        (c.vendor, c.product),
+        (Value::Static("cisco"), Value::Static("asa"))
+    );
+    assert_eq!(c.class, Some(Value::Static("nix_syslog")));
+    assert_eq!(
+        (c.index, c.sourcetype),
+        (Value::Static("fw_prod"), Value::Static("nix:syslog"))
+    );
+    assert_eq!(c.source, "asa \"src\"");
+    assert_eq!(c.app, "app-fallback-netsource");
+    // Not qualifying for netsource: lastchance.
+    let c = run(&bsd(Some(b"h"), Some(b"sshd"), b""), "CISCO_ASA", &t);
+    assert_eq!(c.vendor, "splunk");
+}
+
+#[test]
+fn set_source_as_sc4s_loses_to_csv_source() {
+    let mut t = Classifier::from_metadata_csv("m.csv", "nix_syslog,source,custom\n").unwrap();
+    t.add_listener("JUNIPER_NETSCREEN");
+    t.set_source_as_sc4s(true);
+    let m = bsd(Some(b"h"), Some(b"sshd"), b"x");
+    assert_eq!(run(&m, "DEFAULT", &t).source, "custom");
+    assert_eq!(run(&m, "JUNIPER_NETSCREEN", &t).source, "sc4s");
+    t.set_source_as_sc4s(false);
+    assert_eq!(run(&m, "JUNIPER_NETSCREEN", &t).source, "program:sshd");
+}
+
+#[test]
+fn listener_ids_without_vendor_behave_like_default() {
+    let mut t = Classifier::default();
+    assert!(!t.add_listener("DEFAULT"));
+    assert!(!t.add_listener("SINGLE"));
+    assert!(!t.add_listener("A_B_C_D"));
+    assert!(t.add_listener("A_B_C"));
+    let m = bsd(Some(b"h"), Some(b"sshd"), b"x");
+    assert_eq!(run(&m, "SINGLE", &t).vendor, "nix");
+    assert_eq!(run(&m, "A_B_C", &t).vendor, "a");
+    // Unregistered ids fall back to the default metadata.
+    assert_eq!(run(&m, "PAN_PANOS", &t).vendor, "nix");
+}
+
+#[test]
+fn context_files_apply() {
+    let files = context::ContextFiles {
+        host_csv: Some(("host.csv".into(), "192.0.2.10,HOST,named-by-csv\n".into())),
+        vps_conf: Some((
+            "vps.conf".into(),
+            "filter f_ny { host(\"tzfny-*\" type(glob)) };\nfilter f_recv { host(\"recv-*\" type(glob)) };\nfilter f_vp { host(\"acme-*\" type(glob)) };".into(),
+        )),
+        vps_csv: Some((
+            "vps.csv".into(),
+            "f_ny,sc4s_time_zone,America/New_York\nf_recv,sc4s_use_recv_time,yes\nf_vp,sc4s_vendor,acme\nf_vp,sc4s_product,box\n".into(),
+        )),
+        compliance_conf: Some(("c.conf".into(), "filter f_pci { host(\"pci-*\" type(glob)) };".into())),
+        compliance_csv: Some((
+            "c.csv".into(),
+            "f_pci,.splunk.index,pci\nf_pci,fields.compliance,pci\n".into(),
+        )),
+        ..Default::default()
+    };
+    let t = Classifier::new(files, &Settings::default()).unwrap();
+    let stamp = crate::message::Timestamp {
+        unix_secs: 1_710_569_411,
+        micros: 0,
+        offset_secs: 0,
+    };
+    let mut m = bsd(None, Some(b"sshd"), b"x");
+    m.timestamp = Some(stamp);
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.host, HostEdit::Set(Value::Static("named-by-csv")));
+
+    m.hostname = Some(b"tzfny-01");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.time_micros(&m, 0), (1_710_569_411 + 4 * 3600) * 1_000_000);
+
+    m.hostname = Some(b"recv-01");
+    assert_eq!(run(&m, "DEFAULT", &t).time, TimeEdit::Recv);
+
+    m.hostname = Some(b"acme-01");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(
+        (c.vendor, c.product),
+        (Value::Static("acme"), Value::Static("box"))
+    );
+    assert_eq!(c.app, "app-fallback-netsource");
+
+    m.hostname = Some(b"pci-01");
+    let c = run(&m, "DEFAULT", &t);
+    assert_eq!(c.index, "pci");
+    assert_eq!(c.compliance.len(), 1);
+}
+
+#[test]
+fn vendor_selection() {
+    let known: &[&Vendor] = &[];
+    assert!(
+        VendorSelection::parse("all")
+            .resolve(known)
+            .unwrap()
+            .is_empty()
+    );
+    let err = VendorSelection::parse("nope").resolve(known).unwrap_err();
+    assert!(err.to_string().contains("unknown vendor \"nope\""), "{err}");
+}
+
+#[test]
+fn sd_enterprise_detection() {
+    assert!(has_enterprise_sd(b"[x@123 a=\"1\"]"));
+    assert!(has_enterprise_sd(b"[meta a=\"1\"][junos@2636.1.1 a=\"b\"]"));
+    assert!(
+        has_enterprise_sd(b"[meta a=\"x@1\"]x"),
+        "the SC4S regex does not look at quotes"
+    );
+    assert!(!has_enterprise_sd(b"[meta a=\"x@y\"]"));
+    assert!(!has_enterprise_sd(b"[@1]"));
+}
+
+#[test]
+fn transport_labels() {
+    assert_eq!(Transport::Tls.as_str(), "TLS");
+    assert_eq!(Transport::Tls.sc4s_proto(), "TCP");
+    assert_eq!(Transport::Udp.sc4s_proto(), "UDP");
+}
