@@ -6,7 +6,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
-use sluice_proto::hec::{EncodeOptions, encode_event};
+use sluice_proto::event::{EncodeOptions, encode_event};
 use sluice_proto::message::{Format, Message, Priority, StructuredData, Timestamp};
 use std::hint::black_box;
 use std::io::Write;

@@ -267,3 +267,43 @@ fn health_exits_0_when_healthy_and_1_otherwise_with_the_reason() {
     assert!(out.starts_with("unhealthy: HTTP/1.1 503"), "{out}");
     assert!(out.contains("cannot deliver to Splunk HEC"), "{out}");
 }
+
+/// Under systemd (`Type=notify`, `WatchdogSec=`): READY=1 once the listeners are bound, a
+/// watchdog ping at half the interval, STOPPING=1 on SIGTERM, through a real notification
+/// socket.
+#[test]
+fn systemd_readiness_watchdog_and_stopping_reach_the_notify_socket() {
+    use std::os::unix::net::UnixDatagram;
+    let dir = std::env::temp_dir().join(format!("sluice-notify-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("notify");
+    let sock = UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut d = Daemon::start(
+        DaemonOpts::default()
+            .env("NOTIFY_SOCKET", path.display())
+            .env("WATCHDOG_USEC", 1_000_000),
+    );
+    let mut buf = [0u8; 512];
+    let mut recv = || {
+        let n = sock.recv(&mut buf).expect("a notification within 30 s");
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    };
+    let first = recv();
+    assert!(
+        first.starts_with("READY=1\nSTATUS=receiving on 2 listeners"),
+        "{first:?}"
+    );
+    // The first ping comes at once, the next after 500 ms.
+    assert_eq!(recv(), "WATCHDOG=1");
+    assert_eq!(recv(), "WATCHDOG=1");
+    assert!(d.terminate().success());
+    let mut last = recv();
+    while last == "WATCHDOG=1" {
+        last = recv();
+    }
+    assert!(last.starts_with("STOPPING=1\n"), "{last:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use sluice::pipeline::{LocalCounts, Processor, RecvTime};
 use sluice_hec::BatchPolicy;
 use sluice_proto::classify::{Classifier, SourceMeta, Transport};
-use sluice_proto::hec::EncodeOptions;
+use sluice_proto::event::EncodeOptions;
 use sluice_proto::time::Zone;
 
 fn processor(zone: &str) -> Processor {

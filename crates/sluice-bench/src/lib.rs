@@ -6,10 +6,12 @@
 //!   counters, optional event recording and fault injection.
 //! * [`seq`]: gap and duplicate detection for loggen-style sequence numbers.
 //! * [`bench`]: `sluice bench` — sink + receiver + load generator per rate, loss table, plot.
+//! * [`cli`]: the `loggen`, `sink` and `bench` subcommands the `sluice` binary wires in.
 
 #![forbid(unsafe_code)]
 
 pub mod bench;
+pub mod cli;
 pub mod loggen;
 pub mod seq;
 pub mod sink;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use sluice_bench::{SinkConfig, SinkHandle};
-use sluice_hec::{AbortSignal, EncodedBatch, HecConfig, HecOutput, HecStats};
+use sluice_hec::{AbortSignal, ClientConfig, EncodedBatch, HecOutput, HecStats};
 
 fn arg(i: usize, default: u64) -> u64 {
     std::env::args()
@@ -39,12 +39,12 @@ fn main() {
         .build()
         .unwrap();
     let stats = Arc::new(HecStats::new());
-    let cfg = HecConfig {
+    let cfg = ClientConfig {
         urls: vec![sink.event_url()],
         token: "bench".into(),
         workers,
         compression: gzip,
-        ..HecConfig::default()
+        ..ClientConfig::default()
     };
     let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
     let elapsed = rt.block_on(async move {

@@ -1,4 +1,5 @@
-//! HEC output settings and SC4S's URL rewrite.
+//! The HEC client's settings ([`ClientConfig`], built by the daemon from its `[hec]` settings)
+//! and SC4S's URL rewrite.
 
 use std::time::Duration;
 
@@ -46,7 +47,7 @@ impl Backoff {
 
 /// One HEC destination (SC4S `SC4S_DEST_SPLUNK_HEC_<ID>_*`).
 #[derive(Debug, Clone)]
-pub struct HecConfig {
+pub struct ClientConfig {
     /// Full endpoint URLs (see [`normalize_urls`]); requests go round-robin, a retry goes to
     /// the next one.
     pub urls: Vec<String>,
@@ -73,9 +74,9 @@ pub struct HecConfig {
     pub backoff: Backoff,
 }
 
-impl Default for HecConfig {
+impl Default for ClientConfig {
     fn default() -> Self {
-        HecConfig {
+        ClientConfig {
             urls: Vec::new(),
             token: String::new(),
             tls_verify: true,

@@ -17,7 +17,7 @@
 //! configured extra headers, `Authorization: Splunk <token>`, `User-Agent`, plus
 //! `Content-Encoding: gzip` when compression is on and `Connection: close` when configured
 //! (keep-alive otherwise). SC4S's `__splunk_app_name: sc4syslog` / `__splunk_app_version`
-//! headers are optional: put [`sc4s_app_headers`] into [`HecConfig::headers`] to send them.
+//! headers are optional: put [`sc4s_app_headers`] into [`ClientConfig::headers`] to send them.
 //! URLs are used round-robin per worker; a URL whose last request failed is skipped until its
 //! own backoff expires (unless every URL is failing), and a retry always goes to the next URL.
 //! The client is HTTP/1.1 only, one pooled connection per worker, `TCP_NODELAY` on.
@@ -41,7 +41,7 @@
 //! | 5xx (503 = server busy) | retried | `http_5xx` |
 //! | other status (1xx, 3xx, other 4xx) | retried | `http_other` |
 //! | connect error | retried | `connect` |
-//! | request timeout ([`HecConfig::timeout`]) | retried | `timeout` |
+//! | request timeout ([`ClientConfig::timeout`]) | retried | `timeout` |
 //! | other transport error (reset, closed mid-response) | retried | `io` |
 //!
 //! Retries never give up: a batch stays in memory until HEC accepts it (the daemon's input
@@ -82,7 +82,7 @@ pub mod output;
 pub mod stats;
 
 pub use batch::{BatchBuilder, BatchPolicy, EncodedBatch};
-pub use config::{Backoff, EVENT_PATH, HecConfig, normalize_urls, sc4s_app_headers};
+pub use config::{Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
 pub use error::HecError;
 pub use output::{AbortSignal, DrainReport, HecOutput, ProbeResult};
 pub use stats::{

@@ -13,7 +13,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::HecError;
 use crate::batch::EncodedBatch;
-use crate::config::{HecConfig, check_url};
+use crate::config::{ClientConfig, check_url};
 use crate::stats::{DropReason, HecStats, RequestOutcome, RetryReason};
 
 /// Shutdown's "stop retrying now" signal (the drain timeout). Clones share one flag; once set
@@ -89,7 +89,7 @@ pub struct HecOutput {
 
 #[derive(Debug)]
 struct Inner {
-    cfg: HecConfig,
+    cfg: ClientConfig,
     client: reqwest::Client,
     urls: Vec<reqwest::Url>,
     url_state: Vec<UrlState>,
@@ -202,7 +202,7 @@ fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
 
 impl HecOutput {
     /// Validates `cfg` and builds the HTTP client. Opens no connection.
-    pub fn new(cfg: HecConfig, stats: Arc<HecStats>) -> Result<HecOutput, HecError> {
+    pub fn new(cfg: ClientConfig, stats: Arc<HecStats>) -> Result<HecOutput, HecError> {
         if cfg.urls.is_empty() {
             return Err(HecError::NoUrls);
         }
@@ -286,7 +286,7 @@ impl HecOutput {
         &self.inner.stats
     }
 
-    pub fn config(&self) -> &HecConfig {
+    pub fn config(&self) -> &ClientConfig {
         &self.inner.cfg
     }
 
@@ -459,7 +459,7 @@ impl Inner {
                 _ = abort.aborted() => return Piece::Aborted(piece),
                 r = self.send(idx, body, gz) => r,
             };
-            let (outcome, verdict) = classify(result);
+            let (outcome, verdict) = judge_response(result);
             self.stats.request(idx, outcome, started.elapsed());
             match verdict {
                 Verdict::Delivered => {
@@ -644,7 +644,9 @@ impl Inner {
     }
 }
 
-fn classify(result: Result<(StatusCode, Bytes), reqwest::Error>) -> (RequestOutcome, Verdict) {
+fn judge_response(
+    result: Result<(StatusCode, Bytes), reqwest::Error>,
+) -> (RequestOutcome, Verdict) {
     let (status, body) = match result {
         Ok(r) => r,
         Err(e) => {
@@ -744,7 +746,7 @@ mod tests {
     #[test]
     fn statuses_map_to_the_documented_classes() {
         let v = |code: u16| {
-            classify(Ok((
+            judge_response(Ok((
                 StatusCode::from_u16(code).unwrap(),
                 Bytes::from_static(b"{}"),
             )))

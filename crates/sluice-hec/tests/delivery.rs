@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use sluice_bench::{Faults, RejectReason, SinkConfig, SinkHandle};
 use sluice_hec::{
-    AbortSignal, Backoff, DrainReport, DropReason, EncodedBatch, HecConfig, HecOutput, HecStats,
+    AbortSignal, Backoff, ClientConfig, DrainReport, DropReason, EncodedBatch, HecOutput, HecStats,
     RequestOutcome, RetryReason,
 };
 
@@ -66,8 +66,8 @@ fn sink() -> SinkHandle {
     sink_with(TOKEN, Faults::default())
 }
 
-fn config(urls: Vec<String>) -> HecConfig {
-    HecConfig {
+fn config(urls: Vec<String>) -> ClientConfig {
+    ClientConfig {
         urls,
         token: TOKEN.into(),
         workers: 4,
@@ -76,7 +76,7 @@ fn config(urls: Vec<String>) -> HecConfig {
             initial: Duration::from_millis(20),
             max: Duration::from_millis(200),
         },
-        ..HecConfig::default()
+        ..ClientConfig::default()
     }
 }
 
@@ -89,7 +89,10 @@ fn dead_url() -> String {
 }
 
 /// Sends `batches` through a fresh output, closes the channel, runs it to completion.
-async fn deliver_all(cfg: HecConfig, batches: Vec<EncodedBatch>) -> (DrainReport, Arc<HecStats>) {
+async fn deliver_all(
+    cfg: ClientConfig,
+    batches: Vec<EncodedBatch>,
+) -> (DrainReport, Arc<HecStats>) {
     let stats = Arc::new(HecStats::new());
     let out = HecOutput::new(cfg, Arc::clone(&stats)).expect("valid config");
     let (tx, rx) = async_channel::unbounded();

@@ -80,23 +80,24 @@ pub struct PortClaimConfig {
     pub lock_dir: Option<PathBuf>,
 }
 
-/// The lock directory a daemon uses when none is configured: `$RUNTIME_DIRECTORY` (set by
-/// systemd's `RuntimeDirectory=`), else `/run/sluice` for root, else
-/// `$XDG_RUNTIME_DIR/sluice`, else none (an unprivileged process with no runtime directory
-/// has no place that is both private and cleaned at boot; the probe still guards the port).
-pub fn default_lock_dir() -> Option<PathBuf> {
-    if let Some(dirs) = std::env::var_os("RUNTIME_DIRECTORY")
-        && let Some(first) = dirs.to_str().and_then(|d| d.split(':').next())
-        && !first.is_empty()
-    {
-        return Some(PathBuf::from(first));
+/// The lock directory a daemon uses when none is configured: `runtime_directory` (systemd's
+/// `RuntimeDirectory=`, `$RUNTIME_DIRECTORY`), else `/run/sluice` for root, else
+/// `xdg_runtime_dir`/sluice, else none (an unprivileged process with no runtime directory has
+/// no place that is both private and cleaned at boot; the probe still guards the port). The
+/// caller reads the two variables (the daemon, through its one environment seam).
+pub fn default_lock_dir(
+    runtime_directory: Option<&Path>,
+    xdg_runtime_dir: Option<&Path>,
+) -> Option<PathBuf> {
+    if let Some(dir) = runtime_directory.filter(|d| !d.as_os_str().is_empty()) {
+        return Some(dir.to_path_buf());
     }
     if sys::effective_uid() == Some(0) {
         return Some(PathBuf::from("/run/sluice"));
     }
-    std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map(|d| PathBuf::from(d).join("sluice"))
+    xdg_runtime_dir
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join("sluice"))
 }
 
 /// A port this process may serve alone (or, when sharing, with the holders it found). Keep it

@@ -6,8 +6,8 @@
 #![forbid(unsafe_code)]
 
 pub mod classify;
+pub mod event;
 pub mod framing;
-pub mod hec;
 pub mod json;
 pub mod message;
 pub mod parse;
@@ -18,8 +18,8 @@ pub use classify::{
     BuildError, Classification, Classifier, ContextError, Settings, SourceMeta, Template,
     Transport, classify,
 };
+pub use event::{EncodeOptions, IndexedFields, encode_event};
 pub use framing::{Decoder, Frame, FramingStats};
-pub use hec::{EncodeOptions, IndexedFields, encode_event};
 pub use message::{Format, Message, Priority, StructuredData, Timestamp};
 pub use parse::{ParseOptions, parse};
 pub use record::{ParsedRecord, SdElementRecord};

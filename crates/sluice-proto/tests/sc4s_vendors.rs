@@ -8,7 +8,7 @@ mod vendor_corpus;
 use std::net::{IpAddr, Ipv4Addr};
 
 use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
-use sluice_proto::hec::{EncodeOptions, encode_event};
+use sluice_proto::event::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
 
 #[test]

@@ -27,16 +27,17 @@ pub struct RunArgs {
 
 /// Loads the layered configuration: defaults → TOML → env_file → environment.
 pub fn load_config(args: &RunArgs) -> anyhow::Result<(Config, EnvReport)> {
+    load_config_from(args, &Env::load(args.env_file.as_deref())?)
+}
+
+/// [`load_config`] over an [`Env`] already loaded (from `args.env_file` and the process).
+pub fn load_config_from(args: &RunArgs, env: &Env) -> anyhow::Result<(Config, EnvReport)> {
     let mut config = match &args.config {
         Some(path) => Config::from_toml_file(path)?,
         None => Config::default(),
     };
-    let env = Env::load(args.env_file.as_deref())?;
-    let report = config.apply_env(&env)?;
+    let report = config.apply_env(env)?;
     config.validate()?;
-    if config.uses_hec() {
-        crate::hecconf::hec_config(&config)?;
-    }
     Zone::from_name(&config.parse.default_timezone).map_err(|e| {
         anyhow::anyhow!(
             "SC4S_DEFAULT_TIMEZONE / parse.default_timezone {:?}: {e}",
@@ -45,14 +46,15 @@ pub fn load_config(args: &RunArgs) -> anyhow::Result<(Config, EnvReport)> {
     })?;
     if config.uses_hec() {
         // Builds the HEC client's settings, TLS files included, so `--check` fails on them too.
-        crate::hecconf::hec_config(&config)?;
+        config.hec.client_config()?;
     }
     Ok((config, report))
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    crate::daemon::init_logging();
-    let (config, report) = load_config(&args)?;
+    let env = Env::load(args.env_file.as_deref())?;
+    crate::daemon::init_logging(&env);
+    let (config, report) = load_config_from(&args, &env)?;
     if args.check {
         println!("configuration OK");
         println!(
@@ -292,12 +294,27 @@ mod tests {
 
 #[derive(Args, Debug, Clone)]
 pub struct HealthArgs {
-    /// Status port to ask (default: SC4S_LISTEN_STATUS_PORT, else 8080).
-    #[arg(long, env = "SC4S_LISTEN_STATUS_PORT", default_value_t = 8080)]
-    pub port: u16,
+    /// Status port to ask [default: SC4S_LISTEN_STATUS_PORT from the environment, else 8080].
+    #[arg(long)]
+    pub port: Option<u16>,
     /// Address of the status server.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
+}
+
+/// The status port the daemon uses with this environment: `SC4S_LISTEN_STATUS_PORT`, read as
+/// `sluice run` reads it, or the default.
+fn status_port(env: &Env) -> anyhow::Result<u16> {
+    let mut config = Config::default();
+    if let Some(v) = env.get("SC4S_LISTEN_STATUS_PORT") {
+        let mut only = Env::default();
+        only.merge_process([("SC4S_LISTEN_STATUS_PORT".to_owned(), v.value.clone())]);
+        config.apply_env(&only)?;
+    }
+    if config.admin.port == 0 {
+        anyhow::bail!("SC4S_LISTEN_STATUS_PORT=0: the status server is disabled; give --port");
+    }
+    Ok(config.admin.port)
 }
 
 /// Asks a running sluice for `/health` and prints the verdict with its reason. Exit 0 when
@@ -305,7 +322,21 @@ pub struct HealthArgs {
 /// HEALTHCHECK treats 1 as unhealthy and reserves 2, and an orchestrator must not read "cannot
 /// ask" as a third state.
 pub fn health(args: HealthArgs) -> anyhow::Result<ExitCode> {
-    let addr = std::net::SocketAddr::new(args.host, args.port);
+    let port = match args.port {
+        Some(p) => p,
+        // Cannot tell where to ask: unhealthy (1) too, as Docker reserves 2.
+        None => match Env::load(None)
+            .map_err(anyhow::Error::from)
+            .and_then(|e| status_port(&e))
+        {
+            Ok(p) => p,
+            Err(e) => {
+                println!("unhealthy: {e:#}");
+                return Ok(ExitCode::from(1));
+            }
+        },
+    };
+    let addr = std::net::SocketAddr::new(args.host, port);
     Ok(match ask_health(addr) {
         Ok(Health::Healthy(body)) => {
             println!("healthy: {body}");
@@ -364,102 +395,4 @@ fn ask_health(addr: std::net::SocketAddr) -> anyhow::Result<Health> {
     } else {
         format!("{status_line}: {body}")
     }))
-}
-
-/// `sluice loggen`: exit 0 when every connection sent without error.
-pub fn loggen(cfg: sluice_bench::LoggenConfig) -> anyhow::Result<ExitCode> {
-    let report = sluice_bench::loggen::run_and_print(&cfg)?;
-    Ok(if report.errors == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct SinkArgs {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:8088")]
-    pub listen: std::net::SocketAddr,
-    /// HEC token the sink accepts.
-    #[arg(long, default_value = "00000000-0000-0000-0000-000000000000")]
-    pub token: String,
-    /// Stop after this many seconds (default: until SIGINT/SIGTERM).
-    #[arg(long)]
-    pub duration: Option<f64>,
-    /// Print the final report as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `sluice sink`: a HEC endpoint for measurements. Prints a line per second and, at the end,
-/// the event count and the gap/duplicate report of loggen sequence numbers.
-pub fn sink(args: SinkArgs) -> anyhow::Result<ExitCode> {
-    use std::time::{Duration, Instant};
-    let handle = sluice_bench::SinkHandle::spawn_thread(sluice_bench::SinkConfig {
-        addr: args.listen,
-        token: args.token.clone(),
-        record: false,
-        track_seq: true,
-        ..Default::default()
-    })
-    .with_context(|| format!("cannot start the HEC sink on {}", args.listen))?;
-    eprintln!(
-        "HEC sink on {} (token {}); stop with Ctrl-C",
-        handle.event_url(),
-        args.token
-    );
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let stop2 = stop.clone();
-    std::thread::spawn(move || {
-        rt.block_on(async {
-            let _ = crate::daemon::shutdown_signal(|| tracing::info!("SIGHUP ignored")).await;
-        });
-        stop2.store(true, std::sync::atomic::Ordering::Relaxed);
-    });
-    let start = Instant::now();
-    let (mut last_n, mut last_t) = (0, Instant::now());
-    while !stop.load(std::sync::atomic::Ordering::Relaxed)
-        && args
-            .duration
-            .is_none_or(|d| start.elapsed().as_secs_f64() < d)
-    {
-        std::thread::sleep(Duration::from_millis(100));
-        if last_t.elapsed() >= Duration::from_secs(1) {
-            let n = handle.accepted_events();
-            if n != last_n {
-                let rate = (n - last_n) as f64 / last_t.elapsed().as_secs_f64();
-                eprintln!("events={n} rate={rate:.0}/s");
-            }
-            (last_n, last_t) = (n, Instant::now());
-        }
-    }
-    let stats = handle.stats();
-    let report = handle.seq_report(None);
-    eprintln!(
-        "accepted {} events in {} requests; loggen sequence numbers: {} distinct, {} duplicates, {} missing",
-        stats.accepted_events,
-        stats.accepted_requests,
-        report.distinct,
-        report.duplicates,
-        report.missing
-    );
-    if args.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "accepted_events": stats.accepted_events,
-                "accepted_requests": stats.accepted_requests,
-                "rejected": stats.rejected.iter().map(|(k, v)| (k.to_string(), *v)).collect::<std::collections::BTreeMap<_, _>>(),
-                "distinct": report.distinct,
-                "duplicates": report.duplicates,
-                "missing": report.missing,
-            })
-        );
-    }
-    handle.shutdown();
-    Ok(ExitCode::SUCCESS)
 }

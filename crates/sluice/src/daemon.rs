@@ -21,7 +21,7 @@ use sluice_net::{NetError, PortClaimConfig};
 use sluice_proto::classify::{
     BuildError, Classifier, Settings, VendorSelection, context::ContextFiles,
 };
-use sluice_proto::hec::{EncodeOptions, IndexedFields};
+use sluice_proto::event::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
@@ -36,10 +36,11 @@ use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
 
 /// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
-pub fn init_logging() {
-    let filter = std::env::var("SLUICE_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| "info".into());
+pub fn init_logging(env: &crate::env::Env) {
+    let filter = env
+        .get("SLUICE_LOG")
+        .or_else(|| env.get("RUST_LOG"))
+        .map_or_else(|| "info".to_owned(), |v| v.value.clone());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
@@ -62,12 +63,14 @@ pub fn run(args: RunArgs, config: Config, report: EnvReport) -> anyhow::Result<(
     rt.block_on(run_async(args, config, report, handle))
 }
 
-fn hostname() -> String {
+/// This machine's name; `from_env` is `HOSTNAME` (config.service), for when /proc is not
+/// readable.
+fn hostname(from_env: Option<&str>) -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_owned())
         .ok()
         .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| from_env.map(str::to_owned))
         .unwrap_or_else(|| "localhost".into())
 }
 
@@ -108,11 +111,12 @@ async fn run_async(
         stop: CancellationToken::new(),
         claim: PortClaimConfig {
             share: config.listen.share_ports,
-            lock_dir: config
-                .listen
-                .lock_dir
-                .clone()
-                .or_else(sluice_net::default_lock_dir),
+            lock_dir: config.listen.lock_dir.clone().or_else(|| {
+                sluice_net::default_lock_dir(
+                    config.service.runtime_directory.as_deref(),
+                    config.service.xdg_runtime_dir.as_deref(),
+                )
+            }),
         },
     };
 
@@ -127,7 +131,7 @@ async fn run_async(
     let abort = AbortSignal::new();
     let (output_metrics, mut output_task) = if config.uses_hec() {
         let stats = Arc::new(HecStats::default());
-        let hec = HecOutput::new(crate::hecconf::hec_config(config)?, stats.clone())
+        let hec = HecOutput::new(config.hec.client_config()?, stats.clone())
             .context("cannot set up the HEC client")?;
         for p in hec.probe().await {
             if p.reachable && p.token_accepted != Some(false) {
@@ -185,6 +189,16 @@ async fn run_async(
     }
     let pid_file = PidFile::write(config.admin.pid_file.as_deref())?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
+    // systemd (Type=notify): ready once everything is bound and delivering; watchdog pings
+    // from this runtime. A no-op outside systemd.
+    let notify = crate::notify::Notifier::new(&config.service)?;
+    let plan = running.plan();
+    notify.ready(&format!(
+        "receiving on {} UDP and {} stream ports",
+        plan.udp.len(),
+        plan.streams.len()
+    ));
+    let _watchdog = notify.spawn_watchdog();
 
     // --- serve: reload on request, until a signal or the output's end ----------------------
     let early_output_end = serve(
@@ -201,6 +215,7 @@ async fn run_async(
     let drain_timeout = reloader.config().shutdown.drain_timeout;
 
     // --- drain -----------------------------------------------------------------------
+    notify.stopping("stopping: delivering what is in flight");
     stopping.store(true, Ordering::Relaxed);
     let drain_start = Instant::now();
     running.shutdown().await;
@@ -461,7 +476,11 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     }
     let encode = EncodeOptions {
         indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
-        loghost: config.fields.loghost.clone().unwrap_or_else(hostname),
+        loghost: config
+            .fields
+            .loghost
+            .clone()
+            .unwrap_or_else(|| hostname(config.service.hostname.as_deref())),
         container_host: config.fields.container_host.clone(),
         store_raw_message: config.parse.store_raw_message,
     };
@@ -486,28 +505,6 @@ pub(crate) fn register_listeners<'a>(
     for id in ids {
         if id != "DEFAULT" {
             processor.tables.add_listener(id);
-        }
-    }
-}
-
-/// Waits for SIGTERM or SIGINT. SIGHUP, whose default action would kill the process without
-/// draining, is caught and handed to `on_hup`. For the tools (`sluice sink`); the daemon has
-/// its own loop.
-pub(crate) async fn shutdown_signal(on_hup: impl Fn()) -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::error!("cannot install signal handlers; stop sluice with SIGKILL only");
-        return std::future::pending().await;
-    };
-    loop {
-        tokio::select! {
-            _ = term.recv() => return "SIGTERM",
-            _ = int.recv() => return "SIGINT",
-            _ = hup.recv() => on_hup(),
         }
     }
 }

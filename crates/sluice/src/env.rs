@@ -11,6 +11,10 @@
 //! the value trimmed, and one pair of matching surrounding quotes (`"…"` or `'…'`) removed.
 //! Docker itself would keep the quotes; operators write them anyway, and no SC4S value needs
 //! literal surrounding quotes.
+//!
+//! This is the daemon's only reader of the environment: `SLUICE_LOG`/`RUST_LOG` (the log
+//! filter), `HOSTNAME` and systemd's `NOTIFY_SOCKET`/`WATCHDOG_USEC`/`RUNTIME_DIRECTORY` come
+//! through it like every `SC4S_*` setting.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -150,10 +154,22 @@ impl Env {
     }
 }
 
-/// Only SC4S_ and SLUICE_ names (and a few SC4S reads) are configuration; the rest of the
-/// process environment (PATH, HOME, …) is not kept, so `with_prefix` listings stay small.
+/// Variables outside the `SC4S_`/`SLUICE_` namespaces that sluice reads: what the service
+/// manager or the container runtime sets (`config::ServiceEnv`) and the usual log filter.
+pub const SYSTEM_VARS: &[&str] = &[
+    "HOSTNAME",
+    "RUST_LOG",
+    "NOTIFY_SOCKET",
+    "WATCHDOG_USEC",
+    "WATCHDOG_PID",
+    "RUNTIME_DIRECTORY",
+    "XDG_RUNTIME_DIR",
+];
+
+/// Only SC4S_ and SLUICE_ names and [`SYSTEM_VARS`] are read; the rest of the process
+/// environment (PATH, HOME, …) is not kept, so `with_prefix` listings stay small.
 fn is_relevant(key: &str) -> bool {
-    key.starts_with("SC4S_") || key.starts_with("SLUICE_")
+    key.starts_with("SC4S_") || key.starts_with("SLUICE_") || SYSTEM_VARS.contains(&key)
 }
 
 fn is_var_name(key: &str) -> bool {

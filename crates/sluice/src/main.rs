@@ -1,4 +1,9 @@
 //! `sluice` — the daemon and its tools.
+//!
+//! The daemon's subcommands come from this crate's library; the test and measurement tools
+//! (`loggen`, `sink`, `bench`) from `sluice-bench`, wired in here only, behind the default
+//! `tools` feature: the daemon library never depends on them, and
+//! `cargo build -p sluice --no-default-features` builds a binary without them.
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
@@ -29,13 +34,9 @@ enum Command {
     /// Make a running sluice reload its configuration (env_file, TOML, context files,
     /// certificates): POST /reload on its status port, or SIGHUP to --pid-file's pid.
     Reload(sluice::reload::ReloadArgs),
-    /// Generate syslog load (syslog-ng loggen's message shapes) over UDP, TCP or TLS.
-    Loggen(sluice_bench::LoggenConfig),
-    /// Run a Splunk HEC test sink that counts events and finds gaps and duplicates.
-    Sink(sluice::cli::SinkArgs),
-    /// Measure loss, CPU and memory per offered rate: HEC sink + sluice daemon (or --target)
-    /// + load generator; prints a table, optionally JSON and an SVG plot.
-    Bench(Box<sluice_bench::bench::BenchArgs>),
+    #[cfg(feature = "tools")]
+    #[command(flatten)]
+    Tool(sluice_bench::cli::Tool),
 }
 
 fn main() -> ExitCode {
@@ -45,11 +46,10 @@ fn main() -> ExitCode {
         Command::Parse(args) => sluice::cli::parse(args),
         Command::Health(args) => sluice::cli::health(args),
         Command::Reload(args) => sluice::reload::command(args),
-        Command::Loggen(cfg) => sluice::cli::loggen(cfg),
-        Command::Sink(args) => sluice::cli::sink(args),
-        Command::Bench(args) => std::env::current_exe()
+        #[cfg(feature = "tools")]
+        Command::Tool(tool) => std::env::current_exe()
             .map_err(anyhow::Error::from)
-            .and_then(|exe| Ok(sluice_bench::bench::main(&args, &exe)?)),
+            .and_then(|exe| Ok(sluice_bench::cli::run(tool, &exe)?)),
     };
     match result {
         Ok(code) => code,

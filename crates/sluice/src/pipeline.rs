@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
 use sluice_proto::classify::{Classifier, SourceMeta, classify};
-use sluice_proto::hec::{EncodeOptions, append_tag, encode_event};
+use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
 use sluice_proto::{Format, ParseOptions, parse};
 

@@ -10,19 +10,24 @@
 //! Modules: [`sections`] holds the typed settings and their defaults, [`values`] the value
 //! syntaxes (sizes, booleans, port lists), [`sc4s`] maps SC4S/SLUICE variables onto the
 //! settings through the one [`Env`](crate::env::Env) lookup seam, and [`validate`] the
-//! cross-field checks and the listener expansion.
+//! cross-field checks and the listener expansion; [`hec`] turns the `[hec]` settings into the HEC
+//! client's; [`service`] what systemd or Docker hand the
+//! process (`HOSTNAME`, `NOTIFY_SOCKET`, `WATCHDOG_USEC`, `RUNTIME_DIRECTORY`).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+mod hec;
 mod sc4s;
 mod sections;
+mod service;
 mod validate;
 mod values;
 
 pub use sc4s::{EnvReport, SUPPORTED_SC4S_VARS};
 pub use sections::*;
+pub use service::ServiceEnv;
 pub use values::{ByteSize, parse_bool, parse_ports};
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +66,10 @@ pub struct Config {
     pub fields: FieldsConfig,
     pub admin: AdminConfig,
     pub shutdown: ShutdownConfig,
+    /// What the service manager hands the process (`HOSTNAME`, `NOTIFY_SOCKET`, …); from the
+    /// environment only, never from TOML.
+    #[serde(skip)]
+    pub service: ServiceEnv,
 }
 
 impl Config {

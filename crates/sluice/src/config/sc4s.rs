@@ -350,6 +350,7 @@ impl Config {
         if let Some(p) = get(env, "SLUICE_PID_FILE", non_empty)? {
             self.admin.pid_file = Some(PathBuf::from(p));
         }
+        self.service = super::ServiceEnv::from_env(env)?;
 
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {

@@ -549,7 +549,7 @@ pub struct HecConfig {
 impl Default for HecConfig {
     fn default() -> Self {
         // The client's own defaults (SC4S's) are the one source for what both configs share.
-        let client = sluice_hec::HecConfig::default();
+        let client = sluice_hec::ClientConfig::default();
         let batch = sluice_hec::BatchPolicy::default();
         HecConfig {
             urls: Vec::new(),

@@ -1,0 +1,179 @@
+//! The tool subcommands of the `sluice` binary: `loggen`, `sink` and `bench`.
+//!
+//! They live here, not in the daemon crate, so that the daemon library never links the load
+//! generator or the test sink: the binary's `main` flattens [`Tool`] into its own subcommands
+//! (behind the `sluice` crate's default `tools` feature) and hands it to [`run`].
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::bench::{BenchArgs, BenchError};
+use crate::loggen::{LoggenConfig, LoggenError};
+use crate::sink::{SinkConfig, SinkError, SinkHandle};
+
+/// Test and measurement tools.
+#[derive(Debug, clap::Subcommand)]
+pub enum Tool {
+    /// Generate syslog load (syslog-ng loggen's message shapes) over UDP, TCP or TLS.
+    Loggen(LoggenConfig),
+    /// Run a Splunk HEC test sink that counts events and finds gaps and duplicates.
+    Sink(SinkArgs),
+    /// Measure loss, CPU and memory per offered rate: HEC sink + sluice daemon (or --target)
+    /// + load generator; prints a table, optionally JSON and an SVG plot.
+    Bench(Box<BenchArgs>),
+}
+
+/// Why a tool failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(transparent)]
+    Loggen(#[from] LoggenError),
+    #[error("cannot start the HEC sink on {addr}: {source}")]
+    Sink { addr: SocketAddr, source: SinkError },
+    #[error(transparent)]
+    Bench(#[from] BenchError),
+    #[error("{what}: {source}")]
+    Io {
+        what: &'static str,
+        source: std::io::Error,
+    },
+}
+
+/// Runs `tool`. `daemon_exe` is the `sluice` binary that `bench` starts in daemon mode (the
+/// caller passes its own executable).
+pub fn run(tool: Tool, daemon_exe: &Path) -> Result<ExitCode, ToolError> {
+    match tool {
+        Tool::Loggen(cfg) => loggen(&cfg),
+        Tool::Sink(args) => sink(&args),
+        Tool::Bench(args) => Ok(crate::bench::main(&args, daemon_exe)?),
+    }
+}
+
+/// `loggen`: exit 0 when every connection sent without error.
+fn loggen(cfg: &LoggenConfig) -> Result<ExitCode, ToolError> {
+    let report = crate::loggen::run_and_print(cfg)?;
+    Ok(if report.errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The flags of `sink`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SinkArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8088")]
+    pub listen: SocketAddr,
+    /// HEC token the sink accepts.
+    #[arg(long, default_value = crate::bench::DEFAULT_TOKEN)]
+    pub token: String,
+    /// Stop after this many seconds (default: until SIGINT/SIGTERM).
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Print the final report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `sink`: a HEC endpoint for measurements. Prints a line per second and, at the end, the
+/// event count and the gap/duplicate report of loggen sequence numbers.
+fn sink(args: &SinkArgs) -> Result<ExitCode, ToolError> {
+    let handle = SinkHandle::spawn_thread(SinkConfig {
+        addr: args.listen,
+        token: args.token.clone(),
+        record: false,
+        track_seq: true,
+        ..Default::default()
+    })
+    .map_err(|source| ToolError::Sink {
+        addr: args.listen,
+        source,
+    })?;
+    eprintln!(
+        "HEC sink on {} (token {}); stop with Ctrl-C",
+        handle.event_url(),
+        args.token
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| ToolError::Io {
+            what: "cannot start the signal-handling runtime",
+            source,
+        })?;
+    let stop2 = stop.clone();
+    std::thread::spawn(move || {
+        rt.block_on(stop_signal());
+        stop2.store(true, Ordering::Relaxed);
+    });
+    let start = Instant::now();
+    let (mut last_n, mut last_t) = (0, Instant::now());
+    while !stop.load(Ordering::Relaxed)
+        && args
+            .duration
+            .is_none_or(|d| start.elapsed().as_secs_f64() < d)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+        if last_t.elapsed() >= Duration::from_secs(1) {
+            let n = handle.accepted_events();
+            if n != last_n {
+                let rate = (n - last_n) as f64 / last_t.elapsed().as_secs_f64();
+                eprintln!("events={n} rate={rate:.0}/s");
+            }
+            (last_n, last_t) = (n, Instant::now());
+        }
+    }
+    let stats = handle.stats();
+    let report = handle.seq_report(None);
+    eprintln!(
+        "accepted {} events in {} requests; loggen sequence numbers: {} distinct, {} duplicates, {} missing",
+        stats.accepted_events,
+        stats.accepted_requests,
+        report.distinct,
+        report.duplicates,
+        report.missing
+    );
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "accepted_events": stats.accepted_events,
+                "accepted_requests": stats.accepted_requests,
+                "rejected": stats.rejected.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+                "distinct": report.distinct,
+                "duplicates": report.duplicates,
+                "missing": report.missing,
+            })
+        );
+    }
+    handle.shutdown();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Returns on SIGTERM or SIGINT. SIGHUP is caught and ignored: its default action would end
+/// the sink without its report.
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        eprintln!("cannot install signal handlers; the sink stops only at --duration");
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => return,
+            _ = int.recv() => return,
+            _ = hup.recv() => eprintln!("SIGHUP ignored"),
+        }
+    }
+}
