@@ -373,9 +373,12 @@ mod tests {
         assert_eq!(c.fields, vec![("compliance".into(), "pci".into())]);
     }
 
+    /// Files (name, text), then the file and line the error must name, and a phrase in it.
+    type MalformedCase<'a> = (&'a [(&'a str, &'a str)], &'a str, usize, &'a str);
+
     #[test]
     fn malformed_lines_are_errors_with_file_and_line() {
-        let cases: &[(&[(&str, &str)], &str, usize, &str)] = &[
+        let cases: &[MalformedCase] = &[
             (
                 &[(HOST_CSV, "\nnot-an-ip,HOST,x")],
                 HOST_CSV,
