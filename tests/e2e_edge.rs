@@ -1,6 +1,8 @@
 //! The TCP edge cannot be locked out: 2,000 silent connections plus 500 slowloris ones do
 //! not keep a real sender out, a 10,000-connection flood is refused and counted with bounded
-//! memory, and bad PROXY headers close only their own connection.
+//! memory, and bad PROXY headers close only their own connection. The connection limit is
+//! per listening socket, as SC4S's `max-connections()`. Half-open connections are in
+//! `e2e_half_open.rs`, the TLS port's bad input in `e2e_tls.rs`.
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
@@ -335,3 +337,70 @@ fn a_connection_silent_after_its_messages_is_closed_by_the_idle_timeout() {
         "the server closed it"
     );
 }
+
+#[test]
+fn the_connection_limit_is_per_socket_as_in_sc4s_and_rfc5426_has_its_own_sockets() {
+    let s = sink();
+    let rfc5426 = sluice_suite::free_port();
+    let d = Daemon::start(
+        DaemonOpts::default()
+            .hec(&s)
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50)
+            .env("SC4S_SOURCE_TCP_MAX_CONNECTIONS", 50)
+            .env("SC4S_SOURCE_LISTEN_TCP_SOCKETS", 2)
+            .env("SC4S_LISTEN_DEFAULT_RFC5426_PORT", rfc5426)
+            .env("SC4S_SOURCE_LISTEN_RFC5426_SOCKETS", 2)
+            .env("SLUICE_TCP_FRAME_TIMEOUT", 60),
+    );
+    // SC4S_SOURCE_LISTEN_RFC5426_SOCKETS sizes the RFC 5426 port's group; the UDP port keeps
+    // SC4S_SOURCE_LISTEN_UDP_SOCKETS (4).
+    let m = d.metrics();
+    let sockets = |port: u16| {
+        m.0.keys()
+            .filter(|k| {
+                k.starts_with("sluice_udp_rcvbuf_bytes{") && k.contains(&format!("port=\"{port}\""))
+            })
+            .count()
+    };
+    assert_eq!((sockets(rfc5426), sockets(d.port)), (2, 4), "{m:?}");
+    sluice_suite::send_udp(
+        SocketAddr::from(([127, 0, 0, 1], rfc5426)),
+        &[b"<13>1 2026-11-22T10:00:00Z host app - - - over RFC 5426"],
+    );
+    assert!(s.wait_for(1, Duration::from_secs(10)), "{}", d.log());
+
+    // 50 per socket x 2 sockets: the port admits 100, as two SC4S network() sources would.
+    let (code, health) = d.http_get("/health");
+    assert_eq!(code, 200);
+    assert!(
+        health.contains("\"limit\":100") && health.contains("\"sockets\":2"),
+        "{health}"
+    );
+    // 100 senders in the middle of a message (busy, so none can be evicted) fill it ...
+    let busy: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut c = connect(SocketAddr::from(([127, 0, 0, 1], d.port)));
+            c.write_all(b"<13>Nov 22 10:00:00 host app: half a mess")
+                .unwrap();
+            c
+        })
+        .collect();
+    d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum("sluice_tcp_connections", &[]) == 100.0
+    });
+    std::thread::sleep(EVICT_WAIT);
+    // ... and the next ten are refused, counted, and logged.
+    let extra: Vec<TcpStream> = (0..10)
+        .map(|_| connect(SocketAddr::from(([127, 0, 0, 1], d.port))))
+        .collect();
+    let m = d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum("sluice_tcp_closed_total", &["reason=\"limit\""]) == 10.0
+    });
+    assert_eq!(m.sum("sluice_tcp_connections", &[]), 100.0);
+    assert_eq!(m.sum("sluice_tcp_connection_limit", &[]), 100.0);
+    assert!(d.log().contains("connection refused"), "{}", d.log());
+    drop((busy, extra));
+}
+
+/// Longer than the edge's `EVICT_AFTER_IDLE`, so a connection that could be evicted would be.
+const EVICT_WAIT: Duration = Duration::from_millis(1200);

@@ -1,13 +1,14 @@
 //! TLS and RFC 5425 end to end: syslog-ng's `loggen` over TLS (LF and octet-counted), mTLS
 //! accept and reject with a rustls client, certificate reload under traffic, and the bad
-//! input a TLS port sees (plaintext, garbage after the handshake).
+//! input a TLS port sees (plaintext, garbage after the handshake, an expired or mismatched
+//! certificate, slow handshakes, a flood of 10,000 connections).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use sluice_suite::tls::{Ca, OPENSSL_TLS12_ONLY, client_config, connect};
+use sluice_suite::tls::{Ca, OPENSSL_TLS12_ONLY, client_config, connect, verifying_client_config};
 use sluice_suite::{Daemon, DaemonOpts, SinkHandle, free_port, loggen_env, sink};
 
 struct TlsDaemon {
@@ -400,11 +401,13 @@ fn check_shows_tls_limits_and_timeouts_and_bad_pairs_are_named() {
         String::from_utf8_lossy(&out.stderr)
     );
     for needle in [
-        "frame_timeout 10s",
-        "idle_timeout 3600s",
-        "max_connections 300",
-        "tls port",
-        "rfc5425 port",
+        "frame_timeout = 10 ",
+        "idle_timeout = 3600 ",
+        "max_connections = 300 ",
+        "up to 300 connections",
+        "SC4S_SOURCE_TLS_MAX_CONNECTIONS (environment)",
+        "#   tls ",
+        "#   rfc5425 ",
         "client certificates: not requested",
         "tls: TLSv1.2; suites TLS_ECDHE",
         "rfc5425: TLSv1.3, TLSv1.2",
@@ -429,9 +432,29 @@ fn check_shows_tls_limits_and_timeouts_and_bad_pairs_are_named() {
 #[test]
 fn an_expired_certificate_is_served_with_a_loud_error_and_an_expiry_metric() {
     let dir = tls_dir("expired");
-    Ca::new("expired CA").server_expired().install(&dir);
+    let ca = Ca::new("expired CA");
+    ca.server_expired().install(&dir);
     let s = sink();
     let t = start(&s, &dir, &[]);
+    // A sender that verifies certificates refuses it: that handshake fails and is counted by
+    // reason; a sender that does not verify is served as before.
+    let addr = t.addr(t.tls_port);
+    assert!(connect(addr, &verifying_client_config(&ca)).is_err());
+    t.d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum(
+            "sluice_tls_handshake_failures_total",
+            &["reason=\"client_rejected_certificate\""],
+        ) == 1.0
+    });
+    let (lax, _) = client_config(None);
+    send_tls(addr, &lax, &lines("expired but served", 5));
+    wait(&s, &t.d, 5);
+    assert!(
+        t.d.log()
+            .contains("TLS handshake failed: the sender refused sluice's certificate"),
+        "the failed handshake is logged:\n{}",
+        t.d.log()
+    );
     let log = t.d.log();
     assert!(
         log.contains("expired on 2021-01-01") && log.contains("renewed"),
@@ -442,4 +465,109 @@ fn an_expired_certificate_is_served_with_a_loud_error_and_an_expiry_metric() {
         m.sum("sluice_tls_certificate_expiry_timestamp_seconds", &[]),
         1_609_459_200.0
     );
+}
+
+/// Resident memory of a process, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn slow_handshakes_and_a_flood_of_10000_connections_do_not_lock_out_the_tls_port() {
+    let _heavy = sluice_suite::heavy();
+    let l = sluice_net::raise_fd_limit().expect("RLIMIT_NOFILE");
+    assert!(
+        l.now >= 12_000,
+        "needs 12,000 file descriptors; hard limit {}",
+        l.hard
+    );
+    let dir = tls_dir("flood");
+    Ca::new("flood CA").server().install(&dir);
+    let s = sink();
+    let t = start(
+        &s,
+        &dir,
+        &[
+            ("SC4S_SOURCE_TLS_MAX_CONNECTIONS", "1000"),
+            ("SLUICE_TCP_FRAME_TIMEOUT", "3"),
+        ],
+    );
+    let addr = t.addr(t.tls_port);
+    let (cfg, _) = client_config(None);
+    let before = rss_kib(t.d.pid());
+
+    // TLS slowloris: 100 handshakes that announce a 255-byte record and send it a byte at a
+    // time. The handshake deadline closes them, counted as handshake timeouts.
+    let mut slow: Vec<TcpStream> = (0..100)
+        .map(|_| {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(&[0x16, 0x03, 0x01, 0x00, 0xff]).unwrap();
+            c
+        })
+        .collect();
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        for c in &mut slow {
+            let _ = c.write_all(&[0x01]);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    send_tls(addr, &cfg, &lines("beside slow handshakes", 100));
+    wait(&s, &t.d, 100);
+    t.d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum(
+            "sluice_tls_handshake_failures_total",
+            &["reason=\"timeout\""],
+        ) == 100.0
+    });
+    drop(slow);
+
+    // 10,000 connections that never start a handshake: the port holds at most its limit,
+    // evicts or refuses the rest (counted, logged), and memory stays bounded.
+    let flood: Vec<TcpStream> = (0..10_000)
+        .filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok())
+        .collect();
+    assert!(flood.len() >= 9_000, "only {} connected", flood.len());
+    let m = t.d.wait_metrics(Duration::from_secs(60), |m| {
+        m.sum("sluice_tcp_connections_total", &["transport=\"tls\""]) >= (flood.len() + 101) as f64
+    });
+    assert!(m.sum("sluice_tcp_connections", &["transport=\"tls\""]) <= 1000.0);
+    let closed = |r: &str| {
+        m.sum(
+            "sluice_tcp_closed_total",
+            &["transport=\"tls\"", &format!("reason=\"{r}\"")],
+        )
+    };
+    assert!(
+        closed("limit") + closed("evicted") >= flood.len() as f64 - 1000.0,
+        "{m:?}"
+    );
+    let grown = rss_kib(t.d.pid()).saturating_sub(before);
+    assert!(grown < 200 * 1024, "memory grew by {grown} KiB");
+
+    // Once the flood holds no connection younger than a second, a real sender gets in.
+    std::thread::sleep(Duration::from_millis(1100));
+    send_tls(addr, &cfg, &lines("after the flood", 1000));
+    wait(&s, &t.d, 1100);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(s.accepted_events(), 1100, "every message once");
+    let log = t.d.log();
+    assert!(
+        log.contains("connection refused") || closed("limit") == 0.0,
+        "{log}"
+    );
+    println!(
+        "TLS port, limit 1000: 100 slow handshakes timed out; {} flood connections: {} \
+         evicted, {} refused; daemon RSS grew {grown} KiB",
+        flood.len(),
+        closed("evicted"),
+        closed("limit")
+    );
+    drop(flood);
 }

@@ -187,6 +187,20 @@ pub fn client_config(client: Option<&Pair>) -> (Arc<ClientConfig>, Arc<Recorder>
     (Arc::new(cfg), recorder)
 }
 
+/// A client that verifies the server's certificate against `ca`, as a careful sender does.
+pub fn verifying_client_config(ca: &Ca) -> Arc<ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Arc::new(
+        ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
 /// A TLS connection to `addr`, handshake completed (or the error).
 pub fn connect(
     addr: SocketAddr,

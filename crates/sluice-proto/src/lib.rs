@@ -11,6 +11,7 @@ pub mod framing;
 pub mod json;
 pub mod message;
 pub mod parse;
+pub mod proxy;
 pub mod record;
 pub mod time;
 

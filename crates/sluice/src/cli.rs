@@ -9,7 +9,7 @@ use clap::Args;
 use sluice_proto::time::Zone;
 use sluice_proto::{ParseOptions, ParsedRecord, parse as parse_message};
 
-use crate::config::{Config, EnvReport};
+use crate::config::{Config, ConfigError, EnvReport};
 use crate::env::Env;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -37,142 +37,66 @@ pub fn load_config_from(args: &RunArgs, env: &Env) -> anyhow::Result<(Config, En
         None => Config::default(),
     };
     let report = config.apply_env(env)?;
+    check_loaded(&config)?;
+    Ok((config, report))
+}
+
+/// The checks beyond the settings' own syntax: cross-field rules, the HEC URLs and headers,
+/// the time zone.
+fn check_loaded(config: &Config) -> anyhow::Result<()> {
     config.validate()?;
+    if config.uses_hec() {
+        // Builds the HEC client's settings, TLS files included, so `--check` fails on them too.
+        config.hec.client_config()?;
+    }
     Zone::from_name(&config.parse.default_timezone).map_err(|e| {
         anyhow::anyhow!(
             "SC4S_DEFAULT_TIMEZONE / parse.default_timezone {:?}: {e}",
             config.parse.default_timezone
         )
     })?;
-    if config.uses_hec() {
-        // Builds the HEC client's settings, TLS files included, so `--check` fails on them too.
-        config.hec.client_config()?;
-    }
-    Ok((config, report))
+    Ok(())
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let env = Env::load(args.env_file.as_deref())?;
+    if args.check {
+        crate::daemon::init_logging_at(&env, "warn");
+        return check(&args, &env);
+    }
     crate::daemon::init_logging(&env);
     let (config, report) = load_config_from(&args, &env)?;
-    if args.check {
-        println!("configuration OK");
-        println!(
-            "udp ports {:?} ({} sockets, balance {:?}), tcp ports {:?}",
-            config.listen.udp_ports,
-            config.udp.sockets,
-            config.udp.balance,
-            config.listen.tcp_ports
-        );
-        print_streams(&config)?;
-        if config.uses_hec() {
-            println!("output: Splunk HEC {:?}", config.hec.urls);
-        } else {
-            println!("output: file {}", config.output.file.display());
-        }
-        for v in &report.unsupported {
-            println!("not supported (ignored): {v}");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
     crate::daemon::run(args, config, report)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The stream listeners' part of `run --check`: every port with its limits, the edge's
-/// timeouts, and TLS (the certificate is loaded and checked, as at startup).
-fn print_streams(config: &Config) -> anyhow::Result<()> {
-    use crate::config::{ListenerKind, SourceProto};
-    let secs = |d: std::time::Duration| {
-        if d.is_zero() {
-            "never".to_string()
-        } else {
-            format!("{}s", d.as_secs_f64())
-        }
+/// `run --check`: loads the configuration as `run` does, tracing every value to its layer,
+/// prints the report ([`crate::check`]) and fails on the errors it found.
+fn check(args: &RunArgs, env: &Env) -> anyhow::Result<ExitCode> {
+    let toml = match &args.config {
+        Some(path) => Some((
+            path.as_path(),
+            std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                path: path.clone(),
+                source,
+            })?,
+        )),
+        None => None,
     };
-    let t = &config.tcp;
-    println!(
-        "stream edge: frame_timeout {} (also before the first byte), idle_timeout {}, \
-         proxy_protocol {}, parallelize {}",
-        secs(t.frame_timeout),
-        secs(t.idle_timeout),
-        if t.proxy_protocol { "yes" } else { "no" },
-        if t.parallelize == 0 {
-            "off".to_string()
-        } else {
-            format!("{} workers per port", t.parallelize)
-        }
-    );
-    let listeners = config.listeners()?;
-    for l in listeners.iter().filter(|l| l.kind != ListenerKind::Udp) {
-        let Some(p) = config.stream.get(l.proto) else {
-            continue;
-        };
-        println!(
-            "  {} port {} ({}): max_connections {} (idle ones evicted at the limit), sockets {}, \
-             rcvbuf {}",
-            l.proto.label(),
-            l.port,
-            l.id,
-            p.max_connections,
-            p.sockets,
-            if p.rcvbuf.0 == 0 {
-                "kernel default".to_string()
-            } else {
-                p.rcvbuf.0.to_string()
-            }
-        );
+    let traced = crate::config::trace(toml.as_ref().map(|(p, t)| (*p, t.as_str())), env)?;
+    check_loaded(&traced.config)?;
+    let report = crate::check::report(&traced);
+    print!("{}", report.text);
+    std::io::stdout().flush()?;
+    match report.errors.as_slice() {
+        [] => Ok(ExitCode::SUCCESS),
+        errors => Err(anyhow::anyhow!(
+            "run --check found {} error{}: {}",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" },
+            errors.join("; ")
+        )),
     }
-    let mut profiles: Vec<SourceProto> = listeners
-        .iter()
-        .filter(|l| l.kind == ListenerKind::Tls)
-        .map(|l| l.proto)
-        .collect();
-    profiles.sort();
-    profiles.dedup();
-    if !config.tls.enable {
-        println!("tls: off (SC4S_SOURCE_TLS_ENABLE)");
-        return Ok(());
-    }
-    let tls = &config.tls;
-    println!(
-        "tls: certificate {}, key {}, reload every {}",
-        tls.cert_path().display(),
-        tls.key_path().display(),
-        secs(tls.reload_interval)
-    );
-    if profiles.is_empty() {
-        return Ok(());
-    }
-    if tls.self_signed && !tls.cert_path().exists() && !tls.key_path().exists() {
-        println!(
-            "  a self-signed pair will be generated there at start (SC4S_SOURCE_TLS_SELFSIGNED)"
-        );
-        return Ok(());
-    }
-    let m = crate::tls::TlsManager::load(tls, &profiles).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let info = m.cert_info();
-    println!(
-        "  certificate: {} (names {}), valid until {}, sha256 {}",
-        info.subject,
-        info.names.join(","),
-        jiff::Timestamp::from_second(info.not_after)
-            .map_or_else(|_| info.not_after.to_string(), |t| t.to_string()),
-        info.sha256
-    );
-    println!("  client certificates: {}", m.client_auth().label());
-    for e in m.endpoints() {
-        println!(
-            "  {}: {}; suites {}",
-            e.proto.label(),
-            e.policy.versions_label(),
-            e.policy.suites_label()
-        );
-        for n in &e.policy.notes {
-            println!("  note: {n}");
-        }
-    }
-    Ok(())
 }
 
 #[derive(Args, Debug, Clone)]

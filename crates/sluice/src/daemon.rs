@@ -37,10 +37,16 @@ use crate::window::{MemoryBudget, Window};
 
 /// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
 pub fn init_logging(env: &crate::env::Env) {
+    init_logging_at(env, "info");
+}
+
+/// [`init_logging`] with another default filter (`run --check` prints its report on stdout
+/// and wants only warnings on stderr).
+pub fn init_logging_at(env: &crate::env::Env, default: &str) {
     let filter = env
         .get("SLUICE_LOG")
         .or_else(|| env.get("RUST_LOG"))
-        .map_or_else(|| "info".to_owned(), |v| v.value.clone());
+        .map_or_else(|| default.to_owned(), |v| v.value.clone());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
@@ -92,7 +98,7 @@ async fn run_async(
     if !report.unsupported.is_empty() {
         tracing::warn!(
             vars = %report.unsupported.join(","),
-            "these SC4S settings are set but not supported by sluice; they are ignored"
+            "these settings are set but not supported by sluice (or not sluice settings at all); they are ignored"
         );
     }
 
@@ -412,7 +418,7 @@ fn check_fd_limit(stream_connections: u64) {
 
 /// SC4S's context directory when none is configured: inside SC4S's container, then SC4S's
 /// host mount.
-fn default_context_dir() -> Option<std::path::PathBuf> {
+pub(crate) fn default_context_dir() -> Option<std::path::PathBuf> {
     [
         "/etc/syslog-ng/conf.d/local/context",
         "/opt/sc4s/local/context",

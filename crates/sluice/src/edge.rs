@@ -47,6 +47,9 @@ pub enum CloseReason {
     TlsError,
     /// The PROXY protocol header was missing or malformed.
     ProxyHeader,
+    /// TCP keepalive found the peer gone: a half-open connection whose sender vanished
+    /// without a FIN or RST (powered off, unplugged, a firewall dropped the flow).
+    DeadPeer,
     /// A socket error (reset, ...).
     ReadError,
     /// sluice is stopping.
@@ -54,7 +57,7 @@ pub enum CloseReason {
 }
 
 impl CloseReason {
-    pub const ALL: [CloseReason; 11] = [
+    pub const ALL: [CloseReason; 12] = [
         CloseReason::Eof,
         CloseReason::IdleTimeout,
         CloseReason::FrameTimeout,
@@ -64,6 +67,7 @@ impl CloseReason {
         CloseReason::TlsHandshake,
         CloseReason::TlsError,
         CloseReason::ProxyHeader,
+        CloseReason::DeadPeer,
         CloseReason::ReadError,
         CloseReason::Shutdown,
     ];
@@ -79,6 +83,7 @@ impl CloseReason {
             CloseReason::TlsHandshake => "tls_handshake",
             CloseReason::TlsError => "tls_error",
             CloseReason::ProxyHeader => "proxy_header",
+            CloseReason::DeadPeer => "dead_peer",
             CloseReason::ReadError => "read_error",
             CloseReason::Shutdown => "shutdown",
         }
@@ -272,6 +277,26 @@ impl Drop for ConnGuard {
     }
 }
 
+/// One [`LogLimiter`] per close reason: a flood of one kind of close (a thousand idle
+/// timeouts) must not hide the first line of another (a frame timeout, a TLS error).
+#[derive(Debug)]
+pub struct CloseLogs {
+    limiters: [LogLimiter; CloseReason::ALL.len()],
+}
+
+impl CloseLogs {
+    pub fn new(interval: Duration) -> CloseLogs {
+        CloseLogs {
+            limiters: std::array::from_fn(|_| LogLimiter::new(interval)),
+        }
+    }
+
+    /// [`LogLimiter::allow`] for the lines about `reason`.
+    pub fn allow(&self, reason: CloseReason) -> Option<u64> {
+        self.limiters[reason.index()].allow()
+    }
+}
+
 /// Lets a repeated log line through at most once per interval and counts what it held back.
 #[derive(Debug)]
 pub struct LogLimiter {
@@ -361,6 +386,14 @@ mod tests {
         assert_eq!(edge.closed(CloseReason::Limit), 2);
         assert_eq!(edge.accepted(), 3);
         drop(busy);
+    }
+
+    #[test]
+    fn each_close_reason_has_its_own_log_allowance() {
+        let l = CloseLogs::new(Duration::from_secs(3600));
+        assert_eq!(l.allow(CloseReason::IdleTimeout), Some(0));
+        assert_eq!(l.allow(CloseReason::IdleTimeout), None);
+        assert_eq!(l.allow(CloseReason::FrameTimeout), Some(0));
     }
 
     #[test]

@@ -6,6 +6,12 @@
 //! still override one value with `-e`/`Environment=`. Every value remembers where it came from,
 //! so a bad value is reported as `SC4S_X="abc" (from /opt/sc4s/env_file line 12)`.
 //!
+//! The seam also keeps what `sluice run --check` needs to say where each effective value came
+//! from: the env_file line a process variable overrides ([`Env::shadowed`]), which variables
+//! the configuration actually looked up ([`Env::was_read`]), and the same set without one
+//! variable ([`Env::without`]) so the configuration can be rebuilt to see what that variable
+//! changed (`config::origin`).
+//!
 //! env_file syntax (a superset of Docker's `--env-file`): `KEY=value` per line, blank lines and
 //! lines starting with `#` ignored, an optional `export ` prefix, whitespace around the key and
 //! the value trimmed, and one pair of matching surrounding quotes (`"…"` or `'…'`) removed.
@@ -16,9 +22,10 @@
 //! filter), `HOSTNAME` and systemd's `NOTIFY_SOCKET`/`WATCHDOG_USEC`/`RUNTIME_DIRECTORY` come
 //! through it like every `SC4S_*` setting.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Where a value came from, for error messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,9 +72,23 @@ pub enum EnvFileError {
 }
 
 /// The merged variable set: env_file entries overlaid by the process environment.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Env {
     vars: BTreeMap<String, Value>,
+    /// Origins of values the process environment replaced (an env_file line).
+    shadowed: BTreeMap<String, Origin>,
+    /// Names looked up with [`Env::get`] (listings do not count).
+    read: Mutex<BTreeSet<String>>,
+}
+
+impl Clone for Env {
+    fn clone(&self) -> Env {
+        Env {
+            vars: self.vars.clone(),
+            shadowed: self.shadowed.clone(),
+            read: Mutex::new(self.read_set().clone()),
+        }
+    }
 }
 
 impl Env {
@@ -109,6 +130,7 @@ impl Env {
                     key: key.to_owned(),
                 });
             }
+            self.shadowed.remove(key);
             self.vars.insert(
                 key.to_owned(),
                 Value {
@@ -127,19 +149,73 @@ impl Env {
     pub fn merge_process(&mut self, vars: impl IntoIterator<Item = (String, String)>) {
         for (key, value) in vars {
             if is_relevant(&key) {
-                self.vars.insert(
-                    key,
+                let old = self.vars.insert(
+                    key.clone(),
                     Value {
                         value,
                         origin: Origin::Process,
                     },
                 );
+                if let Some(Value {
+                    origin: o @ Origin::EnvFile { .. },
+                    ..
+                }) = old
+                {
+                    self.shadowed.insert(key, o);
+                }
             }
         }
     }
 
+    /// The value of `key`; the lookup is remembered ([`Env::was_read`]).
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.vars.get(key)
+        let v = self.vars.get(key);
+        if v.is_some() {
+            self.read_set().insert(key.to_owned());
+        }
+        v
+    }
+
+    /// Where the value the process environment replaced came from (an env_file line).
+    pub fn shadowed(&self, key: &str) -> Option<&Origin> {
+        self.shadowed.get(key)
+    }
+
+    /// Whether the configuration looked `key` up with [`Env::get`].
+    pub fn was_read(&self, key: &str) -> bool {
+        self.read_set().contains(key)
+    }
+
+    /// Every variable, in name order (not counted as read).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.vars.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The same set without `key`, and with nothing marked read.
+    pub fn without(&self, key: &str) -> Env {
+        let mut vars = self.vars.clone();
+        vars.remove(key);
+        let mut shadowed = self.shadowed.clone();
+        shadowed.remove(key);
+        Env {
+            vars,
+            shadowed,
+            read: Mutex::default(),
+        }
+    }
+
+    /// Adds `key` as `other` has it (value, origin and the line it overrides), if set.
+    pub fn merge_from(&mut self, other: &Env, key: &str) {
+        if let Some(v) = other.vars.get(key) {
+            self.vars.insert(key.to_owned(), v.clone());
+        }
+        if let Some(o) = other.shadowed.get(key) {
+            self.shadowed.insert(key.to_owned(), o.clone());
+        }
+    }
+
+    fn read_set(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.read.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// All variables whose name starts with `prefix`, in name order.
@@ -248,7 +324,33 @@ mod tests {
         ]);
         let v = env.get("SC4S_LISTEN_STATUS_PORT").unwrap();
         assert_eq!((v.value.as_str(), &v.origin), ("9090", &Origin::Process));
+        assert_eq!(
+            env.shadowed("SC4S_LISTEN_STATUS_PORT")
+                .map(ToString::to_string),
+            Some("from f line 1".to_owned()),
+            "the env_file line it overrides is remembered"
+        );
         assert!(env.get("PATH").is_none());
+    }
+
+    #[test]
+    fn lookups_are_remembered_and_without_drops_one_variable() {
+        let mut env = Env::default();
+        env.merge_process([
+            ("SC4S_A".to_owned(), "1".to_owned()),
+            ("SC4S_B".to_owned(), "2".to_owned()),
+        ]);
+        assert_eq!(env.with_prefix("SC4S_").count(), 2);
+        assert!(!env.was_read("SC4S_A"), "a listing is not a lookup");
+        env.get("SC4S_A");
+        env.get("SC4S_NOT_SET");
+        assert!(env.was_read("SC4S_A") && !env.was_read("SC4S_B"));
+        assert!(!env.was_read("SC4S_NOT_SET"));
+        assert!(env.clone().was_read("SC4S_A"));
+        let less = env.without("SC4S_A");
+        assert!(less.get("SC4S_A").is_none() && less.get("SC4S_B").is_some());
+        assert!(!less.was_read("SC4S_A"));
+        assert_eq!(env.iter().count(), 2, "the original is untouched");
     }
 
     #[test]

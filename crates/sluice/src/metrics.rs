@@ -159,6 +159,7 @@ impl Status for Registry {
                     "port": t.port,
                     "connections": t.edge.open(),
                     "limit": t.edge.limit(),
+                    "sockets": t.rcvbuf.len(),
                 })
             })
             .collect();
@@ -485,7 +486,8 @@ fn render_streams(w: &mut PromWriter, tcp: &[Arc<TcpPortMetrics>]) {
         "Closed stream connections by reason: eof (the sender closed), idle_timeout, \
          frame_timeout (partial frame delivered), no_data (nothing sent before the deadline), \
          evicted (idle, to admit a new one at the limit), limit (refused), tls_handshake, \
-         tls_error, proxy_header, read_error, shutdown.",
+         tls_error, proxy_header, dead_peer (TCP keepalive found a half-open connection), \
+         read_error, shutdown.",
     );
     for t in tcp {
         let (l, tr, p) = labels(t);

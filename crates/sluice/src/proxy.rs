@@ -2,150 +2,47 @@
 //! balancers) in front of a stream connection, for `SC4S_SOURCE_PROXYCONNECT=yes`.
 //!
 //! The header is read before anything else (before the TLS handshake on TLS ports, as
-//! syslog-ng's `proxied-tls` does), within the connection's first deadline. The parsing is
-//! `ppp`'s; this module only decides how many bytes to wait for and refuses early what
-//! cannot become a header, so plaintext syslog sent without one is rejected at its first
-//! byte instead of after 107. A `LOCAL` (v2) or `UNKNOWN` (v1) header — a load balancer's
-//! health check — keeps the socket's own address.
+//! syslog-ng's `proxied-tls` does), within the connection's first deadline. Decoding is
+//! sans-IO in [`sluice_proto::proxy`] (fuzzed there); this module reads until it has a
+//! header or an answer. A `LOCAL` (v2) or `UNKNOWN` (v1) header — a load balancer's health
+//! check — keeps the socket's own address.
 
 use std::io;
-use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use sluice_proto::proxy::{Decoded, decode};
+pub use sluice_proto::proxy::{HeaderError, Proxied, V2_MAX};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
-
-/// v2 signature (12 bytes).
-const V2_SIGNATURE: &[u8] = b"\r\n\r\n\0\r\nQUIT\n";
-const V1_PREFIX: &[u8] = b"PROXY ";
-/// v1's longest header, CRLF included (the spec's 107 bytes).
-const V1_MAX: usize = 107;
-/// Largest v2 header accepted: the fixed part, the largest address block (UNIX, 216 bytes)
-/// and room for the TLVs load balancers add (AWS's VPC endpoint id, Azure's link id, SSL
-/// details). The spec allows 64 KiB; holding that per connection would be a memory lever.
-pub const V2_MAX: usize = 16 + 216 + 1824;
 
 /// Why a PROXY header was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
-    #[error("no PROXY protocol header: the connection starts with {0:?}")]
-    Missing(String),
-    #[error("malformed PROXY v1 header: {0}")]
-    V1(String),
-    #[error("malformed PROXY v2 header: {0}")]
-    V2(String),
-    #[error("PROXY v2 header of {0} bytes is longer than the {V2_MAX} accepted")]
-    TooLong(usize),
+    #[error(transparent)]
+    Header(#[from] HeaderError),
     #[error("the connection closed inside the PROXY header")]
     Closed,
     #[error("reading the PROXY header: {0}")]
     Io(#[from] io::Error),
 }
 
-/// A parsed header: the sender's address behind the proxy, `None` for LOCAL/UNKNOWN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Proxied {
-    pub source: Option<SocketAddr>,
-}
-
 /// Reads the PROXY header from `stream`. Returns it with the bytes that arrived after it
-/// (the start of the syslog or TLS stream), to be read first.
+/// (the start of the syslog or TLS stream), to be read first. Holds at most
+/// [`V2_MAX`] bytes plus one read while waiting.
 pub async fn read_header<S: AsyncRead + Unpin>(
     stream: &mut S,
 ) -> Result<(Proxied, Vec<u8>), ProxyError> {
     let mut buf = Vec::with_capacity(256);
     let mut chunk = [0u8; 512];
     loop {
-        match inspect(&buf)? {
-            Need::Header(len) => {
-                let rest = buf.split_off(len);
-                return Ok((parse(&buf)?, rest));
-            }
-            Need::More => {}
+        if let Decoded::Header { len, proxied } = decode(&buf)? {
+            return Ok((proxied, buf.split_off(len)));
         }
         let n = stream.read(&mut chunk).await?;
         if n == 0 {
             return Err(ProxyError::Closed);
         }
         buf.extend_from_slice(&chunk[..n]);
-    }
-}
-
-enum Need {
-    /// The header is complete and this long.
-    Header(usize),
-    More,
-}
-
-/// How much of `buf` is the header, or whether more bytes can still make one.
-fn inspect(buf: &[u8]) -> Result<Need, ProxyError> {
-    let starts = |sig: &[u8]| {
-        let n = buf.len().min(sig.len());
-        buf[..n] == sig[..n]
-    };
-    if buf.is_empty() {
-        return Ok(Need::More);
-    }
-    if starts(V2_SIGNATURE) {
-        if buf.len() < 16 {
-            return Ok(Need::More);
-        }
-        let total = 16 + usize::from(u16::from_be_bytes([buf[14], buf[15]]));
-        if total > V2_MAX {
-            return Err(ProxyError::TooLong(total));
-        }
-        return Ok(if buf.len() >= total {
-            Need::Header(total)
-        } else {
-            Need::More
-        });
-    }
-    if starts(V1_PREFIX) {
-        // The spec ends the line with CRLF; syslog-ng's loggen (-H) sends a bare LF and
-        // syslog-ng accepts it, so both are accepted.
-        let window = &buf[..buf.len().min(V1_MAX)];
-        return match window.iter().position(|&b| b == b'\n') {
-            Some(lf) => Ok(Need::Header(lf + 1)),
-            None if buf.len() >= V1_MAX => Err(ProxyError::V1(format!(
-                "no end of line within {V1_MAX} bytes"
-            ))),
-            None => Ok(Need::More),
-        };
-    }
-    let shown: String = String::from_utf8_lossy(&buf[..buf.len().min(16)]).into_owned();
-    Err(ProxyError::Missing(shown))
-}
-
-fn parse(header: &[u8]) -> Result<Proxied, ProxyError> {
-    if header.starts_with(V2_SIGNATURE) {
-        let h = ppp::v2::Header::try_from(header).map_err(|e| ProxyError::V2(e.to_string()))?;
-        let source = match (h.command, h.addresses) {
-            (ppp::v2::Command::Local, _) => None,
-            (_, ppp::v2::Addresses::IPv4(a)) => {
-                Some(SocketAddr::new(IpAddr::V4(a.source_address), a.source_port))
-            }
-            (_, ppp::v2::Addresses::IPv6(a)) => {
-                Some(SocketAddr::new(IpAddr::V6(a.source_address), a.source_port))
-            }
-            (_, ppp::v2::Addresses::Unspecified | ppp::v2::Addresses::Unix(_)) => None,
-        };
-        Ok(Proxied { source })
-    } else {
-        let line = header.strip_suffix(b"\n").unwrap_or(header);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let crlf = [line, b"\r\n"].concat();
-        let h = ppp::v1::Header::try_from(crlf.as_slice())
-            .map_err(|e| ProxyError::V1(e.to_string()))?;
-        let source = match h.addresses {
-            ppp::v1::Addresses::Tcp4(a) => {
-                Some(SocketAddr::new(IpAddr::V4(a.source_address), a.source_port))
-            }
-            ppp::v1::Addresses::Tcp6(a) => {
-                Some(SocketAddr::new(IpAddr::V6(a.source_address), a.source_port))
-            }
-            ppp::v1::Addresses::Unknown => None,
-        };
-        Ok(Proxied { source })
     }
 }
 
@@ -214,6 +111,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Prefixed<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sluice_proto::proxy::{V1_PREFIX, V2_SIGNATURE};
 
     async fn read(input: &[u8]) -> Result<(Proxied, Vec<u8>), ProxyError> {
         // Delivered one byte at a time: the header must be found across arbitrary reads.
@@ -290,7 +188,10 @@ mod tests {
     async fn plaintext_is_refused_at_the_first_byte() {
         let mut s: &[u8] = b"<13>Nov 22 10:00:00 host app: no header\n";
         let e = read_header(&mut s).await.unwrap_err();
-        assert!(matches!(e, ProxyError::Missing(_)), "{e}");
+        assert!(
+            matches!(e, ProxyError::Header(HeaderError::Missing(_))),
+            "{e}"
+        );
         assert!(e.to_string().contains("<13>Nov"), "{e}");
     }
 
@@ -299,20 +200,20 @@ mod tests {
         let mut s: &[u8] = b"PROXY TCP4 not-an-ip 10.0.0.1 1 2\r\n";
         assert!(matches!(
             read_header(&mut s).await.unwrap_err(),
-            ProxyError::V1(_)
+            ProxyError::Header(HeaderError::V1(_))
         ));
         let long = [b"PROXY TCP4 ".as_slice(), &[b'1'; 200]].concat();
         let mut s = long.as_slice();
         assert!(matches!(
             read_header(&mut s).await.unwrap_err(),
-            ProxyError::V1(_)
+            ProxyError::Header(HeaderError::V1(_))
         ));
         let mut huge = V2_SIGNATURE.to_vec();
         huge.extend_from_slice(&[0x21, 0x11, 0xff, 0xff]);
         let mut s = huge.as_slice();
         assert!(matches!(
             read_header(&mut s).await.unwrap_err(),
-            ProxyError::TooLong(65551)
+            ProxyError::Header(HeaderError::TooLong(65551))
         ));
         let mut s: &[u8] = b"PROXY TC";
         assert!(matches!(
@@ -324,7 +225,7 @@ mod tests {
         let mut s = short.as_slice();
         assert!(matches!(
             read_header(&mut s).await.unwrap_err(),
-            ProxyError::V2(_)
+            ProxyError::Header(HeaderError::V2(_))
         ));
     }
 

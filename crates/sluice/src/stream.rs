@@ -13,7 +13,7 @@ use sluice_proto::classify::Transport;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ListenerKind;
-use crate::edge::{Edge, LogLimiter};
+use crate::edge::{CloseLogs, Edge};
 use crate::metrics::TcpPortMetrics;
 use crate::pipeline::{ReceiverCounters, SharedProcessor};
 use crate::tcp::{TcpContext, TcpPort, TcpStats};
@@ -121,13 +121,13 @@ pub fn start(
     let spec = &plan.spec;
     let (counters, stats, edge) = match reuse {
         Some(m) => {
-            m.edge.set_limit(plan.settings.max_connections);
+            m.edge.set_limit(plan.settings.port_limit());
             (m.counters.clone(), m.stats.clone(), m.edge.clone())
         }
         None => (
             Arc::new(ReceiverCounters::default()),
             Arc::new(TcpStats::default()),
-            Edge::new(plan.settings.max_connections),
+            Edge::new(plan.settings.port_limit()),
         ),
     };
     let tls = if spec.kind == ListenerKind::Tls {
@@ -141,7 +141,7 @@ pub fn start(
             transport = spec.proto.label(),
             listener = %spec.id,
             sockets = port.listeners.len(),
-            max_connections = plan.settings.max_connections,
+            max_connections = plan.settings.port_limit(),
             versions = %t.policy.versions_label(),
             suites = %t.policy.suites_label(),
             client_certificates = m.client_auth().label(),
@@ -152,7 +152,7 @@ pub fn start(
             transport = spec.proto.label(),
             listener = %spec.id,
             sockets = port.listeners.len(),
-            max_connections = plan.settings.max_connections,
+            max_connections = plan.settings.port_limit(),
             "listening on TCP"
         ),
     }
@@ -187,7 +187,7 @@ pub fn start(
         tls,
         proxy: plan.proxy,
         parallelize: plan.parallelize,
-        warnings: LogLimiter::new(Duration::from_secs(10)),
+        warnings: CloseLogs::new(Duration::from_secs(10)),
     });
     let claim = port.claim.take();
     let task = tokio::spawn(crate::tcp::serve(port, ctx, out.clone()));

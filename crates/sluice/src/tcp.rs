@@ -22,8 +22,9 @@
 //!   included — within this long of the accept. A connection that sends nothing is closed
 //!   (`no_data`); one that trickles a frame (slowloris) has what arrived delivered as a
 //!   partial frame, tagged `sluice:frame_timeout` in `sc4s_tags` and counted, and is closed.
-//! * **Idle timeout** (`idle_timeout`) between frames, and TCP keepalive (60 s, then 6 probes
-//!   10 s apart) for half-open connections whose peer vanished.
+//! * **Idle timeout** (`idle_timeout`) between frames, and TCP keepalive (`keepalive`, 60 s,
+//!   then 6 probes 10 s apart) for half-open connections whose peer vanished without a FIN
+//!   or RST (`dead_peer`): found in about two minutes even with the idle timeout off.
 //! * **Bounded memory**: a connection's buffer starts at 8 KiB and grows only while a frame
 //!   longer than it arrives, up to `max_message_size` plus a frame header.
 //!
@@ -44,7 +45,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::edge::{CloseReason, ConnGuard, Edge, LogLimiter};
+use crate::edge::{CloseLogs, CloseReason, ConnGuard, Edge};
 use crate::pipeline::{LocalCounts, ReceiverCounters, RecvTime, SharedProcessor, hand_over};
 use crate::proxy::Prefixed;
 use crate::tls::{Failure, TlsEndpoint};
@@ -67,6 +68,8 @@ pub struct TcpLimits {
     pub frame_timeout: Duration,
     /// `Duration::ZERO`: never close an idle connection.
     pub idle_timeout: Duration,
+    /// Quiet time before the first TCP keepalive probe; `Duration::ZERO`: no keepalive.
+    pub keepalive: Duration,
 }
 
 /// Framing counters of one port, read at scrape time.
@@ -185,8 +188,8 @@ pub struct TcpContext {
     pub proxy: bool,
     /// Parse/classify/encode workers per port (0: in the connection's own task).
     pub parallelize: usize,
-    /// Rate limit of the per-connection warnings (timeouts, PROXY errors).
-    pub warnings: LogLimiter,
+    /// Rate limit of the per-connection log lines (timeouts, PROXY errors), per reason.
+    pub warnings: CloseLogs,
 }
 
 impl TcpContext {
@@ -297,12 +300,17 @@ fn take_backlog(listener: TcpListener) -> Vec<(TcpStream, SocketAddr)> {
     out
 }
 
-/// Finds a half-open connection (the peer vanished without a FIN or RST) in about two
-/// minutes instead of the kernel's two hours.
-fn set_keepalive(stream: &TcpStream) {
+/// Finds a half-open connection (the peer vanished without a FIN or RST) after `time` of
+/// quiet plus six unanswered probes (10 s apart, or `time` apart when shorter): about two
+/// minutes by default instead of the kernel's two hours. The read then fails with
+/// `TimedOut` and the connection closes as `dead_peer`.
+fn set_keepalive(stream: &TcpStream, time: Duration) {
+    if time.is_zero() {
+        return;
+    }
     let ka = socket2::TcpKeepalive::new()
-        .with_time(Duration::from_secs(60))
-        .with_interval(Duration::from_secs(10))
+        .with_time(time)
+        .with_interval(time.min(Duration::from_secs(10)))
         .with_retries(6);
     if let Err(e) = socket2::SockRef::from(stream).set_tcp_keepalive(&ka) {
         tracing::debug!(error = %e, "cannot enable TCP keepalive");
@@ -320,7 +328,7 @@ async fn handle(
     chunks: &async_channel::Sender<EncodedBatch>,
     jobs: Option<&crate::parallel::JobSender>,
 ) {
-    set_keepalive(&stream);
+    set_keepalive(&stream, ctx.limits.keepalive);
     let first_deadline = Instant::now() + ctx.limits.frame_timeout;
     let mut source = peer;
     let mut prefix = Vec::new();
@@ -338,13 +346,13 @@ async fn handle(
                 prefix = rest;
             }
             Ok(Err(e)) => {
-                if let Some(suppressed) = ctx.warnings.allow() {
+                if let Some(suppressed) = ctx.warnings.allow(CloseReason::ProxyHeader) {
                     tracing::warn!(%peer, port = dest_port, suppressed, "closing a connection: {e} (SC4S_SOURCE_PROXYCONNECT=yes expects every connection to start with one)");
                 }
                 return guard.set_reason(CloseReason::ProxyHeader);
             }
             Err(_) => {
-                if let Some(suppressed) = ctx.warnings.allow() {
+                if let Some(suppressed) = ctx.warnings.allow(CloseReason::ProxyHeader) {
                     tracing::warn!(%peer, port = dest_port, suppressed, "closing a connection: no complete PROXY header within the frame deadline");
                 }
                 return guard.set_reason(CloseReason::ProxyHeader);
@@ -495,18 +503,36 @@ async fn read_loop<S: AsyncRead + Unpin>(
         // TLS without close_notify, which most syslog senders skip: the end of the stream.
         End::Error(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => CloseReason::Eof,
         End::Error(e) if ctx.tls.is_some() && e.kind() == std::io::ErrorKind::InvalidData => {
-            if let Some(suppressed) = ctx.warnings.allow() {
+            if let Some(suppressed) = ctx.warnings.allow(CloseReason::TlsError) {
                 tracing::warn!(peer = %src.source_ip, port = src.dest_port, error = %e, suppressed, "TLS error after the handshake; closing the connection");
             }
             CloseReason::TlsError
+        }
+        End::Error(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            if let Some(suppressed) = ctx.warnings.allow(CloseReason::DeadPeer) {
+                tracing::info!(peer = %src.source_ip, port = src.dest_port, suppressed, "closing a half-open connection: the sender stopped answering TCP keepalive probes (gone without closing)");
+            }
+            CloseReason::DeadPeer
         }
         End::Error(e) => {
             tracing::debug!(peer = %src.source_ip, error = %e, "connection read error");
             CloseReason::ReadError
         }
     };
+    if matches!(end, End::IdleTimeout)
+        && let Some(suppressed) = ctx.warnings.allow(reason)
+    {
+        tracing::info!(
+            peer = %src.source_ip,
+            port = src.dest_port,
+            suppressed,
+            "closing a connection idle for {:?} (SLUICE_TCP_IDLE_TIMEOUT); a sender that \
+             vanished without closing looks like this",
+            ctx.limits.idle_timeout
+        );
+    }
     if matches!(end, End::FrameTimeout | End::NoData)
-        && let Some(suppressed) = ctx.warnings.allow()
+        && let Some(suppressed) = ctx.warnings.allow(reason)
     {
         tracing::info!(
             peer = %src.source_ip,

@@ -12,19 +12,25 @@
 //! settings through the one [`Env`](crate::env::Env) lookup seam, and [`validate`] the
 //! cross-field checks and the listener expansion; [`hec`] turns the `[hec]` settings into the HEC
 //! client's; [`service`] what systemd or Docker hand the
-//! process (`HOSTNAME`, `NOTIFY_SOCKET`, `WATCHDOG_USEC`, `RUNTIME_DIRECTORY`).
+//! process (`HOSTNAME`, `NOTIFY_SOCKET`, `WATCHDOG_USEC`, `RUNTIME_DIRECTORY`). [`flatten`] lists
+//! every setting by its TOML path and [`origin`] traces each to the layer that set it (`run
+//! --check`); both work from serde and the `Env` seam, so a new setting needs nothing there.
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
+mod flatten;
 mod hec;
+mod origin;
 mod sc4s;
 mod sections;
 mod service;
 mod validate;
 mod values;
 
+pub use flatten::{Setting, tables};
+pub use origin::{EnvVar, Source, Traced, trace};
 pub use sc4s::{EnvReport, SUPPORTED_SC4S_VARS};
 pub use sections::*;
 pub use service::ServiceEnv;
@@ -51,7 +57,7 @@ pub enum ConfigError {
 }
 
 /// The whole configuration.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub listen: ListenConfig,

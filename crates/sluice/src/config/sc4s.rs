@@ -46,6 +46,7 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_SOURCE_RFC6587_SO_RCVBUFF",
     "SC4S_SOURCE_RFC5425_SO_RCVBUFF",
     "SC4S_SOURCE_LISTEN_UDP_SOCKETS",
+    "SC4S_SOURCE_LISTEN_RFC5426_SOCKETS",
     "SC4S_SOURCE_UDP_SO_RCVBUFF",
     "SC4S_SOURCE_UDP_IW_USE",
     "SC4S_SOURCE_UDP_IW_SIZE",
@@ -77,10 +78,14 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_ETC",
 ];
 
+/// `SLUICE_` variables read outside the configuration (before it is loaded).
+const NOT_CONFIG_VARS: &[&str] = &["SLUICE_LOG"];
+
 /// Outcome of applying the environment: what the operator should be told.
 #[derive(Debug, Default, PartialEq)]
 pub struct EnvReport {
-    /// `SC4S_*` variables that are set but that sluice does not implement.
+    /// `SC4S_*` variables that are set but that sluice does not implement, and `SLUICE_*`
+    /// variables that are not sluice settings.
     pub unsupported: Vec<String>,
     /// Accepted but with a caveat worth one log line.
     pub notes: Vec<String>,
@@ -357,6 +362,13 @@ impl Config {
                 report.unsupported.push(name.to_owned());
             }
         }
+        // sluice's own variables are all read above; one that was not is a typo
+        // (SLUICE_TCP_IDEL_TIMEOUT) that would otherwise be ignored without a word.
+        for (name, _) in env.with_prefix("SLUICE_") {
+            if !env.was_read(name) && !NOT_CONFIG_VARS.contains(&name) {
+                report.unsupported.push(name.to_owned());
+            }
+        }
         Ok(report)
     }
 }
@@ -451,12 +463,21 @@ impl Config {
             parse_rcvbuf,
             &mut self.udp.rfc5426_rcvbuf,
         )?;
+        set(
+            env,
+            "SC4S_SOURCE_LISTEN_RFC5426_SOCKETS",
+            positive,
+            &mut self.udp.rfc5426_sockets,
+        )?;
 
         if let Some(s) = get(env, "SLUICE_TCP_FRAME_TIMEOUT", positive_secs)? {
             self.tcp.frame_timeout = s;
         }
         if let Some(s) = get(env, "SLUICE_TCP_IDLE_TIMEOUT", non_negative_secs)? {
             self.tcp.idle_timeout = s;
+        }
+        if let Some(s) = get(env, "SLUICE_TCP_KEEPALIVE", non_negative_secs)? {
+            self.tcp.keepalive = s;
         }
         set(
             env,

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::values::{ByteSize, millis, secs};
 
 /// Where to listen.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ListenConfig {
     /// Address the syslog listeners bind to. `SC4S_IPV6_ENABLE=yes` switches the default to
@@ -54,7 +54,7 @@ pub struct ListenConfig {
 }
 
 /// Ports of one vendor listener id (`SC4S_LISTEN_<ID>_<PROTO>_PORT`).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct VendorPorts {
     pub udp: Vec<u16>,
@@ -177,7 +177,7 @@ impl Default for ListenConfig {
 }
 
 /// How UDP datagrams are spread over the sockets of one port.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Balance {
     /// Per-packet random choice by an eBPF program (needs CAP_BPF; falls back to cbpf).
@@ -201,7 +201,7 @@ impl FromStr for Balance {
 }
 
 /// The UDP receive engine.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct UdpConfig {
     /// Sockets (and receive threads) per port (`SC4S_SOURCE_LISTEN_UDP_SOCKETS`).
@@ -225,6 +225,13 @@ pub struct UdpConfig {
     /// the same default and logic as `rcvbuf`. A port named both as UDP and RFC 5426 is one
     /// socket group with `rcvbuf`.
     pub rfc5426_rcvbuf: ByteSize,
+    /// Sockets (and receive threads) per RFC 5426 port
+    /// (`SC4S_SOURCE_LISTEN_RFC5426_SOCKETS`). SC4S serves RFC 5426 with its own
+    /// `syslog(transport(udp))` sources, one per socket, default 1; sluice serves it with the
+    /// UDP engine, balanced like the UDP ports, and defaults to the UDP port's 4 because one
+    /// receive thread is the usual cause of UDP loss. A port named both as UDP and RFC 5426
+    /// is one socket group with `sockets`.
+    pub rfc5426_sockets: usize,
 }
 
 impl Default for UdpConfig {
@@ -236,13 +243,14 @@ impl Default for UdpConfig {
             fetch_limit: 1000,
             balance: Balance::Kernel,
             rfc5426_rcvbuf: ByteSize(16 * 1024 * 1024),
+            rfc5426_sockets: 4,
         }
     }
 }
 
 /// Behaviour shared by every stream listener (TCP, RFC 6587, TLS, RFC 5425): the window,
 /// the timeouts that keep the edge from being locked out, PROXY protocol and PARALLELIZE.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// Input window shared by all stream connections (`SC4S_SOURCE_TCP_IW_SIZE`). When it
@@ -261,6 +269,12 @@ pub struct TcpConfig {
     /// keepalive, and at the connection limit idle connections are evicted anyway.
     #[serde(with = "secs")]
     pub idle_timeout: Duration,
+    /// Quiet time before TCP keepalive probes a connection (`SLUICE_TCP_KEEPALIVE`); after
+    /// six unanswered probes (10 s apart, or this far apart when shorter) the connection is
+    /// closed as `dead_peer`. It finds half-open connections — a sender gone without a FIN
+    /// or RST — in about two minutes even when `idle_timeout` is long or 0. 0 = off.
+    #[serde(with = "secs")]
+    pub keepalive: Duration,
     /// Expect a PROXY protocol v1/v2 header on every stream connection
     /// (`SC4S_SOURCE_PROXYCONNECT`); the proxied source address becomes the sender's
     /// address (HOST fallback and `sc4s_fromhostip`).
@@ -278,6 +292,7 @@ impl Default for TcpConfig {
             window: 20_000_000,
             frame_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(3600),
+            keepalive: Duration::from_secs(60),
             proxy_protocol: false,
             parallelize: 0,
         }
@@ -286,11 +301,15 @@ impl Default for TcpConfig {
 
 /// Socket settings of one stream transport (`SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS`,
 /// `_SO_RCVBUFF`, `SC4S_SOURCE_LISTEN_<PROTO>_SOCKETS`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct StreamPortConfig {
-    /// Open connections per port. At the limit the connection idle longest is evicted to
-    /// admit a new one; only when none is idle is the new one refused (counted).
+    /// Open connections per listening socket, as SC4S's `max-connections()`, which each of
+    /// its `SC4S_SOURCE_LISTEN_<PROTO>_SOCKETS` sources applies on its own: a port admits
+    /// `max_connections × sockets`. sluice keeps one table per port, so a socket the kernel
+    /// hashed more connections to never refuses while the port has room. At the limit the
+    /// connection idle longest is evicted to admit a new one; only when none is idle is the
+    /// new one refused (counted).
     pub max_connections: usize,
     /// Receive buffer per socket, set on the listening socket so accepted connections
     /// inherit it; forced past `net.core.rmem_max` when privileged, read back, clamp logged.
@@ -298,6 +317,13 @@ pub struct StreamPortConfig {
     pub rcvbuf: ByteSize,
     /// `SO_REUSEPORT` listening sockets per port; the kernel spreads connections over them.
     pub sockets: usize,
+}
+
+impl StreamPortConfig {
+    /// Connections the whole port admits: `max_connections` per socket.
+    pub fn port_limit(&self) -> usize {
+        self.max_connections.saturating_mul(self.sockets.max(1))
+    }
 }
 
 impl Default for StreamPortConfig {
@@ -311,7 +337,7 @@ impl Default for StreamPortConfig {
 }
 
 /// Per-transport stream socket settings.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct StreamConfig {
     pub tcp: StreamPortConfig,
@@ -344,7 +370,7 @@ impl StreamConfig {
 }
 
 /// Whether TLS clients must present a certificate.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum PeerVerify {
     /// Required when a trust store exists (`trusted.pem` in the TLS directory, or `ca_dir`),
@@ -373,7 +399,7 @@ impl FromStr for PeerVerify {
 }
 
 /// TLS for the TLS and RFC 5425 listeners.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct TlsConfig {
     /// Open the TLS and RFC 5425 ports (`SC4S_SOURCE_TLS_ENABLE`).
@@ -454,7 +480,7 @@ impl TlsConfig {
 }
 
 /// Limits shared by all listeners.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct WindowConfig {
     /// Encoded bytes held in memory, received and not yet delivered, across all listeners
@@ -473,7 +499,7 @@ impl Default for WindowConfig {
 }
 
 /// Parsing.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ParseConfig {
     /// Zone for stamps that carry none (`SC4S_DEFAULT_TIMEZONE`): GMT, UTC, an IANA name or
@@ -511,7 +537,7 @@ impl Default for ParseConfig {
 }
 
 /// Splunk HEC output. With no URL, events go to the JSON-lines file instead.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct HecConfig {
     /// Base URLs (`SC4S_DEST_SPLUNK_HEC_DEFAULT_URL`, comma/space list). Any path is
@@ -570,7 +596,7 @@ impl Default for HecConfig {
 }
 
 /// The embedded default output.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct OutputConfig {
     /// JSON-lines file written when no HEC URL is configured: one HEC event per line,
@@ -587,7 +613,7 @@ impl Default for OutputConfig {
 }
 
 /// Indexed fields added to every event.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct FieldsConfig {
     /// Which `sc4s_*` indexed fields to send (`SC4S_DEST_SPLUNK_INDEXED_FIELDS`); `none`
@@ -611,7 +637,7 @@ impl Default for FieldsConfig {
 }
 
 /// The status HTTP server: `/health` and `/metrics`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct AdminConfig {
     pub address: IpAddr,
@@ -633,7 +659,7 @@ impl Default for AdminConfig {
 }
 
 /// SIGTERM/SIGINT handling.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShutdownConfig {
     /// How long to keep delivering what is in the window after the receivers stopped.

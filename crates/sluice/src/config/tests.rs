@@ -426,6 +426,8 @@ fn parallelize_partitions_and_bad_stream_values() {
         ("SLUICE_TCP_IDLE_TIMEOUT", "-1"),
         ("SLUICE_TLS_PEER_VERIFY", "sometimes"),
         ("SC4S_SOURCE_PROXYCONNECT", "maybe"),
+        ("SLUICE_TCP_KEEPALIVE", "soon"),
+        ("SC4S_SOURCE_LISTEN_RFC5426_SOCKETS", "0"),
     ] {
         let err = Config::default()
             .apply_env(&env(&[(var, value)]))
@@ -460,4 +462,39 @@ fn a_tls_port_on_a_tcp_port_is_a_conflict() {
     .unwrap();
     c.validate().unwrap();
     assert!(c.warnings().iter().any(|w| w.contains("no TLS port")));
+}
+
+#[test]
+fn rfc5426_sockets_keepalive_and_the_per_socket_connection_limit() {
+    let mut c = Config::default();
+    assert_eq!(c.udp.rfc5426_sockets, 4);
+    assert_eq!(c.tcp.keepalive, Duration::from_secs(60));
+    assert_eq!(c.stream.tcp.port_limit(), 2000);
+    c.apply_env(&env(&[
+        ("SC4S_SOURCE_LISTEN_RFC5426_SOCKETS", "2"),
+        ("SC4S_SOURCE_LISTEN_UDP_SOCKETS", "6"),
+        ("SLUICE_TCP_KEEPALIVE", "0"),
+        ("SC4S_SOURCE_RFC6587_MAX_CONNECTIONS", "300"),
+        ("SC4S_SOURCE_LISTEN_RFC6587_SOCKETS", "3"),
+    ]))
+    .unwrap();
+    assert_eq!((c.udp.rfc5426_sockets, c.udp.sockets), (2, 6));
+    assert!(c.tcp.keepalive.is_zero());
+    // SC4S gives each socket's source its own max-connections().
+    assert_eq!(c.stream.rfc6587.port_limit(), 900);
+    assert_eq!(c.stream.tcp.port_limit(), 2000);
+}
+
+#[test]
+fn unknown_sluice_variables_are_reported_not_ignored() {
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[
+            ("SLUICE_TCP_IDEL_TIMEOUT", "5"),
+            ("SLUICE_TCP_IDLE_TIMEOUT", "5"),
+            ("SLUICE_LOG", "debug"),
+        ]))
+        .unwrap();
+    assert_eq!(r.unsupported, ["SLUICE_TCP_IDEL_TIMEOUT"]);
+    assert_eq!(c.tcp.idle_timeout, Duration::from_secs(5));
 }

@@ -6,8 +6,8 @@ impl Config {
     /// Cross-field checks that no single setting can make.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: String| Err(ConfigError::Invalid(m));
-        if self.udp.sockets == 0 {
-            return bad("udp.sockets must be at least 1".into());
+        if self.udp.sockets == 0 || self.udp.rfc5426_sockets == 0 {
+            return bad("udp.sockets and udp.rfc5426_sockets must be at least 1".into());
         }
         if self.udp.fetch_limit == 0 {
             return bad("udp.fetch_limit must be at least 1".into());
@@ -124,20 +124,23 @@ impl Config {
         Ok(out)
     }
 
+    /// A HEC URL without a token: sluice starts (see [`Config::warnings`]), but `run --check`
+    /// calls it an error, since nothing would be delivered.
+    pub fn token_problem(&self) -> Option<String> {
+        (self.uses_hec() && self.hec.token.trim().is_empty()).then(|| {
+            "a HEC URL is configured but no token: Splunk will reject every request (401) \
+             and events will be held and retried; set SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN \
+             (or hec.token)"
+                .to_string()
+        })
+    }
+
     /// Settings that are valid but almost certainly not what the operator wants; logged at
     /// startup. A missing token is one: like SC4S, sluice still starts (Splunk answers 401,
     /// events are kept in the window and retried, `/health` reports unhealthy), so fixing the
     /// token loses nothing that was accepted.
     pub fn warnings(&self) -> Vec<String> {
-        let mut w = Vec::new();
-        if self.uses_hec() && self.hec.token.trim().is_empty() {
-            w.push(
-                "a HEC URL is configured but no token: Splunk will reject every request (401) \
-                 and events will be held and retried; set SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN \
-                 (or hec.token)"
-                    .to_string(),
-            );
-        }
+        let mut w: Vec<String> = self.token_problem().into_iter().collect();
         if self.uses_hec() && !self.hec.tls_verify {
             w.push(
                 "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY=no: indexer certificates are not checked"

@@ -2,7 +2,7 @@
 
 use std::str::FromStr;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A byte count that accepts syslog-ng style suffixes: `4096kb`, `16MiB`, `512M`, `1g`.
 /// `k`/`m`/`g` (optionally followed by `b`) are powers of 1000 as in syslog-ng; `ki`/`mi`/`gi`
@@ -36,6 +36,13 @@ impl FromStr for ByteSize {
     }
 }
 
+/// Written as the plain byte count, which reads back as the same value.
+impl Serialize for ByteSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
 impl<'de> Deserialize<'de> for ByteSize {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
@@ -51,9 +58,13 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
+/// Seconds as a number (`10`, `2.5`).
 pub(crate) mod secs {
     use serde::Deserialize;
     use std::time::Duration;
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
     pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let v = f64::deserialize(d)?;
         if !(v.is_finite() && v >= 0.0) {
@@ -65,9 +76,13 @@ pub(crate) mod secs {
     }
 }
 
+/// Whole milliseconds.
 pub(crate) mod millis {
     use serde::Deserialize;
     use std::time::Duration;
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
     pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         Ok(Duration::from_millis(u64::deserialize(d)?))
     }

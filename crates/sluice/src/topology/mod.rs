@@ -60,7 +60,7 @@ impl UdpSockets {
             other.addr.ip().to_string(),
         );
         diff(
-            "sockets (SC4S_SOURCE_LISTEN_UDP_SOCKETS)",
+            "sockets (SC4S_SOURCE_LISTEN_{UDP,RFC5426}_SOCKETS)",
             self.sockets.to_string(),
             other.sockets.to_string(),
         );
@@ -183,7 +183,11 @@ impl Topology {
                 };
                 let sockets = UdpSockets {
                     addr,
-                    sockets: config.udp.sockets,
+                    sockets: if spec.proto == SourceProto::Rfc5426 {
+                        config.udp.rfc5426_sockets
+                    } else {
+                        config.udp.sockets
+                    },
                     balance: config.udp.balance,
                     rcvbuf: rcvbuf.0,
                     batch: config.udp.fetch_limit.clamp(1, sluice_net::MAX_BATCH),
@@ -208,6 +212,7 @@ impl Topology {
                     max_message_size: config.listen.max_message_size,
                     frame_timeout: config.tcp.frame_timeout,
                     idle_timeout: config.tcp.idle_timeout,
+                    keepalive: config.tcp.keepalive,
                 },
                 proxy: config.tcp.proxy_protocol,
                 parallelize: config.tcp.parallelize,

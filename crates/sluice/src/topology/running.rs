@@ -126,7 +126,7 @@ impl Running {
     /// Connections the stream ports may hold at once (for the open-file limit).
     pub fn stream_connections(&self) -> u64 {
         let plans = self.plan.streams.values();
-        plans.map(|s| s.settings.max_connections as u64).sum()
+        plans.map(|s| s.settings.port_limit() as u64).sum()
     }
 
     /// Loads a new TLS setup and binds every new socket of `t`. Nothing running changes; on
