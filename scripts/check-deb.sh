@@ -96,7 +96,7 @@ if [ -n "$rootfs" ]; then
     in_root /usr/bin/sluice --version
     in_root /bin/sh -c 'cd /tmp && /usr/bin/sluice run --check --env-file /opt/sc4s/env_file' >"$out/check.txt" \
         || fail "sluice run --check fails in the chroot: $(cat "$out/check.txt")"
-    grep -q 'configuration OK' "$out/check.txt" || fail "run --check said: $(cat "$out/check.txt")"
+    grep -q 'the configuration is valid' "$out/check.txt" || fail "run --check said: $(cat "$out/check.txt")"
     in_root man -w sluice >/dev/null 2>&1 || [ -f "$root/usr/share/man/man8/sluice.8.gz" ] \
         || fail "the man page is not installed"
     # An existing env_file (an SC4S installation's) survives a reinstall untouched.
