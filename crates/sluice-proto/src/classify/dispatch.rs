@@ -38,6 +38,7 @@ struct TopicTable {
     always: Vec<u16>,
     programs: HashMap<&'static [u8], Vec<u16>>,
     program_prefixes: Vec<(&'static [u8], u16)>,
+    body_prefixes: Vec<(&'static [u8], u16)>,
     netsource: Vec<(&'static str, u16)>,
     /// Applications with tokens (so the scan is needed).
     has_tokens: bool,
@@ -69,6 +70,11 @@ impl TopicTable {
                 When::NetSource(vps) => {
                     for v in vps {
                         self.netsource.push((v, i));
+                    }
+                }
+                When::BodyPrefix(prefixes) => {
+                    for p in prefixes {
+                        self.body_prefixes.push((p.as_bytes(), i));
                     }
                 }
                 When::Token(_) => self.has_tokens = true,
@@ -254,6 +260,11 @@ impl Engine {
                 }
             }
         }
+        for (prefix, i) in &table.body_prefixes {
+            if input.body.starts_with(prefix) {
+                cands.insert(*i);
+            }
+        }
         let vp = input.netsource.vendor_product;
         if !vp.is_empty() {
             for (v, i) in &table.netsource {
@@ -328,6 +339,9 @@ fn prefilter_matches(when: When, input: &Input<'_, '_>) -> bool {
         When::Token(tokens) => tokens
             .iter()
             .any(|t| memchr::memmem::find(input.msg.raw, t.as_bytes()).is_some()),
+        When::BodyPrefix(prefixes) => prefixes
+            .iter()
+            .any(|p| input.body.starts_with(p.as_bytes())),
         When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
     }
 }

@@ -160,6 +160,9 @@ pub enum When {
     /// be distinctive (`%ASA-`, `devid=`, `CEF:0`): every message is scanned for all of them
     /// at once, and each hit costs a call of the parse function.
     Token(&'static [&'static str]),
+    /// MESSAGE starts with one of these (for short, frequent markers such as `%`, `{` or
+    /// `1,` that would make the token scan report every occurrence).
+    BodyPrefix(&'static [&'static str]),
     /// The listener's or `vendor_product_by_source`'s `sc4s_vendor_product` is one of
     /// these.
     NetSource(&'static [&'static str]),

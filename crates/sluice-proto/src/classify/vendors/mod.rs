@@ -9,10 +9,12 @@ mod arista;
 mod aruba;
 mod barracuda;
 mod broadcom;
+pub mod cef;
 mod checkpoint;
 mod cisco;
 mod citrix;
 mod cohesity;
+mod cyberark;
 mod darktrace;
 mod dell;
 mod f5;
@@ -20,11 +22,16 @@ mod fortinet;
 mod github;
 mod haproxy;
 mod hpe;
+mod imperva;
 mod infoblox;
 mod isc;
+mod json;
 mod juniper;
 mod mcafee;
+mod microfocus;
+mod microsoft;
 mod netmotion;
+mod netscout;
 mod ossec;
 mod pan;
 mod proofpoint;
@@ -38,8 +45,11 @@ mod stealthbits;
 mod suricata;
 mod tenable;
 mod thales;
+mod trellix;
+mod trendmicro;
 mod ubiquiti;
 mod util;
+mod varonis;
 mod veeam;
 mod vmware;
 mod zscaler;
@@ -89,6 +99,16 @@ pub static VENDORS: &[&Vendor] = &[
     &veeam::VENDOR,
     &vmware::VENDOR,
     &zscaler::VENDOR,
+    &cef::VENDOR,
+    &cyberark::VENDOR,
+    &imperva::VENDOR,
+    &json::VENDOR,
+    &microfocus::VENDOR,
+    &microsoft::VENDOR,
+    &netscout::VENDOR,
+    &trellix::VENDOR,
+    &trendmicro::VENDOR,
+    &varonis::VENDOR,
 ];
 
 /// The built-in applications, always active.
