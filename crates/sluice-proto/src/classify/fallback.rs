@@ -140,7 +140,7 @@ fn raw_isodate<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 /// The length of the ISO stamp at the start of `s`, if there is one.
-fn iso_prefix_len(s: &[u8]) -> Option<usize> {
+pub(crate) fn iso_prefix_len(s: &[u8]) -> Option<usize> {
     let digits = |at: usize, n: usize| {
         s.get(at..at + n)
             .is_some_and(|d| d.iter().all(u8::is_ascii_digit))

@@ -5,6 +5,7 @@ use super::registry::Vendor;
 
 mod alcatel;
 mod almost_levelword;
+mod almost_wrongver;
 mod arista;
 mod aruba;
 mod barracuda;
@@ -27,6 +28,7 @@ mod infoblox;
 mod isc;
 mod json;
 mod juniper;
+pub mod leef;
 mod mcafee;
 mod microfocus;
 mod microsoft;
@@ -80,6 +82,7 @@ pub static VENDORS: &[&Vendor] = &[
     &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
+    &leef::VENDOR,
     &mcafee::VENDOR,
     &netmotion::VENDOR,
     &ossec::VENDOR,
@@ -113,5 +116,9 @@ pub static VENDORS: &[&Vendor] = &[
 
 /// The built-in applications, always active.
 pub(crate) fn builtin() -> Vec<&'static Vendor> {
-    vec![&super::fallback::BUILTIN, &almost_levelword::BUILTIN]
+    vec![
+        &super::fallback::BUILTIN,
+        &almost_levelword::BUILTIN,
+        &almost_wrongver::BUILTIN,
+    ]
 }
