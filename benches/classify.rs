@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
-use sluice_proto::hec::{EncodeOptions, encode_event};
+use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
 
 const NOW: i64 = 1_713_139_200;

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
 use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
-use sluice_proto::hec::{EncodeOptions, encode_event};
+use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
 
 const PREAMBLES: &[&[u8]] = &[

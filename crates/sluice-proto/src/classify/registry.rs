@@ -219,6 +219,8 @@ pub struct Input<'m, 'a> {
     pub now_unix_secs: i64,
     /// `SC4S_DEFAULT_TIMEZONE`.
     pub zone: &'a Zone,
+    /// The SC4S settings vendor parsers read (`SC4S_OPTION_*`, ...).
+    pub options: &'a super::build::VendorOptions,
     pub(crate) engine: &'a super::dispatch::Engine,
 }
 

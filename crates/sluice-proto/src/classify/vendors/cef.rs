@@ -8,9 +8,11 @@
 //!   MESSAGE.
 //! * The header is split on `|` into version, device_vendor, device_product,
 //!   device_version, device_event_class, name, severity and the extension (the rest); fewer
-//!   than eight parts is invalid and the message goes on to the next parser, unless
-//!   `SC4S_DISABLE_DROP_INVALID_CEF` (not yet a sluice setting: sluice is strict like SC4S's
-//!   default).
+//!   than eight parts is invalid and the message goes on to the next parser (SC4S drops
+//!   it), unless `SC4S_DISABLE_DROP_INVALID_CEF=yes` ([`VendorOptions::lenient_cef`]): then
+//!   it is CEF with the fields it has.
+//!
+//! [`VendorOptions::lenient_cef`]: crate::classify::VendorOptions::lenient_cef
 //! * sourcetype `cef`, index `main`, vendor/product/class = device vendor/product/event
 //!   class (so `splunk_metadata.csv` keys are `<device_vendor>_<device_product>`),
 //!   template `t_hdr_msg`.
@@ -84,6 +86,9 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             Some(g),
             Some(h),
         ] => [a, b, c, d, e, f, g, h],
+        // SC4S_DISABLE_DROP_INVALID_CEF: the csv-parser without drop-invalid keeps the
+        // columns it found and leaves the rest empty.
+        short if input.options.lenient_cef => short.map(Option::unwrap_or_default),
         _ => return false,
     };
     let [
@@ -227,6 +232,22 @@ mod tests {
         assert_eq!(ext_get(ext, b"e"), Some(&b""[..]));
         assert_eq!(ext_pairs(b"").count(), 0);
         assert_eq!(ext_pairs(b"===").count(), 0);
+    }
+
+    #[test]
+    fn short_header_is_cef_only_when_lenient() {
+        let line = "<134>Mar 31 02:08:27 h1 CEF:0|Acme|Box|1.0";
+        assert_eq!(classify_line(line).sourcetype, "nix:syslog");
+        let lenient = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            lenient_cef: true,
+            ..Default::default()
+        });
+        let c = crate::classify::testutil::classify_line_with(lenient, line);
+        assert_eq!(c.sourcetype, "cef");
+        assert_eq!(
+            (c.vendor, c.product),
+            (Value::Bytes(b"Acme"), Value::Bytes(b"Box"))
+        );
     }
 
     #[test]
