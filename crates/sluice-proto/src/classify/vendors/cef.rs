@@ -118,9 +118,20 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     ] {
         out.nv.set(n, v);
     }
-    let rt = ext_get(ext, b"rt");
-    let end = ext_get(ext, b"end");
-    let start = ext_get(ext, b"start");
+    // One pass over the extension for the four keys read here.
+    let (mut rt, mut end, mut start, mut dvchost) = (None, None, None, None);
+    for (k, v) in ext_pairs(ext) {
+        let slot = match k {
+            b"rt" => &mut rt,
+            b"end" => &mut end,
+            b"start" => &mut start,
+            b"dvchost" => &mut dvchost,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = Some(v);
+        }
+    }
     let twelve = |v: Option<&[u8]>| {
         v.is_some_and(|v| v.len() >= 12 && v[..12].iter().all(u8::is_ascii_digit))
     };
@@ -133,7 +144,7 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             out.time(ts);
         }
     }
-    if let Some(h) = ext_get(ext, b"dvchost").filter(|h| !h.is_empty()) {
+    if let Some(h) = dvchost.filter(|h: &&[u8]| !h.is_empty()) {
         out.host(h);
     }
     input.topic("cef", out);
