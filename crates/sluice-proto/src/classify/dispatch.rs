@@ -1,6 +1,7 @@
 //! Which applications run for a message: per-topic tables built once from the active
 //! vendors, and one Aho-Corasick scan of the raw message for every [`When::Token`] of every
-//! main topic at once.
+//! main topic at once (leftmost-longest, resumed after each match's start: every token
+//! occurring anywhere is found without an overlapping walk).
 //!
 //! Per message: the scan (lazily, the first time a topic with token applications is
 //! consulted), then per topic the union of the applications whose PROGRAM, token or
@@ -171,6 +172,8 @@ pub struct Engine {
     tokens: Option<AhoCorasick>,
     /// Pattern id → (main topic slot, application index in that topic).
     token_apps: Vec<Vec<(u8, u16)>>,
+    /// Pattern id → the patterns that are prefixes of it (itself included).
+    prefixes: Vec<Vec<u16>>,
 }
 
 impl Engine {
@@ -224,11 +227,22 @@ impl Engine {
                 }
             }
         }
+        // Every pattern that is a prefix of pattern `i` (itself included): a leftmost-longest
+        // match of `i` at some position means all of them occur there too.
+        let prefixes: Vec<Vec<u16>> = patterns
+            .iter()
+            .map(|long| {
+                (0..patterns.len())
+                    .filter(|&j| long.starts_with(patterns[j]))
+                    .map(|j| j as u16)
+                    .collect()
+            })
+            .collect();
         let tokens = (!patterns.is_empty()).then(|| {
             // A DFA: a few hundred short patterns make a small one, and it scans every
             // message with tokens, so speed beats the NFA's smaller memory.
             AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
+                .match_kind(MatchKind::LeftmostLongest)
                 .kind(Some(AhoCorasickKind::DFA))
                 .build(&patterns)
                 .expect("vendor tokens are plain byte strings")
@@ -239,6 +253,31 @@ impl Engine {
             subs,
             tokens,
             token_apps,
+            prefixes,
+        }
+    }
+
+    /// Every token occurring anywhere in `raw`, into `set`, without an overlapping search
+    /// (which walks every byte through the automaton): a leftmost-longest search, resumed
+    /// one byte after each match's start, visits every position where some token starts and
+    /// reports the longest one there; the shorter ones there are its prefixes.
+    /// Non-overlapping searches also use the automaton's prefilter.
+    fn scan_tokens(&self, raw: &[u8], set: &mut SmallSet) {
+        let Some(ac) = &self.tokens else {
+            return;
+        };
+        let mut at = 0;
+        while at < raw.len() {
+            let Some(m) = ac.find(aho_corasick::Input::new(raw).range(at..)) else {
+                break;
+            };
+            for &p in &self.prefixes[m.pattern().as_usize()] {
+                set.insert(p);
+                if set.overflow {
+                    return;
+                }
+            }
+            at = m.start() + 1;
         }
     }
 
@@ -263,14 +302,7 @@ impl Engine {
         }
         if table.has_tokens && !hits.done {
             hits.done = true;
-            if let Some(ac) = &self.tokens {
-                for m in ac.find_overlapping_iter(input.msg.raw) {
-                    hits.set.insert(m.pattern().as_u32() as u16);
-                    if hits.set.overflow {
-                        break;
-                    }
-                }
-            }
+            self.scan_tokens(input.msg.raw, &mut hits.set);
         }
         let mut cands = SmallSet::new();
         for &i in &table.always {
@@ -390,5 +422,48 @@ fn prefilter_matches(when: When, input: &Input<'_, '_>) -> bool {
             .iter()
             .any(|p| input.body.starts_with(p.as_bytes())),
         When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::registry::Key;
+
+    fn nop<'m>(_: &Input<'m, '_>, _: &mut Out<'m>) -> bool {
+        false
+    }
+
+    static TOKENS: Vendor = Vendor {
+        name: "t",
+        keys: &[] as &[Key],
+        apps: &[App {
+            name: "a",
+            topic: Topic::Syslog,
+            order: "a",
+            when: When::Token(&["%", "%ASA-", "ab", "bc", "abcd"]),
+            parse: nop,
+        }],
+    };
+
+    /// The scan finds every token that occurs, overlapping or nested ones included.
+    #[test]
+    fn token_scan_finds_overlapping_and_nested_tokens() {
+        let engine = Engine::new(vec![&TOKENS]);
+        let found = |text: &[u8]| {
+            let mut set = SmallSet::new();
+            engine.scan_tokens(text, &mut set);
+            let names = ["%", "%ASA-", "ab", "bc", "abcd"];
+            let mut v: Vec<&str> = set
+                .as_slice()
+                .iter()
+                .map(|&p| names[usize::from(p)])
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(found(b"x %ASA-1 abc"), vec!["%", "%ASA-", "ab", "bc"]);
+        assert_eq!(found(b"abcd"), vec!["ab", "abcd", "bc"]);
+        assert_eq!(found(b"nothing"), Vec::<&str>::new());
     }
 }
