@@ -1,6 +1,6 @@
 //! Fuzz target `classify`: parse → classify → encode on arbitrary bytes, with the first byte
 //! choosing a vendor preamble (CEF header, PAN-OS CSV, FortiGate key=value, a JSON body, a
-//! Cisco mnemonic, or none) so the vendor parsers are reached quickly. Nothing may panic,
+//! Cisco mnemonic, a LEEF header, or none) so the vendor parsers are reached quickly. Nothing may panic,
 //! and every event must be one valid JSON object with a non-blank `event`.
 #![no_main]
 
@@ -24,6 +24,8 @@ const PREAMBLES: &[&[u8]] = &[
     b"<190>30: sw-01: *Mar 16 07:15:18: %",
     b"<111>Apr 02 09:29:24 ns1 named[42]: ",
     b"2024-03-16T06:10:11Z ",
+    b"<13>Jan 18 11:07:53 h1 LEEF:2.0|Vendor|Product|1|Ev|",
+    b"<13>1 2024-04-04T12:29:53+00:00 h1 LEEF:1.0|V|P|1|E|",
 ];
 
 static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
@@ -36,7 +38,13 @@ fuzz_target!(|data: &[u8]| {
     let mut input = PREAMBLES[usize::from(choice) % PREAMBLES.len()].to_vec();
     input.extend_from_slice(rest);
     let now = 1_713_139_200;
-    let msg = parse(&input, &ParseOptions { now_unix_secs: now, zone: &ZONE });
+    let msg = parse(
+        &input,
+        &ParseOptions {
+            now_unix_secs: now,
+            zone: &ZONE,
+        },
+    );
     let src = SourceMeta {
         transport: Transport::Udp,
         dest_port: 514,
@@ -45,7 +53,14 @@ fuzz_target!(|data: &[u8]| {
     };
     let class = classify(&msg, &src, now, &CLASSIFIER);
     let mut out = Vec::new();
-    encode_event(&mut out, &msg, &class, &src, now * 1_000_000, &EncodeOptions::new("fuzz"));
+    encode_event(
+        &mut out,
+        &msg,
+        &class,
+        &src,
+        now * 1_000_000,
+        &EncodeOptions::new("fuzz"),
+    );
     let v: serde_json::Value = serde_json::from_slice(&out).expect("the event is valid JSON");
     let event = v["event"].as_str().expect("event is a string");
     assert!(!event.is_empty(), "HEC rejects a blank event");

@@ -27,7 +27,13 @@ fuzz_target!(|data: &[u8]| {
         assert!(within(data, k) && within(data, v));
     }
     let zone = Zone::utc();
-    for f in ["%Y/%m/%d %H:%M:%S.%f", "%b %d %Y %T %Z", "%s.%f", "%Y-%m-%dT%T%z", "%a %b %e %I:%M:%S %p"] {
+    for f in [
+        "%Y/%m/%d %H:%M:%S.%f",
+        "%b %d %Y %T %Z",
+        "%s.%f",
+        "%Y-%m-%dT%T%z",
+        "%a %b %e %I:%M:%S %p",
+    ] {
         if let Some(t) = vtime::strptime(f, data, &zone, 1_713_139_200) {
             assert!(t.micros < 1_000_000);
         }

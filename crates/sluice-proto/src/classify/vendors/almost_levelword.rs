@@ -140,10 +140,16 @@ mod tests {
 
     #[test]
     fn cheap_header_check() {
-        assert!(level_word_follows_host(b"<166>Mar 27 10:14:00 ltm2 warning tmm[1]: x"));
+        assert!(level_word_follows_host(
+            b"<166>Mar 27 10:14:00 ltm2 warning tmm[1]: x"
+        ));
         assert!(level_word_follows_host(b"<166> Mar  7 10:14:00 h err x"));
-        assert!(!level_word_follows_host(b"<13>Mar 27 10:14:00 h1 app: an info message"));
-        assert!(!level_word_follows_host(b"<13>Mar 27 10:14:00 h1 informational x"));
+        assert!(!level_word_follows_host(
+            b"<13>Mar 27 10:14:00 h1 app: an info message"
+        ));
+        assert!(!level_word_follows_host(
+            b"<13>Mar 27 10:14:00 h1 informational x"
+        ));
         assert!(!level_word_follows_host(b"<13>no colon info "));
     }
 
