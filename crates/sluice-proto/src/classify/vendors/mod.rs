@@ -28,6 +28,7 @@ mod infoblox;
 mod isc;
 mod json;
 mod juniper;
+mod kaspersky;
 pub mod leef;
 mod mcafee;
 mod microfocus;
@@ -82,6 +83,7 @@ pub static VENDORS: &[&Vendor] = &[
     &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
+    &kaspersky::VENDOR,
     &leef::VENDOR,
     &mcafee::VENDOR,
     &netmotion::VENDOR,
