@@ -285,3 +285,46 @@ mod tests {
         assert_eq!(c.vendor, "leef");
     }
 }
+
+#[cfg(test)]
+mod sc4s_shapes {
+    use crate::classify::testutil::classify_line;
+
+    /// The header shapes SC4S's LEEF tests send: with and without PRI, BSD and RFC 5424
+    /// stamps, each separator spelling.
+    #[test]
+    fn header_shapes() {
+        for (line, st) in [
+            (
+                "Jan 18 11:07:53 myhost LEEF:1.0|Vendor|Product|Version|EventID|src=1\tdst=2\tsev=5\tcat=x",
+                "LEEF:1",
+            ),
+            (
+                "<13>1 2024-01-18T11:07:53.520Z myhost LEEF:2.0|Vendor|Product|Version|EventID|0x5E|src=1^dst=2",
+                "LEEF:2:0x5e",
+            ),
+            (
+                "<13>1 2024-01-18T11:07:53.520Z myhost LEEF:2.0|Vendor|Product|Version|EventID|x5E|src=1^dst=2",
+                "LEEF:2:0x5e",
+            ),
+            (
+                "<13>1 2024-01-18T11:07:53.520Z myhost LEEF:2.0|Vendor|Product|Version|EventID||src=1\tdst=2",
+                "LEEF:2:0x09",
+            ),
+        ] {
+            let c = classify_line(line);
+            assert_eq!(c.sourcetype, st, "{line}");
+            assert_eq!(c.vendor, "Vendor", "{line}");
+            // Keep: the header's HOST (myhost) stands.
+            assert!(
+                matches!(
+                    c.host,
+                    crate::classify::HostEdit::Keep
+                        | crate::classify::HostEdit::Set(crate::classify::Value::Bytes(b"myhost"))
+                ),
+                "{line}: {:?}",
+                c.host
+            );
+        }
+    }
+}
