@@ -462,6 +462,7 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         set_source_as_sc4s: config.parse.set_source_as_sc4s,
         zone: zone.clone(),
         vendors: VendorSelection::parse(&config.parse.vendors),
+        options: config.parse.vendor_options.clone(),
     };
     let tables = Classifier::new(files, &settings).map_err(|e| match e {
         BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),

@@ -97,6 +97,8 @@ pub struct Settings {
     pub set_source_as_sc4s: bool,
     /// `SC4S_DEFAULT_TIMEZONE`, for vendor stamps without a zone.
     pub zone: Zone,
+    /// The SC4S settings vendor parsers read.
+    pub options: VendorOptions,
 }
 
 impl Default for Settings {
@@ -106,8 +108,86 @@ impl Default for Settings {
             listeners: Vec::new(),
             set_source_as_sc4s: false,
             zone: Zone::utc(),
+            options: VendorOptions::default(),
         }
     }
+}
+
+/// SC4S settings that change what a vendor parser does (`SC4S_OPTION_*`,
+/// `SC4S_DISABLE_DROP_INVALID_*`). Parsers read them through [`super::registry::Input`]; the
+/// daemon fills them from its environment with [`VendorOptions::from_env`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VendorOptions {
+    /// `SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX` (default `fgt`): FortiOS events get
+    /// `<prefix>_<type>` (`fgt_traffic`).
+    pub fortinet_sourcetype_prefix: String,
+    /// `SC4S_DISABLE_DROP_INVALID_CEF=yes`: a `CEF:0` message with fewer than eight
+    /// `|`-separated header fields is still CEF (sourcetype `cef`, the fields it has) instead
+    /// of going on to the next parser. SC4S drops such a message by default; sluice never
+    /// drops, so by default it goes on to the other parsers and the fallback.
+    pub lenient_cef: bool,
+}
+
+impl Default for VendorOptions {
+    fn default() -> Self {
+        VendorOptions {
+            fortinet_sourcetype_prefix: "fgt".into(),
+            lenient_cef: false,
+        }
+    }
+}
+
+impl VendorOptions {
+    /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
+    /// consults them.
+    pub const VARIABLES: [&'static str; 2] = [
+        "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
+        "SC4S_DISABLE_DROP_INVALID_CEF",
+    ];
+
+    /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
+    /// empty prefix or a flag other than yes/no/true/false/1/0 is an error naming the
+    /// variable.
+    pub fn from_env(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<VendorOptions, VendorOptionError> {
+        let mut o = VendorOptions::default();
+        let [prefix_var, cef_var] = Self::VARIABLES;
+        if let Some(p) = get(prefix_var) {
+            let p = p.trim();
+            if p.is_empty() || p.len() > 16 || !p.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(VendorOptionError {
+                    variable: prefix_var,
+                    value: p.to_owned(),
+                    expected: "1 to 16 printable characters without spaces",
+                });
+            }
+            o.fortinet_sourcetype_prefix = p.to_owned();
+        }
+        if let Some(v) = get(cef_var) {
+            o.lenient_cef = match v.trim().to_ascii_lowercase().as_str() {
+                "yes" | "true" | "1" | "on" => true,
+                "no" | "false" | "0" | "off" | "" => false,
+                _ => {
+                    return Err(VendorOptionError {
+                        variable: cef_var,
+                        value: v,
+                        expected: "yes or no",
+                    });
+                }
+            };
+        }
+        Ok(o)
+    }
+}
+
+/// A vendor option with a value the parsers cannot use.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{variable}={value:?}: expected {expected}")]
+pub struct VendorOptionError {
+    pub variable: &'static str,
+    pub value: String,
+    pub expected: &'static str,
 }
 
 /// Why a classifier cannot be built.
@@ -138,6 +218,7 @@ pub struct Classifier {
     pub(crate) listeners: Vec<Listener>,
     pub(crate) set_source_as_sc4s: bool,
     pub(crate) zone: Zone,
+    pub(crate) options: VendorOptions,
     warnings: Vec<ContextWarning>,
     ignored_listeners: Vec<String>,
 }
@@ -187,6 +268,7 @@ impl Classifier {
             listeners: Vec::new(),
             set_source_as_sc4s: settings.set_source_as_sc4s,
             zone: settings.zone.clone(),
+            options: settings.options.clone(),
             warnings,
             ignored_listeners: Vec::new(),
         };
@@ -272,4 +354,36 @@ fn resolve_key(metadata: &Metadata, key: &Key) -> Option<Overrides> {
             key.class.map(Value::Static).as_ref(),
         )
         .merged()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vendor_options_from_env() {
+        let none = VendorOptions::from_env(|_| None).unwrap();
+        assert_eq!(none, VendorOptions::default());
+        assert_eq!(none.fortinet_sourcetype_prefix, "fgt");
+        let o = VendorOptions::from_env(|k| match k {
+            "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX" => Some("fortigate".into()),
+            "SC4S_DISABLE_DROP_INVALID_CEF" => Some("yes".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(o.fortinet_sourcetype_prefix, "fortigate");
+        assert!(o.lenient_cef);
+        let e = VendorOptions::from_env(|k| {
+            (k == "SC4S_DISABLE_DROP_INVALID_CEF").then(|| "maybe".to_owned())
+        })
+        .unwrap_err();
+        assert_eq!(e.variable, "SC4S_DISABLE_DROP_INVALID_CEF");
+        assert!(e.to_string().contains("expected yes or no"), "{e}");
+        assert!(
+            VendorOptions::from_env(|k| {
+                (k == "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX").then(|| " ".to_owned())
+            })
+            .is_err()
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! Which applications run for a message: per-topic tables built once from the active
 //! vendors, and one Aho-Corasick scan of the raw message for every [`When::Token`] of every
-//! main topic at once.
+//! main topic at once (leftmost-longest, resumed after each match's start: every token
+//! occurring anywhere is found without an overlapping walk).
 //!
 //! Per message: the scan (lazily, the first time a topic with token applications is
 //! consulted), then per topic the union of the applications whose PROGRAM, token or
@@ -8,8 +9,9 @@
 //! those parse functions run. A disabled vendor's applications are in no table.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::registry::{App, Input, Out, Topic, Vendor, When};
 
@@ -36,8 +38,9 @@ struct TopicTable {
     /// (vendor index, application), in SC4S order.
     apps: Vec<(u16, &'static App)>,
     always: Vec<u16>,
-    programs: HashMap<&'static [u8], Vec<u16>>,
+    programs: HashMap<&'static [u8], Vec<u16>, BuildHasherDefault<Fnv>>,
     program_prefixes: Vec<(&'static [u8], u16)>,
+    body_prefixes: Vec<(&'static [u8], u16)>,
     netsource: Vec<(&'static str, u16)>,
     /// Applications with tokens (so the scan is needed).
     has_tokens: bool,
@@ -71,8 +74,37 @@ impl TopicTable {
                         self.netsource.push((v, i));
                     }
                 }
+                When::BodyPrefix(prefixes) => {
+                    for p in prefixes {
+                        self.body_prefixes.push((p.as_bytes(), i));
+                    }
+                }
                 When::Token(_) => self.has_tokens = true,
             }
+        }
+    }
+}
+
+/// FNV-1a for the PROGRAM table: keys are short, fixed at build and not attacker-chosen
+/// (a lookup only finds the names vendors declare), so SipHash's DoS resistance buys
+/// nothing and its setup dominates a lookup of a ten-byte name.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
 }
@@ -140,6 +172,8 @@ pub struct Engine {
     tokens: Option<AhoCorasick>,
     /// Pattern id → (main topic slot, application index in that topic).
     token_apps: Vec<Vec<(u8, u16)>>,
+    /// Pattern id → the patterns that are prefixes of it (itself included).
+    prefixes: Vec<Vec<u16>>,
 }
 
 impl Engine {
@@ -193,9 +227,23 @@ impl Engine {
                 }
             }
         }
+        // Every pattern that is a prefix of pattern `i` (itself included): a leftmost-longest
+        // match of `i` at some position means all of them occur there too.
+        let prefixes: Vec<Vec<u16>> = patterns
+            .iter()
+            .map(|long| {
+                (0..patterns.len())
+                    .filter(|&j| long.starts_with(patterns[j]))
+                    .map(|j| j as u16)
+                    .collect()
+            })
+            .collect();
         let tokens = (!patterns.is_empty()).then(|| {
+            // A DFA: a few hundred short patterns make a small one, and it scans every
+            // message with tokens, so speed beats the NFA's smaller memory.
             AhoCorasick::builder()
-                .match_kind(MatchKind::Standard)
+                .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::DFA))
                 .build(&patterns)
                 .expect("vendor tokens are plain byte strings")
         });
@@ -205,6 +253,31 @@ impl Engine {
             subs,
             tokens,
             token_apps,
+            prefixes,
+        }
+    }
+
+    /// Every token occurring anywhere in `raw`, into `set`, without an overlapping search
+    /// (which walks every byte through the automaton): a leftmost-longest search, resumed
+    /// one byte after each match's start, visits every position where some token starts and
+    /// reports the longest one there; the shorter ones there are its prefixes.
+    /// Non-overlapping searches also use the automaton's prefilter.
+    fn scan_tokens(&self, raw: &[u8], set: &mut SmallSet) {
+        let Some(ac) = &self.tokens else {
+            return;
+        };
+        let mut at = 0;
+        while at < raw.len() {
+            let Some(m) = ac.find(aho_corasick::Input::new(raw).range(at..)) else {
+                break;
+            };
+            for &p in &self.prefixes[m.pattern().as_usize()] {
+                set.insert(p);
+                if set.overflow {
+                    return;
+                }
+            }
+            at = m.start() + 1;
         }
     }
 
@@ -229,14 +302,7 @@ impl Engine {
         }
         if table.has_tokens && !hits.done {
             hits.done = true;
-            if let Some(ac) = &self.tokens {
-                for m in ac.find_overlapping_iter(input.msg.raw) {
-                    hits.set.insert(m.pattern().as_u32() as u16);
-                    if hits.set.overflow {
-                        break;
-                    }
-                }
-            }
+            self.scan_tokens(input.msg.raw, &mut hits.set);
         }
         let mut cands = SmallSet::new();
         for &i in &table.always {
@@ -252,6 +318,11 @@ impl Engine {
                 if p.starts_with(prefix) {
                     cands.insert(*i);
                 }
+            }
+        }
+        for (prefix, i) in &table.body_prefixes {
+            if input.body.starts_with(prefix) {
+                cands.insert(*i);
             }
         }
         let vp = input.netsource.vendor_product;
@@ -277,15 +348,16 @@ impl Engine {
         if cands.overflow {
             // Too many to narrow down: every application of the topic, in order, each
             // checked against its own prefilter.
-            return table.apps.iter().any(|(vi, app)| {
-                prefilter_matches(app.when, input) && try_app(*vi, app, input, out)
-            });
+            let apps = table
+                .apps
+                .iter()
+                .filter(|(_, app)| prefilter_matches(app.when, input))
+                .copied();
+            return run_candidates(apps, input, out);
         }
         let cands = cands.sorted();
-        cands.as_slice().iter().any(|&i| {
-            let (vi, app) = table.apps[usize::from(i)];
-            try_app(vi, app, input, out)
-        })
+        let apps = cands.as_slice().iter().map(|&i| table.apps[usize::from(i)]);
+        run_candidates(apps, input, out)
     }
 
     /// Runs a sub-topic (linear: only messages of its parent get here).
@@ -294,25 +366,43 @@ impl Engine {
             return false;
         };
         let saved = out.vendor_idx;
-        let took = table
+        let apps = table
             .apps
             .iter()
-            .any(|(vi, app)| prefilter_matches(app.when, input) && try_app(*vi, app, input, out));
+            .filter(|(_, app)| prefilter_matches(app.when, input))
+            .copied();
+        let took = run_candidates(apps, input, out);
         out.vendor_idx = saved;
         took
     }
 }
 
-/// Runs one application on a copy of `out`; keeps the copy when it took the message.
-fn try_app<'m>(vendor: u16, app: &'static App, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    let mut trial = *out;
-    trial.vendor_idx = vendor;
-    if (app.parse)(input, &mut trial) {
-        trial.app = Some(app.name);
-        *out = trial;
-        true
-    } else {
-        false
+/// Runs the candidates in order on `out` itself until one takes the message. `out` is
+/// copied once, before the first candidate, and restored from that copy only after a
+/// candidate declined (it may have written before its filter failed): a message with no
+/// candidate costs no copy, and the one that takes it none either. (`Out` is about 1.2 kB;
+/// a copy per candidate plus one back was the dispatcher's largest fixed cost.)
+fn run_candidates<'m>(
+    mut apps: impl Iterator<Item = (u16, &'static App)>,
+    input: &Input<'m, '_>,
+    out: &mut Out<'m>,
+) -> bool {
+    let Some(mut next) = apps.next() else {
+        return false;
+    };
+    let snapshot = *out;
+    loop {
+        let (vendor, app) = next;
+        out.vendor_idx = vendor;
+        if (app.parse)(input, out) {
+            out.app = Some(app.name);
+            return true;
+        }
+        *out = snapshot;
+        match apps.next() {
+            Some(a) => next = a,
+            None => return false,
+        }
     }
 }
 
@@ -328,6 +418,52 @@ fn prefilter_matches(when: When, input: &Input<'_, '_>) -> bool {
         When::Token(tokens) => tokens
             .iter()
             .any(|t| memchr::memmem::find(input.msg.raw, t.as_bytes()).is_some()),
+        When::BodyPrefix(prefixes) => prefixes
+            .iter()
+            .any(|p| input.body.starts_with(p.as_bytes())),
         When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::registry::Key;
+
+    fn nop<'m>(_: &Input<'m, '_>, _: &mut Out<'m>) -> bool {
+        false
+    }
+
+    static TOKENS: Vendor = Vendor {
+        name: "t",
+        keys: &[] as &[Key],
+        apps: &[App {
+            name: "a",
+            topic: Topic::Syslog,
+            order: "a",
+            when: When::Token(&["%", "%ASA-", "ab", "bc", "abcd"]),
+            parse: nop,
+        }],
+    };
+
+    /// The scan finds every token that occurs, overlapping or nested ones included.
+    #[test]
+    fn token_scan_finds_overlapping_and_nested_tokens() {
+        let engine = Engine::new(vec![&TOKENS]);
+        let found = |text: &[u8]| {
+            let mut set = SmallSet::new();
+            engine.scan_tokens(text, &mut set);
+            let names = ["%", "%ASA-", "ab", "bc", "abcd"];
+            let mut v: Vec<&str> = set
+                .as_slice()
+                .iter()
+                .map(|&p| names[usize::from(p)])
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(found(b"x %ASA-1 abc"), vec!["%", "%ASA-", "ab", "bc"]);
+        assert_eq!(found(b"abcd"), vec!["ab", "abcd", "bc"]);
+        assert_eq!(found(b"nothing"), Vec::<&str>::new());
     }
 }

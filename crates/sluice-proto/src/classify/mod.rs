@@ -64,7 +64,9 @@ use std::net::IpAddr;
 
 use crate::message::{Format, Message, Timestamp};
 
-pub use build::{BuildError, Classifier, Settings, VendorSelection, build};
+pub use build::{
+    BuildError, Classifier, Settings, VendorOptionError, VendorOptions, VendorSelection, build,
+};
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
 pub use registry::{
@@ -393,6 +395,7 @@ impl Classifier {
             netsource,
             now_unix_secs,
             zone: &self.zone,
+            options: &self.options,
             engine: &self.engine,
         }
     }

@@ -160,6 +160,9 @@ pub enum When {
     /// be distinctive (`%ASA-`, `devid=`, `CEF:0`): every message is scanned for all of them
     /// at once, and each hit costs a call of the parse function.
     Token(&'static [&'static str]),
+    /// MESSAGE starts with one of these (for short, frequent markers such as `%`, `{` or
+    /// `1,` that would make the token scan report every occurrence).
+    BodyPrefix(&'static [&'static str]),
     /// The listener's or `vendor_product_by_source`'s `sc4s_vendor_product` is one of
     /// these.
     NetSource(&'static [&'static str]),
@@ -216,6 +219,8 @@ pub struct Input<'m, 'a> {
     pub now_unix_secs: i64,
     /// `SC4S_DEFAULT_TIMEZONE`.
     pub zone: &'a Zone,
+    /// The SC4S settings vendor parsers read (`SC4S_OPTION_*`, ...).
+    pub options: &'a super::build::VendorOptions,
     pub(crate) engine: &'a super::dispatch::Engine,
 }
 

@@ -329,3 +329,70 @@ fn transport_labels() {
     assert_eq!(Transport::Tls.sc4s_proto(), "TCP");
     assert_eq!(Transport::Udp.sc4s_proto(), "UDP");
 }
+
+/// README's vendor table names every family (`SLUICE_VENDORS` names are what operators
+/// type). `SLUICE_PRINT_VENDOR_TABLE=1` prints the table rows from the registry.
+#[test]
+fn readme_vendor_table_lists_every_family() {
+    use super::registry::When;
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let table: String = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("### Vendor parsers"))
+        .take_while(|l| !l.starts_with("## Operating it"))
+        .filter(|l| l.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let print = std::env::var_os("SLUICE_PRINT_VENDOR_TABLE").is_some();
+    let mut missing = Vec::new();
+    for v in vendors::VENDORS {
+        if !table.contains(&format!("`{}`", v.name)) {
+            missing.push(v.name);
+        }
+        if print {
+            let when: Vec<String> = v
+                .apps
+                .iter()
+                .map(|a| match a.when {
+                    When::Always => format!("{} topic", topic_name(a.topic)),
+                    When::Program(p) => format!("PROGRAM {}", p.join(", ")),
+                    When::ProgramPrefix(p) => format!("PROGRAM {}*", p.join("*, ")),
+                    When::Token(t) => format!("{:?}", t.join(" / ")),
+                    When::BodyPrefix(p) => format!("message starts {}", p.join(" / ")),
+                    When::NetSource(n) => format!("listener/source {}", n.join(", ")),
+                })
+                .collect();
+            let mut keys: Vec<String> = v
+                .keys
+                .iter()
+                .filter(|k| !k.sourcetype.is_empty())
+                .map(|k| {
+                    if k.index.is_empty() {
+                        format!("`{}`", k.sourcetype)
+                    } else {
+                        format!("`{}` / `{}`", k.sourcetype, k.index)
+                    }
+                })
+                .collect();
+            keys.dedup();
+            println!(
+                "| `{}` | {} | {} |",
+                v.name,
+                when.join("; "),
+                keys.join(", ")
+            );
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "README's vendor table misses {missing:?}"
+    );
+}
+
+fn topic_name(t: Topic) -> &'static str {
+    match t {
+        Topic::Sub(name) => name,
+        _ => "any",
+    }
+}

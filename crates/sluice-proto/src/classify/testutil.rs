@@ -17,6 +17,14 @@ static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
 /// received on the default UDP listener from 192.0.2.10. The result borrows a leaked copy of
 /// the line (tests only).
 pub fn classify_line(line: &str) -> Classification<'static, 'static> {
+    classify_line_with(&CLASSIFIER, line)
+}
+
+/// [`classify_line`] with another classifier (e.g. other [`super::Settings`]).
+pub fn classify_line_with(
+    classifier: &'static Classifier,
+    line: &str,
+) -> Classification<'static, 'static> {
     let raw: &'static [u8] = Box::leak(line.as_bytes().to_vec().into_boxed_slice());
     let zone: &'static Zone = Box::leak(Box::new(Zone::utc()));
     let msg = Box::leak(Box::new(parse(
@@ -32,7 +40,18 @@ pub fn classify_line(line: &str) -> Classification<'static, 'static> {
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    classify(msg, &src, NOW, &CLASSIFIER)
+    classify(msg, &src, NOW, classifier)
+}
+
+/// A classifier with `options` (leaked: tests only).
+pub fn classifier_with(options: super::VendorOptions) -> &'static Classifier {
+    let settings = super::Settings {
+        options,
+        ..super::Settings::default()
+    };
+    Box::leak(Box::new(
+        Classifier::new(super::context::ContextFiles::default(), &settings).expect("builds"),
+    ))
 }
 
 /// [`classify_line`] for arbitrary bytes (robustness sweeps); only the fact that it returns

@@ -76,6 +76,8 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_SET_SOURCE_AS_SC4S",
     "SC4S_SOURCE_STORE_RAWMSG",
     "SC4S_ETC",
+    "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
+    "SC4S_DISABLE_DROP_INVALID_CEF",
 ];
 
 /// `SLUICE_` variables read outside the configuration (before it is loaded).
@@ -309,6 +311,18 @@ impl Config {
             }
         }
         set(env, "SLUICE_VENDORS", non_empty, &mut self.parse.vendors)?;
+        self.parse.vendor_options = sluice_proto::classify::VendorOptions::from_env(|k| {
+            env.get(k).map(|v| v.value.clone())
+        })
+        .map_err(|e| ConfigError::BadEnv {
+            var: e.variable.to_owned(),
+            origin: env
+                .get(e.variable)
+                .map(|v| v.origin.to_string())
+                .unwrap_or_default(),
+            value: e.value,
+            reason: format!("expected {}", e.expected),
+        })?;
         set(
             env,
             "SC4S_LISTEN_STATUS_PORT",

@@ -521,6 +521,10 @@ pub struct ParseConfig {
     pub vendors: String,
     /// Force `source` to `sc4s` (`SC4S_SET_SOURCE_AS_SC4S`).
     pub set_source_as_sc4s: bool,
+    /// SC4S settings vendor parsers read (`SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX`,
+    /// `SC4S_DISABLE_DROP_INVALID_CEF`); from the environment only.
+    #[serde(skip)]
+    pub vendor_options: sluice_proto::classify::VendorOptions,
 }
 
 impl Default for ParseConfig {
@@ -532,6 +536,7 @@ impl Default for ParseConfig {
             context_dir: None,
             vendors: "all".into(),
             set_source_as_sc4s: false,
+            vendor_options: Default::default(),
         }
     }
 }

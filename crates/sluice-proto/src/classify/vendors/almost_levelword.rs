@@ -60,6 +60,35 @@ pub(crate) fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]
     }
 }
 
+/// A necessary condition of the header pattern, without the regex: the first `:` is the one
+/// in `hh:mm:ss`, then ` <host> <level word> `. The tokens that select this application
+/// (` info `, ` err`, ...) are common in message text; this keeps those messages off the
+/// capturing regex.
+fn level_word_follows_host(raw: &[u8]) -> bool {
+    const WORDS: [&[u8]; 9] = [
+        b"alert ",
+        b"crit ",
+        b"debug ",
+        b"emerg ",
+        b"error ",
+        b"err ",
+        b"info ",
+        b"notice ",
+        b"warning ",
+    ];
+    let Some(c) = memchr::memchr(b':', raw) else {
+        return false;
+    };
+    if raw.get(c + 3) != Some(&b':') || raw.get(c + 6) != Some(&b' ') {
+        return false;
+    }
+    let rest = &raw[c + 7..];
+    let Some(sp) = memchr::memchr(b' ', rest) else {
+        return false;
+    };
+    sp > 0 && WORDS.iter().any(|w| rest[sp + 1..].starts_with(w))
+}
+
 fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static HEADER: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
@@ -68,6 +97,9 @@ fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .expect("static regex")
     });
     let raw = input.msg.raw;
+    if !level_word_follows_host(raw) {
+        return false;
+    }
     let Some(c) = HEADER.captures(raw) else {
         return false;
     };
@@ -93,7 +125,7 @@ fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::split_program;
+    use super::{level_word_follows_host, split_program};
     use crate::classify::testutil::classify_line;
 
     #[test]
@@ -104,6 +136,21 @@ mod tests {
         );
         assert_eq!(split_program(b"a: b"), (Some(&b"a"[..]), None, &b"b"[..]));
         assert_eq!(split_program(b"a b: c"), (None, None, &b"a b: c"[..]));
+    }
+
+    #[test]
+    fn cheap_header_check() {
+        assert!(level_word_follows_host(
+            b"<166>Mar 27 10:14:00 ltm2 warning tmm[1]: x"
+        ));
+        assert!(level_word_follows_host(b"<166> Mar  7 10:14:00 h err x"));
+        assert!(!level_word_follows_host(
+            b"<13>Mar 27 10:14:00 h1 app: an info message"
+        ));
+        assert!(!level_word_follows_host(
+            b"<13>Mar 27 10:14:00 h1 informational x"
+        ));
+        assert!(!level_word_follows_host(b"<13>no colon info "));
     }
 
     #[test]

@@ -209,8 +209,18 @@ fn tmm(m: &[u8], out: &mut Out<'_>) {
             ),
         ]
     });
-    for (re, k) in RES.iter() {
-        if re.is_match(m) {
+    // Literals each pattern cannot match without: most tmm lines have none of them, and
+    // these patterns otherwise cost a full regex search each.
+    let has = |t: &[u8]| memchr::memmem::find(m, t).is_some();
+    let possible = [
+        has(b"Connection") && has(b"error:"),
+        has(b"TCL") && has(b"error:"),
+        m.len() >= 8 && m[..4].iter().all(u8::is_ascii_digit),
+        has(b"Limiting") && has(b"packets/sec"),
+        has(b"Invalid action:") && has(b"clientside"),
+    ];
+    for ((re, k), possible) in RES.iter().zip(possible) {
+        if possible && re.is_match(m) {
             out.key(&KEYS[*k]);
         }
     }

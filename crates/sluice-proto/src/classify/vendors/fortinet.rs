@@ -210,7 +210,11 @@ fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         FGT_OTHER
     };
     out.key(&KEYS[key]);
-    out.sourcetype_inline(&[b"fgt_", kind]);
+    let prefix = input.options.fortinet_sourcetype_prefix.as_bytes();
+    if !out.sourcetype_inline(&[prefix, b"_", kind]) && prefix != b"fgt" {
+        // Too long to build inline: at least the operator's prefix.
+        out.sourcetype_inline(&[prefix, b"_log"]);
+    }
     out.class = Some(Value::Bytes(kind));
     true
 }
@@ -277,6 +281,20 @@ mod tests {
     use crate::classify::registry::HostEdit;
     use crate::classify::testutil::classify_line;
     use crate::classify::value::Value;
+
+    #[test]
+    fn sourcetype_prefix_is_a_setting() {
+        let c = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            fortinet_sourcetype_prefix: "fortigate".into(),
+            ..Default::default()
+        });
+        let c = crate::classify::testutil::classify_line_with(
+            c,
+            "<111> Mar 29 18:40:04 fortigate date=2024-03-29 time=18:40:04 devname=fgt-br-02 devid=FG800C3912801080 logid=0004000017 type=traffic subtype=sniffer",
+        );
+        assert_eq!(c.sourcetype, "fortigate_traffic");
+        assert_eq!(c.index, "netfw");
+    }
 
     #[test]
     fn fortigate_types() {

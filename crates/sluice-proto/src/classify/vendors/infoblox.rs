@@ -1,7 +1,8 @@
 //! Infoblox NIOS on its dedicated listener / netsource (SC4S
 //! `addons/infoblox/app-netsource-infoblox.conf`): sourcetype by PROGRAM (`named`,
 //! `dhcpd`, `threat-protect-log`), audit lines by their stamp, the rest `infoblox:port`.
-//! NIOS's CEF output (`app-cef-infoblox_nios.conf`) belongs to the CEF topic.
+//! NIOS's CEF output (`app-cef-infoblox_nios.conf`) is an application of the `cef` topic:
+//! `infoblox:dns`, or `infoblox:threatprotect` for the `NIOS Threat` product.
 
 use std::sync::LazyLock;
 
@@ -9,17 +10,27 @@ use regex::bytes::Regex;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
+use crate::classify::vendors::cef::{self, nv_contains};
 
 pub static VENDOR: Vendor = Vendor {
     name: "infoblox",
     keys: KEYS,
-    apps: &[App {
-        name: "app-netsource-infoblox",
-        topic: Topic::NetSource,
-        order: "infoblox/app-netsource-infoblox.conf",
-        when: When::NetSource(&["infoblox_nios"]),
-        parse: netsource,
-    }],
+    apps: &[
+        App {
+            name: "app-netsource-infoblox",
+            topic: Topic::NetSource,
+            order: "infoblox/app-netsource-infoblox.conf",
+            when: When::NetSource(&["infoblox_nios"]),
+            parse: netsource,
+        },
+        App {
+            name: "app-cef-infoblox_nios",
+            topic: Topic::Sub("cef"),
+            order: "infoblox/app-cef-infoblox_nios.conf",
+            when: When::Always,
+            parse: nios_cef,
+        },
+    ],
 };
 
 const NIOS: usize = 0;
@@ -38,7 +49,28 @@ static KEYS: &[Key] = &[
     Key::update("infoblox:threatprotect", "netids").class("threatprotect"),
     Key::update("infoblox:audit", "").class("audit"),
     Key::update("infoblox:port", "").class("fallback"),
+    Key::update("infoblox:dns", "netdns")
+        .source("Infoblox:NIOS")
+        .class("dns"),
+    Key::update("infoblox:threatprotect", "netids")
+        .source("Infoblox:NIOS")
+        .class("threatprotect"),
 ];
+const CEF_DNS: usize = 6;
+const CEF_THREAT: usize = 7;
+
+fn nios_cef<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !nv_contains(out, cef::NV_VENDOR, b"Infoblox") {
+        return false;
+    }
+    let k = if out.nv.is(cef::NV_PRODUCT, b"NIOS Threat") {
+        CEF_THREAT
+    } else {
+        CEF_DNS
+    };
+    out.key(&KEYS[k]);
+    true
+}
 
 fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static AUDIT_STAMP: LazyLock<Regex> = LazyLock::new(|| {

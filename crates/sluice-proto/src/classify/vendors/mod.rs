@@ -5,14 +5,17 @@ use super::registry::Vendor;
 
 mod alcatel;
 mod almost_levelword;
+mod almost_wrongver;
 mod arista;
 mod aruba;
 mod barracuda;
 mod broadcom;
+pub mod cef;
 mod checkpoint;
 mod cisco;
 mod citrix;
 mod cohesity;
+mod cyberark;
 mod darktrace;
 mod dell;
 mod f5;
@@ -20,11 +23,18 @@ mod fortinet;
 mod github;
 mod haproxy;
 mod hpe;
+mod imperva;
 mod infoblox;
 mod isc;
+mod json;
 mod juniper;
+mod kaspersky;
+pub mod leef;
 mod mcafee;
+mod microfocus;
+mod microsoft;
 mod netmotion;
+mod netscout;
 mod ossec;
 mod pan;
 mod proofpoint;
@@ -38,8 +48,11 @@ mod stealthbits;
 mod suricata;
 mod tenable;
 mod thales;
+mod trellix;
+mod trendmicro;
 mod ubiquiti;
 mod util;
+mod varonis;
 mod veeam;
 mod vmware;
 mod zscaler;
@@ -70,6 +83,8 @@ pub static VENDORS: &[&Vendor] = &[
     &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
+    &kaspersky::VENDOR,
+    &leef::VENDOR,
     &mcafee::VENDOR,
     &netmotion::VENDOR,
     &ossec::VENDOR,
@@ -89,9 +104,23 @@ pub static VENDORS: &[&Vendor] = &[
     &veeam::VENDOR,
     &vmware::VENDOR,
     &zscaler::VENDOR,
+    &cef::VENDOR,
+    &cyberark::VENDOR,
+    &imperva::VENDOR,
+    &json::VENDOR,
+    &microfocus::VENDOR,
+    &microsoft::VENDOR,
+    &netscout::VENDOR,
+    &trellix::VENDOR,
+    &trendmicro::VENDOR,
+    &varonis::VENDOR,
 ];
 
 /// The built-in applications, always active.
 pub(crate) fn builtin() -> Vec<&'static Vendor> {
-    vec![&super::fallback::BUILTIN, &almost_levelword::BUILTIN]
+    vec![
+        &super::fallback::BUILTIN,
+        &almost_levelword::BUILTIN,
+        &almost_wrongver::BUILTIN,
+    ]
 }

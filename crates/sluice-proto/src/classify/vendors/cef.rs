@@ -1,0 +1,301 @@
+//! CEF (SC4S `conflib/syslog/app-syslog-cef.conf`, `pylib/parser_cef.py`): generic CEF
+//! with SC4S's vendor/product mapping, then the `cef` topic for vendor specifics (in their
+//! own files: `Topic::Sub("cef")`).
+//!
+//! * Matched by PROGRAM `CEF...` (syslog-ng splits `CEF:0|...` into PROGRAM `CEF` and
+//!   MESSAGE `0|...`) or by `CEF:0` anywhere in the message. A message starting `CEF:0`
+//!   loses its PROGRAM; `<preamble> ... CEF:0...` makes the preamble HOST and the CEF part
+//!   MESSAGE.
+//! * The header is split on `|` into version, device_vendor, device_product,
+//!   device_version, device_event_class, name, severity and the extension (the rest); fewer
+//!   than eight parts is invalid and the message goes on to the next parser (SC4S drops
+//!   it), unless `SC4S_DISABLE_DROP_INVALID_CEF=yes` ([`VendorOptions::lenient_cef`]): then
+//!   it is CEF with the fields it has.
+//!
+//! [`VendorOptions::lenient_cef`]: crate::classify::VendorOptions::lenient_cef
+//! * sourcetype `cef`, index `main`, vendor/product/class = device vendor/product/event
+//!   class (so `splunk_metadata.csv` keys are `<device_vendor>_<device_product>`),
+//!   template `t_hdr_msg`.
+//! * Time: `rt`, else `end` (epoch seconds, or `Mmm dd [yyyy] hh:mm:ss [zone]`), unless one
+//!   of `start`/`end`/`rt` starts with 12 digits (SC4S ignores such misused fields).
+//! * `dvchost`, when set, is HOST.
+
+use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
+use crate::classify::value::Value;
+use crate::classify::vtime;
+
+pub static VENDOR: Vendor = Vendor {
+    name: "cef",
+    keys: KEYS,
+    apps: &[
+        App {
+            name: "app-syslog-cef-pgm",
+            topic: Topic::Pgm,
+            order: "syslog/app-syslog-cef.conf",
+            when: When::ProgramPrefix(&["CEF"]),
+            parse: cef,
+        },
+        App {
+            name: "app-syslog-cef",
+            topic: Topic::Syslog,
+            order: "syslog/app-syslog-cef.conf",
+            when: When::Token(&["CEF:0"]),
+            parse: cef,
+        },
+    ],
+};
+
+static KEYS: &[Key] = &[
+    // The second r_set_splunk_dest_default: index back to main, sourcetype kept (cef).
+    Key::new("", "", "cef", "main").template(crate::classify::Template::HdrMsg),
+];
+
+/// The parsed CEF header, as the `cef` topic's applications read it from `out.nv`.
+pub const NV_VENDOR: &str = "device_vendor";
+pub const NV_PRODUCT: &str = "device_product";
+pub const NV_VERSION: &str = "device_version";
+pub const NV_CLASS: &str = "device_event_class";
+pub const NV_NAME: &str = "name";
+pub const NV_SEVERITY: &str = "severity";
+pub const NV_EXT: &str = "ext";
+
+fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let body = input.body;
+    let pgm = input.program.is_some_and(|p| p.starts_with(b"CEF"));
+    if !pgm && memchr::memmem::find(body, b"CEF:0").is_none() {
+        return false;
+    }
+    let mut text = body;
+    if body.starts_with(b"CEF:0") {
+        out.program = Some(None);
+        out.pid = Some(None);
+    } else if let Some((preamble, cef_part)) = preamble(body) {
+        out.host(preamble);
+        out.message(cef_part);
+        text = cef_part;
+    }
+    let mut parts = text.splitn(8, |&b| b == b'|');
+    let fields: [&'m [u8]; 8] = match std::array::from_fn(|_| parts.next()) {
+        [
+            Some(a),
+            Some(b),
+            Some(c),
+            Some(d),
+            Some(e),
+            Some(f),
+            Some(g),
+            Some(h),
+        ] => [a, b, c, d, e, f, g, h],
+        // SC4S_DISABLE_DROP_INVALID_CEF: the csv-parser without drop-invalid keeps the
+        // columns it found and leaves the rest empty.
+        short if input.options.lenient_cef => short.map(Option::unwrap_or_default),
+        _ => return false,
+    };
+    let [
+        _,
+        dev_vendor,
+        dev_product,
+        dev_version,
+        dev_class,
+        name,
+        severity,
+        ext,
+    ] = fields;
+    out.key(&KEYS[0]);
+    out.vendor = Some(Value::Bytes(dev_vendor));
+    out.product = Some(Value::Bytes(dev_product));
+    if !dev_class.is_empty() {
+        out.class = Some(Value::Bytes(dev_class));
+    }
+    for (n, v) in [
+        (NV_VENDOR, dev_vendor),
+        (NV_PRODUCT, dev_product),
+        (NV_VERSION, dev_version),
+        (NV_CLASS, dev_class),
+        (NV_NAME, name),
+        (NV_SEVERITY, severity),
+        (NV_EXT, ext),
+    ] {
+        out.nv.set(n, v);
+    }
+    // One pass over the extension for the four keys read here.
+    let (mut rt, mut end, mut start, mut dvchost) = (None, None, None, None);
+    for (k, v) in ext_pairs(ext) {
+        let slot = match k {
+            b"rt" => &mut rt,
+            b"end" => &mut end,
+            b"start" => &mut start,
+            b"dvchost" => &mut dvchost,
+            _ => continue,
+        };
+        if slot.is_none() {
+            *slot = Some(v);
+        }
+    }
+    let twelve = |v: Option<&[u8]>| {
+        v.is_some_and(|v| v.len() >= 12 && v[..12].iter().all(u8::is_ascii_digit))
+    };
+    if !(twelve(start) || twelve(end) || twelve(rt)) {
+        let stamp = rt
+            .filter(|v| !v.is_empty())
+            .or(end.filter(|v| !v.is_empty()))
+            .and_then(|v| parse_cef_time(v, input));
+        if let Some(ts) = stamp {
+            out.time(ts);
+        }
+    }
+    if let Some(h) = dvchost.filter(|h: &&[u8]| !h.is_empty()) {
+        out.host(h);
+    }
+    input.topic("cef", out);
+    true
+}
+
+/// `^(?<preamble>(?!-)[a-zA-Z-\/0-9\.]+).*(?<message>CEF:0.*)`: the last `CEF:0`.
+fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = body
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b'.'))
+        .count();
+    if n == 0 || body[0] == b'-' {
+        return None;
+    }
+    let at = memchr::memmem::rfind(&body[n..], b"CEF:0")? + n;
+    Some((&body[..n], &body[at..]))
+}
+
+fn parse_cef_time(v: &[u8], input: &Input<'_, '_>) -> Option<crate::message::Timestamp> {
+    vtime::strptime_any(
+        &[
+            "%s.%f",
+            "%s",
+            "%b %d %T",
+            "%b %d %T UTC",
+            "%b %d %T %Z",
+            "%b %d %Y %T",
+            "%b %d %Y %T UTC",
+            "%b %d %Y %T %Z",
+        ],
+        v,
+        input.zone,
+        input.now_unix_secs,
+    )
+}
+
+/// The value of `key` in a CEF extension, as SC4S's `cef_kv` reads it: pairs
+/// `key=value` where a key is a run without spaces or `=`, and a value runs to the space
+/// before the next key (so values may contain spaces); `\=` is an escaped `=`.
+pub fn ext_get<'a>(ext: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    ext_pairs(ext).find(|(k, _)| *k == key).map(|(_, v)| v)
+}
+
+/// Every `(key, value)` of a CEF extension, in order (see [`ext_get`]).
+pub fn ext_pairs(ext: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    // Positions of unescaped '='.
+    let eqs = (0..ext.len()).filter(move |&i| ext[i] == b'=' && (i == 0 || ext[i - 1] != b'\\'));
+    let mut keys = eqs.filter_map(move |i| {
+        let start = ext[..i]
+            .iter()
+            .rposition(|b| b.is_ascii_whitespace() || *b == b'=')
+            .map_or(0, |p| p + 1);
+        (start < i).then_some((start, i))
+    });
+    let mut next = keys.next();
+    std::iter::from_fn(move || {
+        let (ks, ke) = next?;
+        next = keys.next();
+        let vend = match next {
+            Some((ns, _)) => ext[..ns]
+                .iter()
+                .rposition(|b| !b.is_ascii_whitespace())
+                .map_or(ke + 1, |p| (p + 1).max(ke + 1)),
+            None => ext.len(),
+        };
+        let value = ext.get(ke + 1..vend).unwrap_or_default();
+        let value = value
+            .iter()
+            .rposition(|b| !b.is_ascii_whitespace())
+            .map_or(&value[..0], |p| &value[..=p]);
+        Some((&ext[ks..ke], value))
+    })
+}
+
+/// `match("<needle>" value(".metadata.cef.<field>"))`: SC4S's unanchored match, for the
+/// literal needles the `cef` applications use.
+pub fn nv_contains(out: &Out<'_>, field: &str, needle: &[u8]) -> bool {
+    out.nv
+        .get(field)
+        .is_some_and(|v| memchr::memmem::find(v, needle).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn extension_pairs() {
+        let ext = b"act=block dst=1.1.1.1 cs1=Suspicious File Access - 1 cs1Label=Policy rt=Mar 31 02:08:27 e=";
+        let got: Vec<(&[u8], &[u8])> = ext_pairs(ext).collect();
+        assert_eq!(got[0], (&b"act"[..], &b"block"[..]));
+        assert_eq!(got[2], (&b"cs1"[..], &b"Suspicious File Access - 1"[..]));
+        assert_eq!(got[4], (&b"rt"[..], &b"Mar 31 02:08:27"[..]));
+        assert_eq!(ext_get(ext, b"e"), Some(&b""[..]));
+        assert_eq!(ext_pairs(b"").count(), 0);
+        assert_eq!(ext_pairs(b"===").count(), 0);
+    }
+
+    #[test]
+    fn short_header_is_cef_only_when_lenient() {
+        let line = "<134>Mar 31 02:08:27 h1 CEF:0|Acme|Box|1.0";
+        assert_eq!(classify_line(line).sourcetype, "nix:syslog");
+        let lenient = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            lenient_cef: true,
+            ..Default::default()
+        });
+        let c = crate::classify::testutil::classify_line_with(lenient, line);
+        assert_eq!(c.sourcetype, "cef");
+        assert_eq!(
+            (c.vendor, c.product),
+            (Value::Bytes(b"Acme"), Value::Bytes(b"Box"))
+        );
+    }
+
+    #[test]
+    fn generic_cef() {
+        let c = classify_line(
+            "<134>Mar 31 02:08:27 h1 CEF:0|Acme|Box|1.0|100|Thing|5|src=1.2.3.4 rt=1712358817.566 dvchost=box-7",
+        );
+        assert_eq!(c.sourcetype, "cef");
+        assert_eq!(c.index, "main");
+        assert_eq!(
+            (c.vendor, c.product),
+            (Value::Bytes(b"Acme"), Value::Bytes(b"Box"))
+        );
+        assert_eq!(c.class, Some(Value::Bytes(b"100")));
+        assert_eq!(
+            c.host,
+            crate::classify::HostEdit::Set(Value::Bytes(b"box-7"))
+        );
+        assert_eq!(
+            c.time_micros(
+                &crate::parse::parse(
+                    b"<1>x",
+                    &crate::parse::ParseOptions {
+                        now_unix_secs: 0,
+                        zone: &crate::time::Zone::utc()
+                    }
+                ),
+                0
+            ),
+            1_712_358_817_566_000
+        );
+        // Not CEF enough: falls through to nix:syslog.
+        let c = classify_line("<134>Mar 31 02:08:27 h1 prog: CEF:0|Acme|Box");
+        assert_eq!(c.sourcetype, "nix:syslog");
+        // Program before CEF: unset, the event starts at CEF.
+        let c = classify_line("<111>Mar 31 08:39:09 h named[42]: CEF:0|A|B|1|C|N|7|x=1");
+        assert_eq!(c.edit.program, Some(None));
+        assert_eq!(c.sourcetype, "cef");
+    }
+}

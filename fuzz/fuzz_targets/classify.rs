@@ -1,0 +1,67 @@
+//! Fuzz target `classify`: parse → classify → encode on arbitrary bytes, with the first byte
+//! choosing a vendor preamble (CEF header, PAN-OS CSV, FortiGate key=value, a JSON body, a
+//! Cisco mnemonic, a LEEF header, or none) so the vendor parsers are reached quickly. Nothing may panic,
+//! and every event must be one valid JSON object with a non-blank `event`.
+#![no_main]
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::LazyLock;
+
+use libfuzzer_sys::fuzz_target;
+use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
+use sluice_proto::{EncodeOptions, encode_event};
+use sluice_proto::{ParseOptions, Zone, parse};
+
+const PREAMBLES: &[&[u8]] = &[
+    b"",
+    b"<134>Mar 31 02:08:27 h1 CEF:0|",
+    b"<134>Mar 31 02:08:27 h1 prog: CEF:0|Imperva Inc.|SecureSphere|1|Signature|n|5|",
+    b"<14>Apr 07 01:16:25 pa 1,2024/04/07 01:16:25,0072,TRAFFIC,",
+    b"<14>Apr 07 01:16:25 pa 1,2024/04/07 01:16:25,0072,THREAT,url,1,",
+    b"<111> Mar 29 17:34:57 fortigate date=2024-03-29 time=17:34:57 devid=FGT60D ",
+    b"<13>Mar 31 02:08:27 h1 {",
+    b"<166>Mar  5 12:28:50 asa-fw1 : %ASA-6-",
+    b"<190>30: sw-01: *Mar 16 07:15:18: %",
+    b"<111>Apr 02 09:29:24 ns1 named[42]: ",
+    b"2024-03-16T06:10:11Z ",
+    b"<13>Jan 18 11:07:53 h1 LEEF:2.0|Vendor|Product|1|Ev|",
+    b"<13>1 2024-04-04T12:29:53+00:00 h1 LEEF:1.0|V|P|1|E|",
+];
+
+static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
+static ZONE: LazyLock<Zone> = LazyLock::new(Zone::utc);
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&choice, rest)) = data.split_first() else {
+        return;
+    };
+    let mut input = PREAMBLES[usize::from(choice) % PREAMBLES.len()].to_vec();
+    input.extend_from_slice(rest);
+    let now = 1_713_139_200;
+    let msg = parse(
+        &input,
+        &ParseOptions {
+            now_unix_secs: now,
+            zone: &ZONE,
+        },
+    );
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: "DEFAULT",
+    };
+    let class = classify(&msg, &src, now, &CLASSIFIER);
+    let mut out = Vec::new();
+    encode_event(
+        &mut out,
+        &msg,
+        &class,
+        &src,
+        now * 1_000_000,
+        &EncodeOptions::new("fuzz"),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("the event is valid JSON");
+    let event = v["event"].as_str().expect("event is a string");
+    assert!(!event.is_empty(), "HEC rejects a blank event");
+});

@@ -1,0 +1,43 @@
+//! Fuzz target `structured`: the vendor payload tokenizers on arbitrary bytes — key=value
+//! pairs with every separator vendors use, CEF extensions, and the strptime-style vendor
+//! time formats. Nothing may panic, every pair must point into the input, and a value is
+//! never longer than the input.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sluice_proto::Zone;
+use sluice_proto::classify::{kv, vendors::cef, vtime};
+
+fn within(outer: &[u8], inner: &[u8]) -> bool {
+    let o = outer.as_ptr() as usize;
+    let i = inner.as_ptr() as usize;
+    i >= o && i + inner.len() <= o + outer.len()
+}
+
+fuzz_target!(|data: &[u8]| {
+    for sep in [b' ', b'|', b';', b'\t', b','] {
+        for p in kv::pairs(data, sep) {
+            assert!(within(data, p.key) && within(data, p.value));
+            let mut out = Vec::new();
+            kv::unquote_into(p.value, &mut out);
+            assert!(out.len() <= p.value.len());
+        }
+    }
+    for (k, v) in cef::ext_pairs(data) {
+        assert!(within(data, k) && within(data, v));
+    }
+    let zone = Zone::utc();
+    for f in [
+        "%Y/%m/%d %H:%M:%S.%f",
+        "%b %d %Y %T %Z",
+        "%s.%f",
+        "%Y-%m-%dT%T%z",
+        "%a %b %e %I:%M:%S %p",
+    ] {
+        if let Some(t) = vtime::strptime(f, data, &zone, 1_713_139_200) {
+            assert!(t.micros < 1_000_000);
+        }
+    }
+    let _ = vtime::parse_iso(data, &zone);
+    let _ = vtime::parse_epoch(data, true);
+});
