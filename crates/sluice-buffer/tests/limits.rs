@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use sluice_buffer::{
@@ -33,9 +35,16 @@ fn run_through(
 ) -> HashMap<FullReason, u64> {
     let w = b.writer();
     let mut r = b.reader("r").unwrap();
+    // The reader waits until the writer has been refused once (or 5 s), so the limit under
+    // test is reached whatever the timing: with a fixed head start, a busy machine let the
+    // reader keep up and the limit was never hit.
+    let refused_once = Arc::new(AtomicBool::new(false));
+    let started = Arc::clone(&refused_once);
     let reader = std::thread::spawn(move || {
-        // Let the writer run ahead first, so the limit is reached whatever the timing.
-        std::thread::sleep(Duration::from_millis(300));
+        let head_start = Instant::now() + Duration::from_secs(5);
+        while !started.load(Ordering::Acquire) && Instant::now() < head_start {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let mut got = Vec::new();
         while (got.len() as u64) < total {
             let Some(rec) = r.next_blocking(Duration::from_secs(30)) else {
@@ -56,6 +65,9 @@ fn run_through(
                 Ok(_) => break,
                 Err(AppendError::Full { reason }) => {
                     assert!(allowed.contains(&reason), "record {n}: {reason}");
+                    if reason != FullReason::Backlog {
+                        refused_once.store(true, Ordering::Release);
+                    }
                     *refused.entry(reason).or_insert(0) += 1;
                     assert!(
                         Instant::now() < deadline,
@@ -172,9 +184,7 @@ fn full_filesystem_gives_backpressure_and_recovers() {
         let b = Buffer::open(cfg, &["r"]).unwrap();
         // 6 MB through a 2 MB filesystem, with a reader slow enough to let it fill.
         let allowed = [FullReason::DiskFull, FullReason::Backlog];
-        // The reader must be clearly slower than the writer: at 100 µs a record, in reliable
-        // mode (group-commit pacing) it kept up on a quiet machine and the disk never filled.
-        let refused = run_through(&b, 3000, 2000, &allowed, Duration::from_millis(1));
+        let refused = run_through(&b, 3000, 2000, &allowed, Duration::from_micros(100));
         let disk = refused.get(&FullReason::DiskFull).copied().unwrap_or(0);
         let s = b.stats();
         assert!(
