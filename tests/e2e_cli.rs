@@ -293,7 +293,7 @@ fn systemd_readiness_watchdog_and_stopping_reach_the_notify_socket() {
     };
     let first = recv();
     assert!(
-        first.starts_with("READY=1\nSTATUS=receiving on 2 listeners"),
+        first.starts_with("READY=1\nSTATUS=receiving on 1 UDP and 1 stream ports"),
         "{first:?}"
     );
     // The first ping comes at once, the next after 500 ms.
