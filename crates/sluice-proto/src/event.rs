@@ -226,6 +226,23 @@ fn write_host(
     }
 }
 
+/// The host as it appears inside the event text: the JSON string's escaped content without
+/// its quotes. Written in place, because a scratch buffer here is one allocation per message
+/// on the receive hot path.
+fn write_host_unquoted(
+    out: &mut Vec<u8>,
+    msg: &Message<'_>,
+    class: &Classification<'_, '_>,
+    src: &SourceMeta<'_>,
+) {
+    let start = out.len();
+    write_host(out, msg, class, src);
+    if out.len() >= start + 2 && out[start] == b'"' && out.last() == Some(&b'"') {
+        out.pop();
+        out.remove(start);
+    }
+}
+
 fn write_ip_json(out: &mut Vec<u8>, ip: IpAddr) {
     out.push(b'"');
     write_ip(out, ip);
@@ -287,23 +304,16 @@ fn write_template(
                 micros: recv_unix_micros.rem_euclid(1_000_000) as u32,
                 offset_secs: 0,
             });
-            let mut host = Vec::new();
-            write_host(&mut host, msg, class, src);
-            // `host` is a JSON string literal; its content is already escaped.
-            let host = host
-                .strip_prefix(b"\"")
-                .and_then(|h| h.strip_suffix(b"\""))
-                .unwrap_or_default();
             if class.template == Template::Standard {
                 write_bsd_stamp(out, ts);
                 out.push(b' ');
-                out.extend_from_slice(host);
+                write_host_unquoted(out, msg, class, src);
                 out.push(b' ');
                 view.header.write(out);
             } else {
                 write_isodate(out, ts);
                 out.push(b' ');
-                out.extend_from_slice(host);
+                write_host_unquoted(out, msg, class, src);
                 out.push(b' ');
                 if view.legacy {
                     view.header.write(out);
