@@ -42,6 +42,7 @@ struct TopicTable {
     program_prefixes: Vec<(&'static [u8], u16)>,
     body_prefixes: Vec<(&'static [u8], u16)>,
     netsource: Vec<(&'static str, u16)>,
+    raw_checks: Vec<(fn(&[u8]) -> bool, u16)>,
     /// Applications with tokens (so the scan is needed).
     has_tokens: bool,
 }
@@ -79,6 +80,7 @@ impl TopicTable {
                         self.body_prefixes.push((p.as_bytes(), i));
                     }
                 }
+                When::Raw(check) => self.raw_checks.push((check, i)),
                 When::Token(_) => self.has_tokens = true,
             }
         }
@@ -325,6 +327,11 @@ impl Engine {
                 cands.insert(*i);
             }
         }
+        for (check, i) in &table.raw_checks {
+            if check(input.msg.raw) {
+                cands.insert(*i);
+            }
+        }
         let vp = input.netsource.vendor_product;
         if !vp.is_empty() {
             for (v, i) in &table.netsource {
@@ -422,6 +429,7 @@ fn prefilter_matches(when: When, input: &Input<'_, '_>) -> bool {
             .iter()
             .any(|p| input.body.starts_with(p.as_bytes())),
         When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
+        When::Raw(check) => check(input.msg.raw),
     }
 }
 

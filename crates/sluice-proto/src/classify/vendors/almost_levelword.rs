@@ -18,16 +18,9 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         name: "app-almost-syslogz-wlevelword",
         topic: Topic::AlmostSyslog,
         order: "almost-syslog/app-almost-syslogy-wlevelword.conf",
-        when: When::Token(&[
-            " alert ",
-            " crit ",
-            " debug ",
-            " emerg ",
-            " err",
-            " info ",
-            " notice ",
-            " warning ",
-        ]),
+        // `hh:mm:ss host <level word> ` right after the first `:`, checked in place (as
+        // tokens, ` info ` and ` err` would be searched for in every message).
+        when: When::Raw(level_word_follows_host),
         parse: levelword,
     }],
 };

@@ -26,7 +26,7 @@ pub(crate) const CISCO_SYSLOG: App = App {
     name: "app-almost-syslog-cisco_syslog",
     topic: Topic::AlmostSyslog,
     order: "cisco/app-almost-syslog-cisco_syslog.conf",
-    when: When::Token(&[": %"]),
+    when: When::Raw(has_colon_percent),
     parse: cisco_syslog,
 };
 
@@ -34,22 +34,13 @@ pub(crate) const CISCO_MS: App = App {
     name: "app-almost-syslog-cisco_ms",
     topic: Topic::AlmostSyslog,
     order: "cisco/app-almost-syslog-cisco_ms.conf",
-    // The `facility.level` word: a dot, a lower-case level name and a space.
-    when: When::Token(&[
-        ".emerg ",
-        ".alert ",
-        ".crit ",
-        ".err ",
-        ".error ",
-        ".warn ",
-        ".warning ",
-        ".notice ",
-        ".info ",
-        ".debug ",
-        ".panic ",
-    ]),
+    when: When::Raw(|raw| ms_header(raw).is_some()),
     parse: cisco_ms,
 };
+
+fn has_colon_percent(raw: &[u8]) -> bool {
+    memchr::memmem::find(raw, b": %").is_some()
+}
 
 /// `^<\d+>`: the length of the PRI.
 fn pri_len(raw: &[u8]) -> Option<usize> {
@@ -474,24 +465,21 @@ pub(crate) fn zone_for_abbrev(name: &[u8]) -> Option<AbbrevZone> {
 }
 
 /// `^(<\d+>) ?([A-Z][a-z]{2} *\d{1,2} \d\d:\d\d:\d\d) ([a-z0-9]+\.[a-z]+) ([^ ]+) (.*)`, read
-/// without a regex; then syslog-ng's RFC 3164 parse of `PRI stamp host message`.
-fn cisco_ms<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    let raw: &'m [u8] = input.msg.raw;
-    let Some(mut at) = pri_len(raw) else {
-        return false;
-    };
+/// without a regex: the stamp, the host and the rest.
+fn ms_header(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let mut at = pri_len(raw)?;
     if raw.get(at) == Some(&b' ') {
         at += 1;
     }
     let s = &raw[at..];
     let b = |i: usize| s.get(i).copied().unwrap_or(0);
     if !b(0).is_ascii_uppercase() || !b(1).is_ascii_lowercase() || !b(2).is_ascii_lowercase() {
-        return false;
+        return None;
     }
     let mut i = 3 + s[3..].iter().take_while(|&&c| c == b' ').count();
     let d = digits(s, i);
     if !(1..=2).contains(&d) {
-        return false;
+        return None;
     }
     i += d;
     let clock = b(i) == b' '
@@ -502,7 +490,7 @@ fn cisco_ms<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         && digits(s, i + 7) == 2
         && b(i + 9) == b' ';
     if !clock {
-        return false;
+        return None;
     }
     let stamp = &s[..i + 9];
     let rest = &s[i + 10..];
@@ -513,22 +501,30 @@ fn cisco_ms<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let level = rest.get(fac + 1..).map_or(0, |r| {
         r.iter().take_while(|c| c.is_ascii_lowercase()).count()
     });
-    if fac == 0 || rest.get(fac) != Some(&b'.') || level == 0 || b(0) == 0 {
-        return false;
+    if fac == 0 || rest.get(fac) != Some(&b'.') || level == 0 {
+        return None;
     }
-    let Some(after) = rest[fac + 1 + level..].strip_prefix(b" ") else {
-        return false;
-    };
+    let after = rest[fac + 1 + level..].strip_prefix(b" ")?;
     let host_len = after.iter().take_while(|&&c| c != b' ').count();
     if host_len == 0 || after.get(host_len) != Some(&b' ') {
-        return false;
+        return None;
     }
+    Some((stamp, &after[..host_len], &after[host_len + 1..]))
+}
+
+/// `app-almost-syslog-cisco_ms`: the `facility.level` word dropped, then syslog-ng's RFC 3164
+/// parse of `PRI stamp host message`.
+fn cisco_ms<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let raw: &'m [u8] = input.msg.raw;
+    let Some((stamp, host, rest)) = ms_header(raw) else {
+        return false;
+    };
     let Some(ts) = vtime::strptime("%b %d %H:%M:%S", stamp, input.zone, input.now_unix_secs) else {
         return false;
     };
-    let (program, pid, message) = split_program(&after[host_len + 1..]);
+    let (program, pid, message) = split_program(rest);
     out.time(ts);
-    out.host(&after[..host_len]);
+    out.host(host);
     out.program = Some(program);
     out.pid = Some(pid);
     out.message(message);
@@ -655,6 +651,45 @@ mod tests {
         // Junos is not Cisco.
         let c = classify_line("<166>junos-1: Mar 19 10:08:21: %SYS-3-X: started");
         assert_ne!(c.app, "app-almost-syslog-cisco_syslog");
+    }
+
+    #[test]
+    fn sc4s_sample_shapes() {
+        let c = classify_line(
+            "<134> Mar 16 02:54:50 192.168.12.1: %ACE-3-251010: Health probe failed for server",
+        );
+        assert_eq!(c.sourcetype, "cisco:ace");
+        assert_eq!(c.host, HostEdit::Set(Value::Bytes(b"192.168.12.1")));
+        let c = classify_line("<189>: Mar 22 21:42:21 UTC : %UCSM-6-AUDIT: [session] from ucs-1");
+        assert_eq!(c.sourcetype, "cisco:ucs");
+        assert_eq!(c.host, HostEdit::SourceIp);
+        let c = classify_line("<189> Mar 16 09:25:32 CET: %CIMC-6-LOG_CAPACITY: [F0461] low c-7");
+        assert_eq!(c.sourcetype, "cisco:cimc");
+        let c = classify_line("<111>:Mar 16 03:59:57 UTC: %ASA-6-302015: Built outbound UDP");
+        assert_eq!(c.sourcetype, "cisco:asa");
+        assert_eq!(c.edit.message.unwrap(), "%ASA-6-302015: Built outbound UDP");
+        // Marked (unsynchronised) clock.
+        let c = classify_line("<166>20: r-01: 6340004: *Mar  4 11:45:20: %SEC-6-IPACCESSLOGP: x");
+        assert_eq!(c.fields.get("timesync"), Some(&Value::Static("0")));
+        // A generic region name follows daylight saving time: 2024-03-19 is EDT (-4).
+        let c = classify_line("<166>: 2024 Mar 19 13:23:42 ET: %L2FM-4-L2FM_MAC_MOVE: Mac x");
+        let TimeEdit::Stamp(ts) = c.time else {
+            panic!("{:?}", c.time)
+        };
+        assert_eq!(ts.unix_secs.rem_euclid(86_400), 17 * 3600 + 23 * 60 + 42);
+        // SC4S_ENABLE_CISCO_IOS_RAW_MSG keeps the header text.
+        let cx = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            cisco_ios_raw_msg: true,
+            ..Default::default()
+        });
+        let c = crate::classify::testutil::classify_line_with(
+            cx,
+            "<166>20: r-01: Mar 19 01:27:25: %SYS-6-LOGGINGHOST_STARTSTOP: Logging",
+        );
+        assert_eq!(
+            c.edit.message.unwrap(),
+            "20: r-01: Mar 19 01:27:25: %SYS-6-LOGGINGHOST_STARTSTOP: Logging"
+        );
     }
 
     #[test]

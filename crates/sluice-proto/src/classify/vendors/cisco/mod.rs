@@ -142,6 +142,38 @@ pub(crate) fn set_tag_values<'m>(out: &mut crate::classify::registry::Out<'m>, t
 #[cfg(test)]
 mod tests {
     use super::{Tag, parse_tag};
+    use crate::classify::testutil::classify_line_bytes;
+
+    /// Every prefix and every single-byte substitution with a delimiter of the Cisco shapes
+    /// classifies without panicking (a stand-in for fuzzing that runs in `cargo test`).
+    #[test]
+    fn prefixes_and_mutations_do_not_panic() {
+        const SAMPLES: &[&str] = &[
+            "<166>22191: rtr-4: 022546: .Mar 19 07:58:07.477 CDT: %SYS-5-CONFIG_I: x",
+            "<189>8103: Mar 22 2024 05:21:53 PM.071 UTC : %UC_AUDITLOG-5-Ev: %[ a =b]",
+            "<166>RP/0/RP0/CPU3:Mar 20 18:41:51: config[67105]: %MGBL-SYS-5-CONFIG_I : x",
+            "<189>Mar 22 22:47:28 SYSMGR[919]: %Viptela-v-1-sysmgrd-6-INFO-1400002: N: x",
+            "<166>2024-03-16T07:15:18+01:00 ftd-1 : %FTD-6-430003: DeviceUUID: x",
+            "<165> Mar 21 13:08:50 ise-1 CISE_RADIUS_Accounting 6028545 1 0 2024-03-21 13:08:50.865 +00:00 x",
+            "<165>Mar 21 15:19:04 h Mar 21 15:19:04 ise-1 CISE_S 1313 1 4 x",
+            "Mar 16 2024 07:15:18 ftd-1 : %FTD-6-430003: x",
+            "2024-03-16T07:15:18Z ftd-2 : %FTD-6-302013: x",
+            "<134>Mar 15 11:32:40 local0.info sw-9 authp: x",
+        ];
+        for s in SAMPLES {
+            let b = s.as_bytes();
+            for end in 0..=b.len() {
+                classify_line_bytes(&b[..end]);
+            }
+            for i in 0..b.len() {
+                for sub in [b' ', b':', b'%', b'-', b'*', b'.', b'[', b'7', 0xff] {
+                    let mut m = b.to_vec();
+                    m[i] = sub;
+                    classify_line_bytes(&m);
+                }
+            }
+        }
+    }
 
     #[test]
     fn tag() {
