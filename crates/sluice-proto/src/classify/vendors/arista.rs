@@ -26,7 +26,9 @@ static KEYS: &[Key] = &[Key::new("arista", "eos", "arista:eos", "netops")];
 const SOURCE_HEAD: &[u8] = b"arista:eos:";
 
 fn has_colon_percent(raw: &[u8]) -> bool {
-    memchr::memmem::find(raw, b": %").is_some()
+    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b": %"));
+    crate::classify::vendors::util::contains(&NEEDLE, raw)
 }
 
 fn eos<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

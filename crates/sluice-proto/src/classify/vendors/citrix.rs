@@ -42,7 +42,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-citrix-netscaler_aaa",
             topic: Topic::Syslog,
             order: "citrix/app-syslog-citrix-netscaler_aaa.conf",
-            when: When::Token(&["]: "]),
+            // `^\[\d+\]: ` on MESSAGE.
+            when: When::BodyPrefix(&["["]),
             parse: aaa,
         },
         App {
@@ -111,7 +112,11 @@ fn pri_space_and_colon(raw: &[u8]) -> bool {
         .take(6)
         .position(|&b| b == b'>')
         .is_some_and(|close| raw.get(close + 1) == Some(&b' '))
-        && memchr::memmem::find(raw, b" : ").is_some()
+        && {
+            static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
+                LazyLock::new(|| memchr::memmem::Finder::new(b" : "));
+            crate::classify::vendors::util::contains(&NEEDLE, raw)
+        }
 }
 
 fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

@@ -84,7 +84,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_horizon",
             topic: Topic::Sdata,
             order: "vmware/app-syslog-vmware_horizon.conf",
-            when: When::Token(&["View@6876"]),
+            // `View@6876` (checked by the parser) contains the shared token.
+            when: When::Token(&["@6876"]),
             parse: horizon_sdata,
         },
         App {
@@ -112,7 +113,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_vsphere-msg",
             topic: Topic::Syslog,
             order: "vmware/app-syslog-vmware_vsphere.conf",
-            when: When::Token(&["[Originator@6876 "]),
+            // `[Originator@6876 ` (checked by the parser) contains the shared token.
+            when: When::Token(&["@6876"]),
             parse: vsphere_msg,
         },
     ],

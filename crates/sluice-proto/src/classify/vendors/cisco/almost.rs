@@ -16,6 +16,7 @@ use std::sync::LazyLock;
 use crate::classify::registry::{App, HostEdit, Input, Out, TimeEdit, Topic, When};
 use crate::classify::value::Value;
 use crate::classify::vendors::almost_levelword::split_program;
+use crate::classify::vendors::util::contains;
 use crate::classify::vtime;
 use crate::message::{Format, Timestamp};
 use crate::time::Zone;
@@ -39,7 +40,9 @@ pub(crate) const CISCO_MS: App = App {
 };
 
 fn has_colon_percent(raw: &[u8]) -> bool {
-    memchr::memmem::find(raw, b": %").is_some()
+    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b": %"));
+    contains(&NEEDLE, raw)
 }
 
 /// `^<\d+>`: the length of the PRI.

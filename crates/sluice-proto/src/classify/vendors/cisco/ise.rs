@@ -11,6 +11,8 @@
 //! message on its own (classification is stateless): every segment arrives, each with the
 //! ISE/ACS sourcetype and its own text; none is dropped.
 
+use std::sync::LazyLock;
+
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::value::Value;
 use crate::classify::vtime;
@@ -25,7 +27,7 @@ pub static ISE: Vendor = Vendor {
         topic: Topic::Pgm,
         order: "cisco/app-syslog-cisco_ise.conf",
         // `program('CISE_' prefix) or message('CISE_' substring)`: the raw line has it.
-        when: When::Token(&["CISE_"]),
+        when: When::Raw(has_cise),
         parse: ise,
     }],
 };
@@ -41,6 +43,12 @@ pub static ACS: Vendor = Vendor {
         parse: acs,
     }],
 };
+
+fn has_cise(raw: &[u8]) -> bool {
+    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"CISE_"));
+    crate::classify::vendors::util::contains(&NEEDLE, raw)
+}
 
 static ISE_KEYS: [Key; 1] = [Key::new("cisco", "ise", "cisco:ise:syslog", "netauth")];
 static ACS_KEYS: [Key; 1] = [Key::new("cisco", "acs", "cisco:acs", "netauth")];

@@ -3,6 +3,8 @@
 //! `yyyy-mm-ddThh:mm:ss±zz host : %FTD-...`. HOST and MESSAGE (from `%FTD-`) are taken from
 //! the line; the `cisco_syslog` application then labels it. Not anchored, as in SC4S.
 
+use std::sync::LazyLock;
+
 use crate::classify::registry::{App, Input, Out, TimeEdit, Topic, When};
 use crate::classify::value::Value;
 use crate::classify::vtime;
@@ -11,7 +13,7 @@ pub(crate) const FTD_NOPRI_BSD: App = App {
     name: "app-raw-cisco_ftd_nopri_bsddate-bsd",
     topic: Topic::Raw,
     order: "cisco/app-raw-cisco_ftd_nopri-bsd.conf",
-    when: When::Token(&["%FTD-"]),
+    when: When::Raw(has_ftd_tag),
     parse: nopri_bsd,
 };
 
@@ -19,9 +21,17 @@ pub(crate) const FTD_NOPRI_ISO: App = App {
     name: "app-raw-cisco_ftd_nopri_isodate-iso",
     topic: Topic::Raw,
     order: "cisco/app-raw-cisco_ftd_nopri-iso.conf",
-    when: When::Token(&["%FTD-"]),
+    when: When::Raw(has_ftd_tag),
     parse: nopri_iso,
 };
+
+/// Only PRI-less lines reach this topic, so a search of each is cheap enough (as a token it
+/// would be searched for in every message).
+fn has_ftd_tag(raw: &[u8]) -> bool {
+    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"%FTD-"));
+    crate::classify::vendors::util::contains(&NEEDLE, raw)
+}
 
 /// `%FTD-\d-\d+:.*`: the length of `%FTD-d-ddd:` when `s` starts with it.
 fn is_ftd_message(s: &[u8]) -> bool {
