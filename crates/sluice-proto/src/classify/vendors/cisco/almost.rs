@@ -21,7 +21,7 @@ use crate::classify::vtime;
 use crate::message::{Format, Timestamp};
 use crate::time::Zone;
 
-use super::{IOS, KEYS, parse_tag, set_tag_values};
+use super::{IOS, KEYS, parse_tag, run_cisco_syslog, set_tag_values};
 
 pub(crate) const CISCO_SYSLOG: App = App {
     name: "app-almost-syslog-cisco_syslog",
@@ -120,7 +120,7 @@ fn cisco_syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     out.format = Some(Format::Rfc3164);
     out.identified = true;
     set_tag_values(out, &tag);
-    input.topic("cisco_syslog", out);
+    run_cisco_syslog(input, tagged, out);
     true
 }
 
@@ -457,14 +457,16 @@ pub(crate) fn zone_for_abbrev(name: &[u8]) -> Option<AbbrevZone> {
     if let Some((_, o)) = FIXED.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
         return Some(AbbrevZone::Fixed(*o));
     }
-    let region: &'static LazyLock<Option<Zone>> = match name.to_ascii_uppercase().as_slice() {
-        b"ET" => &NEW_YORK,
-        b"CT" => &CHICAGO,
-        b"MT" => &DENVER,
-        b"PT" => &LOS_ANGELES,
-        _ => return None,
-    };
-    Some(AbbrevZone::Region(region))
+    const REGIONS: [(&[u8], &LazyLock<Option<Zone>>); 4] = [
+        (b"ET", &NEW_YORK),
+        (b"CT", &CHICAGO),
+        (b"MT", &DENVER),
+        (b"PT", &LOS_ANGELES),
+    ];
+    REGIONS
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, z)| AbbrevZone::Region(z))
 }
 
 /// `^(<\d+>) ?([A-Z][a-z]{2} *\d{1,2} \d\d:\d\d:\d\d) ([a-z0-9]+\.[a-z]+) ([^ ]+) (.*)`, read

@@ -130,6 +130,20 @@ pub(crate) fn parse_tag(m: &[u8]) -> Option<Tag<'_>> {
     None
 }
 
+/// Runs the `cisco_syslog` sub-topic with `tagged` (the MESSAGE from `%` on) as its body, so
+/// the applications' tag-prefix prefilters see it.
+pub(crate) fn run_cisco_syslog<'m>(
+    input: &crate::classify::registry::Input<'m, '_>,
+    tagged: &'m [u8],
+    out: &mut crate::classify::registry::Out<'m>,
+) -> bool {
+    let sub = crate::classify::registry::Input {
+        body: tagged,
+        ..*input
+    };
+    sub.topic("cisco_syslog", out)
+}
+
 /// Hands a parsed tag to the `cisco_syslog` sub-topic (SC4S's `.values.*`).
 pub(crate) fn set_tag_values<'m>(out: &mut crate::classify::registry::Out<'m>, tag: &Tag<'m>) {
     out.nv.set("identifier", tag.identifier);

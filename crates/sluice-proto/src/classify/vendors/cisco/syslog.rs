@@ -8,7 +8,8 @@ use crate::classify::registry::{App, HostEdit, Input, Out, Parse, Topic, When};
 use crate::classify::value::Value;
 
 use super::{
-    ACE, ASA, CIMC, FTD, FWSM, IOS, KEYS, PIX, UCM, UCS, VIPTELA, XR, parse_tag, set_tag_values,
+    ACE, ASA, CIMC, FTD, FWSM, IOS, KEYS, PIX, UCM, UCS, VIPTELA, XR, parse_tag, run_cisco_syslog,
+    set_tag_values,
 };
 
 pub(crate) const CISCO_SYSLOG: App = App {
@@ -20,38 +21,83 @@ pub(crate) const CISCO_SYSLOG: App = App {
     parse: cisco_syslog,
 };
 
-const fn sub(name: &'static str, order: &'static str, parse: Parse) -> App {
+/// A `cisco_syslog` application; `prefixes` (of the tagged MESSAGE the parent hands over as
+/// the sub-topic's body) select it without a call.
+const fn sub(
+    name: &'static str,
+    order: &'static str,
+    prefixes: &'static [&'static str],
+    parse: Parse,
+) -> App {
     App {
         name,
         topic: Topic::Sub("cisco_syslog"),
         order,
-        when: When::Always,
+        when: When::BodyPrefix(prefixes),
         parse,
     }
 }
 
-pub(crate) const ACE_APP: App = sub("app-cisco-cisco_ace", "cisco/app-cisco-cisco_ace.conf", ace);
-pub(crate) const ASA_APP: App = sub("app-cisco-cisco_asa", "cisco/app-cisco-cisco_asa.conf", asa);
+pub(crate) const ACE_APP: App = sub(
+    "app-cisco-cisco_ace",
+    "cisco/app-cisco-cisco_ace.conf",
+    &["%ACE-"],
+    ace,
+);
+pub(crate) const ASA_APP: App = sub(
+    "app-cisco-cisco_asa",
+    "cisco/app-cisco-cisco_asa.conf",
+    &["%ASA-", "%FTD-"],
+    asa,
+);
 pub(crate) const CIMC_APP: App = sub(
     "app-cisco-cisco_cimc",
     "cisco/app-cisco-cisco_cimc.conf",
+    &["%CIMC-"],
     cimc,
 );
-pub(crate) const FTD_APP: App = sub("app-cisco-cisco_ftd", "cisco/app-cisco-cisco_ftd.conf", ftd);
+pub(crate) const FTD_APP: App = sub(
+    "app-cisco-cisco_ftd",
+    "cisco/app-cisco-cisco_ftd.conf",
+    &["%FTD-"],
+    ftd,
+);
 pub(crate) const FWSM_APP: App = sub(
     "app-cisco-cisco_fwsm",
     "cisco/app-cisco-cisco_fwsm.conf",
+    &["%FWSM-"],
     fwsm,
 );
-pub(crate) const PIX_APP: App = sub("app-cisco-cisco_pix", "cisco/app-cisco-cisco_pix.conf", pix);
-pub(crate) const UCM_APP: App = sub("app-cisco-cisco_ucm", "cisco/app-cisco-cisco_ucm.conf", ucm);
-pub(crate) const UCS_APP: App = sub("app-cisco-cisco_ucs", "cisco/app-cisco-cisco_ucs.conf", ucs);
+pub(crate) const PIX_APP: App = sub(
+    "app-cisco-cisco_pix",
+    "cisco/app-cisco-cisco_pix.conf",
+    &["%PIX-"],
+    pix,
+);
+pub(crate) const UCM_APP: App = sub(
+    "app-cisco-cisco_ucm",
+    "cisco/app-cisco-cisco_ucm.conf",
+    &["%UC_", "%CCM_"],
+    ucm,
+);
+pub(crate) const UCS_APP: App = sub(
+    "app-cisco-cisco_ucs",
+    "cisco/app-cisco-cisco_ucs.conf",
+    &["%UCSM"],
+    ucs,
+);
 pub(crate) const VIPTELA_APP: App = sub(
     "app-cisco-cisco_viptela",
     "cisco/app-cisco-cisco_viptela.conf",
+    &["%Viptela"],
     viptela,
 );
-pub(crate) const XR_APP: App = sub("app-cisco-cisco_xr", "cisco/app-cisco-cisco_xr.conf", xr);
+pub(crate) const XR_APP: App = sub(
+    "app-cisco-cisco_xr",
+    "cisco/app-cisco-cisco_xr.conf",
+    &["%LICENSE-", "%MGBL-", "%SECURITY-"],
+    xr,
+);
 
 /// SC4S's `program('[a-z][^\[\] ]+$')`: a lower-case letter followed by at least one byte
 /// other than brackets and spaces, up to the end.
@@ -79,7 +125,7 @@ fn cisco_syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         out.message(body);
     }
     set_tag_values(out, &tag);
-    input.topic("cisco_syslog", out);
+    run_cisco_syslog(input, body, out);
     true
 }
 
