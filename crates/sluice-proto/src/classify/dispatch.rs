@@ -39,8 +39,9 @@ struct TopicTable {
     apps: Vec<(u16, &'static App)>,
     always: Vec<u16>,
     programs: HashMap<&'static [u8], Vec<u16>, BuildHasherDefault<Fnv>>,
-    program_prefixes: Vec<(&'static [u8], u16)>,
-    body_prefixes: Vec<(&'static [u8], u16)>,
+    /// By first byte: a message only compares the prefixes that can match.
+    program_prefixes: ByFirstByte,
+    body_prefixes: ByFirstByte,
     netsource: Vec<(&'static str, u16)>,
     raw_checks: Vec<(fn(&[u8]) -> bool, u16)>,
     /// Applications with tokens (so the scan is needed).
@@ -67,7 +68,7 @@ impl TopicTable {
                 }
                 When::ProgramPrefix(prefixes) => {
                     for p in prefixes {
-                        self.program_prefixes.push((p.as_bytes(), i));
+                        self.program_prefixes.push(p.as_bytes(), i);
                     }
                 }
                 When::NetSource(vps) => {
@@ -77,11 +78,51 @@ impl TopicTable {
                 }
                 When::BodyPrefix(prefixes) => {
                     for p in prefixes {
-                        self.body_prefixes.push((p.as_bytes(), i));
+                        self.body_prefixes.push(p.as_bytes(), i);
                     }
                 }
                 When::Raw(check) => self.raw_checks.push((check, i)),
                 When::Token(_) => self.has_tokens = true,
+            }
+        }
+    }
+}
+
+/// Prefixes (each with its application) grouped by their first byte.
+#[derive(Debug, Default)]
+struct ByFirstByte {
+    /// Empty, or one list per byte value.
+    buckets: Vec<Vec<(&'static [u8], u16)>>,
+    /// The empty prefix matches everything.
+    empty: Vec<u16>,
+}
+
+impl ByFirstByte {
+    fn push(&mut self, prefix: &'static [u8], app: u16) {
+        match prefix.first() {
+            Some(&b) => {
+                if self.buckets.is_empty() {
+                    self.buckets = vec![Vec::new(); 256];
+                }
+                self.buckets[usize::from(b)].push((prefix, app));
+            }
+            None => self.empty.push(app),
+        }
+    }
+
+    fn matches(&self, text: &[u8], cands: &mut SmallSet) {
+        for &i in &self.empty {
+            cands.insert(i);
+        }
+        if self.buckets.is_empty() {
+            return;
+        }
+        let Some(first) = text.first() else {
+            return;
+        };
+        for (prefix, i) in &self.buckets[usize::from(*first)] {
+            if text.starts_with(prefix) {
+                cands.insert(*i);
             }
         }
     }
@@ -308,17 +349,9 @@ impl Engine {
                     cands.insert(i);
                 }
             }
-            for (prefix, i) in &table.program_prefixes {
-                if p.starts_with(prefix) {
-                    cands.insert(*i);
-                }
-            }
+            table.program_prefixes.matches(p, &mut cands);
         }
-        for (prefix, i) in &table.body_prefixes {
-            if input.body.starts_with(prefix) {
-                cands.insert(*i);
-            }
-        }
+        table.body_prefixes.matches(input.body, &mut cands);
         for (check, i) in &table.raw_checks {
             if check(input.msg.raw) {
                 cands.insert(*i);

@@ -67,7 +67,9 @@ fn cisco_syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let Some(split) = memchr::memmem::find(text, b": %") else {
         return false;
     };
-    if memchr::memmem::find(raw, b"junos").is_some() {
+    static JUNOS: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"junos"));
+    if contains(&JUNOS, raw) {
         return false;
     }
     let header = &text[..split];
