@@ -44,8 +44,6 @@ struct TopicTable {
     body_prefixes: ByFirstByte,
     netsource: Vec<(&'static str, u16)>,
     raw_checks: Vec<(fn(&[u8]) -> bool, u16)>,
-    /// Applications with tokens (so the scan is needed).
-    has_tokens: bool,
 }
 
 impl TopicTable {
@@ -82,7 +80,7 @@ impl TopicTable {
                     }
                 }
                 When::Raw(check) => self.raw_checks.push((check, i)),
-                When::Token(_) => self.has_tokens = true,
+                When::Token(_) => {}
             }
         }
     }
@@ -191,17 +189,77 @@ impl SmallSet {
     }
 }
 
-/// The token scan of one message, done at most once.
-pub(crate) struct Hits {
-    done: bool,
-    set: SmallSet,
+/// The tokens of one main topic and their searcher. Each topic scans for its own tokens
+/// only when it runs (each runs at most once per message): a message identified early, or
+/// whose topics have few tokens, scans less, and a small token set keeps the SIMD searcher
+/// on its fast path.
+#[derive(Debug)]
+struct TokenScan {
+    scanner: Scanner,
+    /// Pattern id → the applications (indices in the topic) that listed it.
+    apps: Vec<Vec<u16>>,
+    /// Pattern id → the patterns that are prefixes of it (itself included).
+    prefixes: Vec<Vec<u16>>,
 }
 
-impl Hits {
-    pub(crate) fn new() -> Hits {
-        Hits {
-            done: false,
-            set: SmallSet::new(),
+impl TokenScan {
+    /// `None` when the topic has no token applications.
+    fn new(table: &TopicTable) -> Option<TokenScan> {
+        let mut patterns: Vec<&'static str> = Vec::new();
+        let mut apps: Vec<Vec<u16>> = Vec::new();
+        for (i, (_, app)) in table.apps.iter().enumerate() {
+            if let When::Token(tokens) = app.when {
+                for t in tokens {
+                    let id = match patterns.iter().position(|p| p == t) {
+                        Some(id) => id,
+                        None => {
+                            patterns.push(t);
+                            apps.push(Vec::new());
+                            patterns.len() - 1
+                        }
+                    };
+                    apps[id].push(i as u16);
+                }
+            }
+        }
+        if patterns.is_empty() {
+            return None;
+        }
+        // Every pattern that is a prefix of pattern `i` (itself included): a leftmost-longest
+        // match of `i` at some position means all of them occur there too.
+        let prefixes: Vec<Vec<u16>> = patterns
+            .iter()
+            .map(|long| {
+                (0..patterns.len())
+                    .filter(|&j| long.starts_with(patterns[j]))
+                    .map(|j| j as u16)
+                    .collect()
+            })
+            .collect();
+        Some(TokenScan {
+            scanner: Scanner::new(&patterns),
+            apps,
+            prefixes,
+        })
+    }
+
+    /// Every token occurring anywhere in `raw`, into `set`, without an overlapping search: a
+    /// leftmost-longest search, resumed one byte after each match's start, visits every
+    /// position where some token starts and reports the longest one there; the shorter ones
+    /// there are its prefixes.
+    fn scan(&self, raw: &[u8], set: &mut SmallSet) {
+        let mut at = 0;
+        while at < raw.len() {
+            let Some((pattern, start)) = self.scanner.find_from(raw, at) else {
+                break;
+            };
+            for &p in &self.prefixes[pattern] {
+                set.insert(p);
+                if set.overflow {
+                    return;
+                }
+            }
+            at = start + 1;
         }
     }
 }
@@ -212,11 +270,8 @@ pub struct Engine {
     vendors: Vec<&'static Vendor>,
     main: [TopicTable; MAIN_TOPICS.len()],
     subs: Vec<(&'static str, TopicTable)>,
-    tokens: Option<Scanner>,
-    /// Pattern id → (main topic slot, application index in that topic).
-    token_apps: Vec<Vec<(u8, u16)>>,
-    /// Pattern id → the patterns that are prefixes of it (itself included).
-    prefixes: Vec<Vec<u16>>,
+    /// Per main topic.
+    scans: [Option<TokenScan>; MAIN_TOPICS.len()],
 }
 
 impl Engine {
@@ -251,68 +306,12 @@ impl Engine {
         for (_, t) in subs.iter_mut() {
             t.finish();
         }
-        let mut patterns: Vec<&'static str> = Vec::new();
-        let mut token_apps: Vec<Vec<(u8, u16)>> = Vec::new();
-        for (slot, table) in main.iter().enumerate() {
-            for (i, (_, app)) in table.apps.iter().enumerate() {
-                if let When::Token(tokens) = app.when {
-                    for t in tokens {
-                        let id = match patterns.iter().position(|p| p == t) {
-                            Some(id) => id,
-                            None => {
-                                patterns.push(t);
-                                token_apps.push(Vec::new());
-                                patterns.len() - 1
-                            }
-                        };
-                        token_apps[id].push((slot as u8, i as u16));
-                    }
-                }
-            }
-        }
-        // Every pattern that is a prefix of pattern `i` (itself included): a leftmost-longest
-        // match of `i` at some position means all of them occur there too.
-        let prefixes: Vec<Vec<u16>> = patterns
-            .iter()
-            .map(|long| {
-                (0..patterns.len())
-                    .filter(|&j| long.starts_with(patterns[j]))
-                    .map(|j| j as u16)
-                    .collect()
-            })
-            .collect();
-        let tokens = (!patterns.is_empty()).then(|| Scanner::new(&patterns));
+        let scans = std::array::from_fn(|slot| TokenScan::new(&main[slot]));
         Engine {
             vendors,
             main,
             subs,
-            tokens,
-            token_apps,
-            prefixes,
-        }
-    }
-
-    /// Every token occurring anywhere in `raw`, into `set`, without an overlapping search
-    /// (which walks every byte through the automaton): a leftmost-longest search, resumed
-    /// one byte after each match's start, visits every position where some token starts and
-    /// reports the longest one there; the shorter ones there are its prefixes.
-    /// Non-overlapping searches also use the automaton's prefilter.
-    fn scan_tokens(&self, raw: &[u8], set: &mut SmallSet) {
-        let Some(scanner) = &self.tokens else {
-            return;
-        };
-        let mut at = 0;
-        while at < raw.len() {
-            let Some((pattern, start)) = scanner.find_from(raw, at) else {
-                break;
-            };
-            for &p in &self.prefixes[pattern] {
-                set.insert(p);
-                if set.overflow {
-                    return;
-                }
-            }
-            at = start + 1;
+            scans,
         }
     }
 
@@ -321,23 +320,13 @@ impl Engine {
     }
 
     /// Runs one main topic; `true` when an application took the message.
-    pub(crate) fn run<'m>(
-        &self,
-        topic: Topic,
-        input: &Input<'m, '_>,
-        out: &mut Out<'m>,
-        hits: &mut Hits,
-    ) -> bool {
+    pub(crate) fn run<'m>(&self, topic: Topic, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         let Some(slot) = main_slot(topic) else {
             return false;
         };
         let table = &self.main[slot];
         if table.apps.is_empty() {
             return false;
-        }
-        if table.has_tokens && !hits.done {
-            hits.done = true;
-            self.scan_tokens(input.msg.raw, &mut hits.set);
         }
         let mut cands = SmallSet::new();
         for &i in &table.always {
@@ -365,15 +354,15 @@ impl Engine {
                 }
             }
         }
-        if table.has_tokens {
-            if hits.set.overflow {
+        if let Some(scan) = &self.scans[slot] {
+            let mut hits = SmallSet::new();
+            scan.scan(input.msg.raw, &mut hits);
+            if hits.overflow {
                 cands.overflow = true;
             }
-            for &pattern in hits.set.as_slice() {
-                for &(s, i) in &self.token_apps[usize::from(pattern)] {
-                    if usize::from(s) == slot {
-                        cands.insert(i);
-                    }
+            for &pattern in hits.as_slice() {
+                for &i in &scan.apps[usize::from(pattern)] {
+                    cands.insert(i);
                 }
             }
         }
@@ -535,13 +524,17 @@ mod tests {
     #[test]
     fn shipped_tokens_use_the_simd_searcher() {
         let engine = Engine::new(crate::classify::vendors::VENDORS.to_vec());
-        let scanner = engine.tokens.as_ref().expect("tokens");
-        assert!(
-            scanner.is_teddy(),
-            "{} tokens: {:?}",
-            engine.prefixes.len(),
-            scanner
-        );
+        for (slot, scan) in engine.scans.iter().enumerate() {
+            if let Some(scan) = scan {
+                assert!(
+                    scan.scanner.is_teddy(),
+                    "{:?}: {} tokens: {:?}",
+                    MAIN_TOPICS[slot],
+                    scan.prefixes.len(),
+                    scan.scanner
+                );
+            }
+        }
     }
 
     /// The scan finds every token that occurs, overlapping or nested ones included.
@@ -550,7 +543,10 @@ mod tests {
         let engine = Engine::new(vec![&TOKENS]);
         let found = |text: &[u8]| {
             let mut set = SmallSet::new();
-            engine.scan_tokens(text, &mut set);
+            engine.scans[main_slot(Topic::Syslog).unwrap()]
+                .as_ref()
+                .unwrap()
+                .scan(text, &mut set);
             let names = ["%", "%ASA-", "ab", "bc", "abcd"];
             let mut v: Vec<&str> = set
                 .as_slice()
