@@ -1,10 +1,10 @@
 //! Which applications run for a message: per-topic tables built once from the active
-//! vendors, and one Aho-Corasick scan of the raw message for every [`When::Token`] of every
-//! main topic at once (leftmost-longest, resumed after each match's start: every token
-//! occurring anywhere is found without an overlapping walk).
+//! vendors, and per main topic one scan of the raw message for that topic's [`When::Token`]s
+//! (Teddy, a SIMD searcher, or an Aho-Corasick DFA; leftmost-longest, resumed after each
+//! match's start: every token occurring anywhere is found without an overlapping walk).
 //!
-//! Per message: the scan (lazily, the first time a topic with token applications is
-//! consulted), then per topic the union of the applications whose PROGRAM, token or
+//! Per message and topic that runs: the topic's scan (if it has token applications), then
+//! the union of the applications whose PROGRAM, MESSAGE prefix, token, raw check or
 //! `vendor_product` matched plus the topic's [`When::Always`] ones, in SC4S order. Only
 //! those parse functions run. A disabled vendor's applications are in no table.
 
@@ -519,8 +519,9 @@ mod tests {
         }],
     };
 
-    /// The shipped vendors' tokens stay within what Teddy takes (at most 64 tokens): a
-    /// token added beyond that silently moves every message onto the slower DFA scan.
+    /// Every main topic's tokens stay within what Teddy takes (at most 64 tokens, 32 for its
+    /// faster slim form): a token added beyond that silently moves every message of the
+    /// topic onto the slower DFA scan.
     #[test]
     fn shipped_tokens_use_the_simd_searcher() {
         let engine = Engine::new(crate::classify::vendors::VENDORS.to_vec());
