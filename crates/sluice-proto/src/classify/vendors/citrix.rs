@@ -111,6 +111,11 @@ fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             .expect("static regex")
     });
     let raw = input.msg.raw;
+    // `captures` allocates its result even when nothing matches; `is_match` does not (this
+    // runs on every almost-syslog candidate message).
+    if !HEADER.is_match(raw) {
+        return false;
+    }
     let Some(c) = HEADER.captures(raw) else {
         return false;
     };
