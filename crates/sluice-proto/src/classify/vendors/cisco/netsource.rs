@@ -5,7 +5,7 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexSet};
+use regex::bytes::Regex;
 
 use crate::classify::header::strip_directory;
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
@@ -214,18 +214,19 @@ const ESA_STREAMS: [Stream; 14] = [
     },
 ];
 
-/// Every stream's MESSAGE patterns in one set; `ESA_PATTERN_STREAM[i]` is the stream of
-/// pattern `i`.
-static ESA_PATTERNS: LazyLock<(RegexSet, Vec<usize>)> = LazyLock::new(|| {
-    let mut patterns = Vec::new();
-    let mut stream_of = Vec::new();
-    for (s, stream) in ESA_STREAMS.iter().enumerate() {
-        for p in stream.patterns {
-            patterns.push(*p);
-            stream_of.push(s);
-        }
-    }
-    (RegexSet::new(patterns).expect("static regexes"), stream_of)
+/// Each stream's MESSAGE patterns as one alternation (`None`: PROGRAM only), in
+/// [`ESA_STREAMS`] order. `is_match` neither allocates nor captures.
+static ESA_PATTERNS: LazyLock<Vec<Option<Regex>>> = LazyLock::new(|| {
+    ESA_STREAMS
+        .iter()
+        .map(|stream| {
+            (!stream.patterns.is_empty()).then(|| {
+                let joined: Vec<String> =
+                    stream.patterns.iter().map(|p| format!("(?:{p})")).collect();
+                Regex::new(&joined.join("|")).expect("static regexes")
+            })
+        })
+        .collect()
 });
 
 fn esa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -234,15 +235,16 @@ fn esa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     }
     out.key(&ESA_KEYS[ESA_BASE]);
     let program = strip_directory(input.program.unwrap_or_default());
-    let (set, stream_of) = &*ESA_PATTERNS;
-    let matched = set.matches(input.body);
-    let stream = ESA_STREAMS.iter().enumerate().position(|(s, stream)| {
-        stream
-            .programs
-            .iter()
-            .any(|p| program.starts_with(p.as_bytes()))
-            || matched.iter().any(|i| stream_of[i] == s)
-    });
+    let stream = ESA_STREAMS
+        .iter()
+        .zip(ESA_PATTERNS.iter())
+        .position(|(stream, re)| {
+            stream
+                .programs
+                .iter()
+                .any(|p| program.starts_with(p.as_bytes()))
+                || re.as_ref().is_some_and(|re| re.is_match(input.body))
+        });
     match stream {
         Some(s) => out.key(&ESA_KEYS[ESA_STREAM + s]),
         None => out.key(&ESA_KEYS[ESA_KEYS.len() - 1]),
@@ -393,11 +395,114 @@ fn ms<'m>(_input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::sync::LazyLock;
+
     use super::ESA_PATTERNS;
+    use crate::classify::context::ContextFiles;
+    use crate::classify::{Classification, Classifier, Settings, SourceMeta, Transport, classify};
+    use crate::parse::{ParseOptions, parse};
+    use crate::time::Zone;
+
+    static LISTENERS: LazyLock<Classifier> = LazyLock::new(|| {
+        let settings = Settings {
+            listeners: [
+                "CISCO_ESA",
+                "CISCO_WSA",
+                "CISCO_MERAKI",
+                "CISCO_MS",
+                "CISCO_MM",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            ..Settings::default()
+        };
+        Classifier::new(ContextFiles::default(), &settings).expect("builds")
+    });
+
+    /// Classifies `line` as received on the listener `id` (leaked: tests only).
+    fn on(id: &'static str, line: &str) -> Classification<'static, 'static> {
+        let raw: &'static [u8] = Box::leak(line.as_bytes().to_vec().into_boxed_slice());
+        let zone: &'static Zone = Box::leak(Box::new(Zone::utc()));
+        let now = crate::classify::testutil::NOW;
+        let msg = Box::leak(Box::new(parse(
+            raw,
+            &ParseOptions {
+                now_unix_secs: now,
+                zone,
+            },
+        )));
+        let src = SourceMeta {
+            transport: Transport::Udp,
+            dest_port: 5514,
+            source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+            listener_id: id,
+        };
+        classify(msg, &src, now, &LISTENERS)
+    }
+
+    #[test]
+    fn listener_products() {
+        let c = on(
+            "CISCO_ESA",
+            "<134>Mar 15 11:32:40 esa-1 mail_logs: Info: MID 1 ICID 2",
+        );
+        assert_eq!(c.sourcetype, "cisco:esa:textmail");
+        assert_eq!(c.source, "esa:textmail");
+        assert_eq!(c.index, "email");
+        let c = on(
+            "CISCO_ESA",
+            "<134>Mar 15 11:32:40 esa-1 amp: File not uploaded for analysis",
+        );
+        assert_eq!(c.sourcetype, "cisco:esa:amp");
+        let c = on(
+            "CISCO_ESA",
+            "<134>Mar 15 11:32:40 esa-1 other: nothing known",
+        );
+        assert_eq!(c.sourcetype, "cisco:esa");
+        assert_eq!(c.template, crate::classify::Template::HdrMsg);
+        let c = on(
+            "CISCO_WSA",
+            "<134>Mar 15 11:32:40 wsa-1 1710501160.123 45 10.0.0.1 TCP_MISS/200",
+        );
+        assert_eq!(c.sourcetype, "cisco:wsa:squid");
+        assert_eq!(c.index, "netproxy");
+        let c = on(
+            "CISCO_WSA",
+            "<134>Mar 15 11:32:40 wsa-1 l4tm: Info: Begin Logfile",
+        );
+        assert_eq!(c.sourcetype, "cisco:wsa:l4tm");
+        let c = on(
+            "CISCO_MERAKI",
+            "<134>Mar 15 11:32:40 mx-1 flows allow src=10.0.0.1",
+        );
+        assert_eq!(c.sourcetype, "meraki");
+        assert_eq!(c.index, "netfw");
+        let c = on(
+            "CISCO_MS",
+            "<134>Mar 15 11:32:40 ms-1 authp: Using server x",
+        );
+        assert_eq!(c.sourcetype, "cisco:ms");
+        let c = on(
+            "CISCO_MM",
+            "<134>Mar 15 11:32:40 mm-1 audit: user x logged in",
+        );
+        assert_eq!(c.sourcetype, "cisco:mm:audit");
+        // A listener product whose message another parser identified keeps that parser's.
+        let c = on(
+            "CISCO_MS",
+            "<134>Mar 15 11:32:40 ms-1 %SYS-5-CONFIG_I: Configured",
+        );
+        assert_eq!(c.sourcetype, "cisco:ios");
+    }
 
     #[test]
     fn esa_patterns_compile() {
-        assert!(ESA_PATTERNS.0.len() > 20);
-        assert!(ESA_PATTERNS.0.is_match(b"Info: MID 12345 ICID 1"));
+        assert_eq!(ESA_PATTERNS.len(), super::ESA_STREAMS.len());
+        let textmail = ESA_PATTERNS[8].as_ref().unwrap();
+        assert!(textmail.is_match(b"Info: MID 12345 ICID 1"));
+        assert!(ESA_PATTERNS[0].as_ref().unwrap().is_match(b"x SHA256: abc"));
+        assert!(ESA_PATTERNS[2].is_none());
     }
 }
