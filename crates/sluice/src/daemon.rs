@@ -28,32 +28,13 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
 use crate::metrics::{OutputMetrics, Registry};
+use crate::telemetry::events::HecBridge;
 use crate::output::{FileOutput, FileStats};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
-
-/// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
-pub fn init_logging(env: &crate::env::Env) {
-    init_logging_at(env, "info");
-}
-
-/// [`init_logging`] with another default filter (`run --check` prints its report on stdout
-/// and wants only warnings on stderr).
-pub fn init_logging_at(env: &crate::env::Env, default: &str) {
-    let filter = env
-        .get("SLUICE_LOG")
-        .or_else(|| env.get("RUST_LOG"))
-        .map_or_else(|| default.to_owned(), |v| v.value.clone());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .try_init();
-}
 
 pub fn run(args: RunArgs, config: Config, report: EnvReport) -> anyhow::Result<()> {
     let threads = std::thread::available_parallelism()
@@ -148,9 +129,10 @@ async fn run_async(
         }
         let abort2 = abort.clone();
         let task = tokio::spawn(async move { hec.run(rx, abort2).await });
-        (OutputMetrics::Hec(stats), task)
+        let bridge = HecBridge::new(crate::telemetry::metrics(), stats);
+        (OutputMetrics::Hec(Arc::new(bridge)), task)
     } else {
-        let stats = Arc::new(FileStats::default());
+        let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
         let file = FileOutput::open(&config.output.file, stats.clone())?;
         tracing::info!(
             path = %config.output.file.display(),
@@ -171,7 +153,6 @@ async fn run_async(
     let registry = Arc::new(Registry {
         started: Instant::now(),
         ports: running.ports(),
-        retired: running.retired(),
         windows: vec![udp_window, tcp_window],
         memory,
         output: output_metrics,

@@ -127,7 +127,15 @@ impl UdpPort {
         let idle = group.take_receivers();
         let counters = idle
             .iter()
-            .map(|_| Arc::new(ReceiverCounters::default()))
+            .map(|rx| {
+                ReceiverCounters::register(
+                    crate::telemetry::metrics(),
+                    &ctx.listener_id,
+                    "udp",
+                    local_addr.port(),
+                    Some(rx.index()),
+                )
+            })
             .collect();
         let mut port = UdpPort {
             local_addr,

@@ -1,21 +1,25 @@
 //! The input window: a bound on events received and not yet delivered.
 //!
 //! SC4S's `log-iw-size` is counted in messages, so this is too. It is a semaphore whose
-//! permits travel with the events: a receiver acquires permits before it reads (UDP: one
-//! `fetch_limit`-sized acquisition per `recvmmsg`; TCP: one per read chunk, after framing),
-//! moves them into the batch that carries those events, and they return to the window only
-//! when the batch leaves memory — delivered to HEC, written to the output file, or
-//! deliberately dropped and counted. Acquisition is the only place a receiver waits; waiting
-//! means not reading, which for TCP is backpressure on the sender and for UDP lets the
-//! (large) kernel buffer absorb the pause.
+//! permits travel with the events: a receiver acquires permits for what it has just read,
+//! before parsing it (UDP: exactly the datagrams one `recvmmsg` returned, the request itself
+//! capped at the window's capacity; TCP: the complete frames of one read, taken by the
+//! connection task or, with `parallelize`, by the worker that gets the read), moves them into
+//! the batch that carries those events, and they return to the window only when the batch
+//! leaves memory — delivered to HEC, written to the output file, or deliberately dropped and
+//! counted. Waiting for permits, and for the memory budget below, are the only places a
+//! receiver waits; waiting means not reading the next datagrams or bytes, which for TCP is
+//! backpressure on the sender and for UDP lets the (large) kernel buffer absorb the pause.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use tokio::runtime::Handle;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
+
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{WindowEvents, WindowFull, WindowWaitEnded};
 
 /// Permits for some number of in-flight events. Dropping it returns them to the window.
 pub type Permit = OwnedSemaphorePermit;
@@ -25,10 +29,9 @@ pub struct Window {
     name: &'static str,
     capacity: u32,
     sem: Arc<Semaphore>,
-    /// Times a receiver found the window full and had to wait.
-    full: AtomicU64,
-    /// Total time receivers spent waiting, in microseconds.
-    waited_micros: AtomicU64,
+    /// Full windows and the time spent waiting, counted by [`WindowFull`] and
+    /// [`WindowWaitEnded`].
+    events: WindowEvents,
 }
 
 impl Window {
@@ -40,8 +43,7 @@ impl Window {
             name,
             capacity,
             sem: Arc::new(Semaphore::new(capacity as usize)),
-            full: AtomicU64::new(0),
-            waited_micros: AtomicU64::new(0),
+            events: WindowEvents::register(crate::telemetry::metrics(), name),
         })
     }
 
@@ -59,11 +61,11 @@ impl Window {
     }
 
     pub fn full_count(&self) -> u64 {
-        self.full.load(Ordering::Relaxed)
+        self.events.full_count()
     }
 
-    pub fn waited_micros(&self) -> u64 {
-        self.waited_micros.load(Ordering::Relaxed)
+    pub fn waited(&self) -> std::time::Duration {
+        self.events.waited()
     }
 
     /// Waits for `n` permits (clamped to the capacity, so a request can always be met).
@@ -75,14 +77,16 @@ impl Window {
             Err(TryAcquireError::Closed) => return None,
             Err(TryAcquireError::NoPermits) => {}
         }
-        self.full.fetch_add(1, Ordering::Relaxed);
+        WindowFull { wanted: n }.emit(&self.events);
         let start = Instant::now();
         let got = tokio::select! {
             p = self.sem.clone().acquire_many_owned(n) => p.ok(),
             () = cancel.cancelled() => None,
         };
-        self.waited_micros
-            .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        WindowWaitEnded {
+            waited: start.elapsed(),
+        }
+        .emit(&self.events);
         got
     }
 
@@ -124,7 +128,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_window_blocks_until_delivery_and_counts_the_wait() {
-        let w = Window::new("test", 4);
+        let w = Window::new("test_full", 4);
         let cancel = CancellationToken::new();
         let held = w.acquire(4, &cancel).await.unwrap();
         let w2 = w.clone();
@@ -142,7 +146,7 @@ mod tests {
 
     #[tokio::test]
     async fn cancellation_releases_a_waiting_receiver() {
-        let w = Window::new("test", 1);
+        let w = Window::new("test_cancel", 1);
         let cancel = CancellationToken::new();
         let _held = w.acquire(1, &cancel).await.unwrap();
         let (w2, c2) = (w.clone(), cancel.clone());
@@ -158,7 +162,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let w = Window::new("test", 3);
+        let w = Window::new("test_clamp", 3);
         let cancel = CancellationToken::new();
         let p = w.acquire_blocking(1000, rt.handle(), &cancel).unwrap();
         assert_eq!(p.num_permits(), 3);
