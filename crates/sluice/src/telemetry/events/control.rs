@@ -36,7 +36,7 @@ impl Families {
         r.register(
             "sluice_reload",
             "Configuration reloads (SIGHUP, sluice reload, POST /reload) by result; a failed \
-             one leaves the running configuration in force.",
+             one leaves the running configuration in force",
             f.reloads.clone(),
         );
         for result in ["ok", "failed"] {
@@ -45,12 +45,12 @@ impl Families {
         r.register(
             "sluice_window_full",
             "Times a receiver found its window full and stopped reading until delivery caught \
-             up (window=memory: the memory budget, window.max_bytes).",
+             up (window=memory: the memory budget, window.max_bytes)",
             f.window_full.clone(),
         );
         r.register(
             "sluice_window_wait_seconds",
-            "Time receivers spent waiting for window space.",
+            "Time receivers spent waiting for window space",
             f.window_wait.clone(),
         );
         f

@@ -54,39 +54,39 @@ impl Families {
         let f = Families::default();
         r.register(
             "sluice_delivered",
-            "Events delivered, per output.",
+            "Events delivered, per output",
             f.delivered.clone(),
         );
         r.register(
             "sluice_dropped",
             "Events given up, by reason: hec_400 and hec_413 (refused by HEC), drain_timeout \
              (not delivered when the drain time ran out), output_gone (the output stage was \
-             gone: a bug).",
+             gone: a bug)",
             f.dropped.clone(),
         );
         r.register(
             "sluice_retried",
-            "Events whose HEC request was retried, by reason.",
+            "Events whose HEC request was retried, by reason",
             f.retried.clone(),
         );
         r.register(
             "sluice_retried_requests",
-            "HEC requests retried, by reason.",
+            "HEC requests retried, by reason",
             f.retried_requests.clone(),
         );
         r.register(
             "sluice_hec_requests",
-            "HEC requests by outcome.",
+            "HEC requests by outcome",
             f.hec_requests.clone(),
         );
         r.register(
             "sluice_hec_bytes",
-            "HEC request body bytes (raw: before compression; sent: on the wire).",
+            "HEC request body bytes (raw: before compression; sent: on the wire)",
             f.hec_bytes.clone(),
         );
         r.register(
             "sluice_output_write_errors",
-            "Failed writes to the output file (the batch is kept and retried).",
+            "Failed writes to the output file (the batch is kept and retried)",
             f.write_errors.clone(),
         );
         // Present from the start, so a rate() over them has a first point.

@@ -63,27 +63,27 @@ impl Families {
         r.register(
             "sluice_received",
             "Messages accepted into the pipeline (parsed and encoded into a batch), per \
-             receiver.",
+             receiver",
             f.received.clone(),
         );
         r.register(
             "sluice_received_bytes",
-            "Bytes of accepted messages.",
+            "Bytes of accepted messages",
             f.received_bytes.clone(),
         );
         r.register(
             "sluice_batches",
-            "Batches (UDP) or chunks (streams) handed to the next stage.",
+            "Batches (UDP) or chunks (streams) handed to the next stage",
             f.batches.clone(),
         );
         r.register(
             "sluice_parsed",
-            "Messages by the grammar they were read with.",
+            "Messages by the grammar they were read with",
             f.parsed.clone(),
         );
         r.register(
             "sluice_truncated",
-            "Messages cut to listen.max_message_size (delivered truncated).",
+            "Messages cut to listen.max_message_size (delivered truncated)",
             f.truncated.clone(),
         );
         f

@@ -62,7 +62,7 @@ impl Families {
         };
         r.register(
             "sluice_tcp_connections",
-            "Connections accepted from the kernel (admitted or refused at the limit).",
+            "Connections accepted from the kernel (admitted or refused at the limit)",
             f.accepted.clone(),
         );
         r.register(
@@ -71,23 +71,23 @@ impl Families {
              frame_timeout (partial frame delivered), no_data (nothing sent before the \
              deadline), evicted (idle, to admit a new one at the limit), limit (refused), \
              tls_handshake, tls_error, proxy_header, dead_peer (TCP keepalive found a half-open \
-             connection), read_error, shutdown.",
+             connection), read_error, shutdown",
             f.closed.clone(),
         );
         r.register(
             "sluice_tcp_accept_errors",
-            "accept() failures (EMFILE: raise the open-file limit).",
+            "accept() failures (EMFILE: raise the open-file limit)",
             f.accept_errors.clone(),
         );
         r.register(
             "sluice_tcp_frames",
             "Notable stream frames: octet-counted, partial (delivered at close/timeout), \
-             truncated; and skipped empty lines.",
+             truncated; and skipped empty lines",
             f.frames.clone(),
         );
         r.register(
             "sluice_tcp_discarded_bytes",
-            "Bytes beyond max_message_size skipped after a truncated frame.",
+            "Bytes beyond max_message_size skipped after a truncated frame",
             f.discarded_bytes.clone(),
         );
         f

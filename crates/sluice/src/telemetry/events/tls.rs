@@ -42,17 +42,17 @@ impl Families {
         let f = Families::default();
         r.register(
             "sluice_tls_handshakes",
-            "Completed TLS handshakes by protocol version and cipher suite.",
+            "Completed TLS handshakes by protocol version and cipher suite",
             f.handshakes.clone(),
         );
         r.register(
             "sluice_tls_handshake_failures",
-            "Failed TLS handshakes by reason.",
+            "Failed TLS handshakes by reason",
             f.failures.clone(),
         );
         r.register(
             "sluice_tls_reloads",
-            "Certificate reloads (file change or SIGHUP); a failed one keeps the previous pair.",
+            "Certificate reloads (file change or SIGHUP); a failed one keeps the previous pair",
             f.reloads.clone(),
         );
         for outcome in ["ok", "failed"] {
