@@ -208,7 +208,8 @@ fn single(
     help: &str,
     v: f64,
 ) -> Result<(), std::fmt::Error> {
-    family::<[(&str, &str); 0]>(enc, name, help, MetricType::Gauge, [([], v)])
+    enc.encode_descriptor(name, help, None, MetricType::Gauge)?
+        .encode_gauge(&v)
 }
 
 impl Collector for Registry {
