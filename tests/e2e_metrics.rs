@@ -127,19 +127,24 @@ fn metrics_of_a_running_daemon_pass_promtool_with_unique_names_and_bounded_label
         // Label values are short enum values, ids and numbers: never sentences.
         if let Some(labels) = sample.split_once('{').map(|(_, l)| l) {
             for value in labels.split('"').skip(1).step_by(2) {
-                assert!(value.len() <= 48, "label value too long: {value:?} in {sample}");
+                assert!(
+                    value.len() <= 48,
+                    "label value too long: {value:?} in {sample}"
+                );
             }
         }
     }
 
     // What operators alert on.
     let m2 = Metrics::parse(&text);
-    let build = m2
-        .0
-        .keys()
-        .find(|k| k.starts_with("sluice_build_info{"))
-        .expect("sluice_build_info");
-    assert!(build.contains("version=\"") && build.contains("commit=\""), "{build}");
+    let build =
+        m2.0.keys()
+            .find(|k| k.starts_with("sluice_build_info{"))
+            .expect("sluice_build_info");
+    assert!(
+        build.contains("version=\"") && build.contains("commit=\""),
+        "{build}"
+    );
     assert!(m2.sum("process_resident_memory_bytes", &[]) > 1e6);
     // A few milliseconds of CPU may still read as 0 ticks: present is what can be checked.
     assert!(m2.0.contains_key("process_cpu_seconds_total"), "{text}");
@@ -153,7 +158,10 @@ fn metrics_of_a_running_daemon_pass_promtool_with_unique_names_and_bounded_label
     assert!(started <= now + 1.0 && started > now - 3600.0, "{started}");
     let last = m2.sum("sluice_hec_last_success_timestamp_seconds", &[]);
     assert!(last <= now + 1.0 && last > now - 120.0, "{last}");
-    assert_eq!(m2.sum("sluice_received_total", &["transport=\"udp\""]), 50.0);
+    assert_eq!(
+        m2.sum("sluice_received_total", &["transport=\"udp\""]),
+        50.0
+    );
     assert_eq!(m2.sum("sluice_received_total", &["transport=\"tcp\""]), 1.0);
     assert!(m2.sum("sluice_hec_requests_total", &["outcome=\"2xx\""]) >= 6.0);
     assert_eq!(m.sum("sluice_tcp_connections_total", &[]), 1.0);

@@ -114,7 +114,11 @@ async fn handle(
                 .and_then(|v| v.to_str().ok());
             let openmetrics = status.render_metrics();
             if expose::wants_openmetrics(accept) {
-                (StatusCode::OK, expose::OPENMETRICS_CONTENT_TYPE, openmetrics)
+                (
+                    StatusCode::OK,
+                    expose::OPENMETRICS_CONTENT_TYPE,
+                    openmetrics,
+                )
             } else {
                 (
                     StatusCode::OK,

@@ -15,8 +15,10 @@ pub const OPENMETRICS_CONTENT_TYPE: &str =
 /// Whether an `Accept` header asks for OpenMetrics (Prometheus sends it first in its list).
 pub fn wants_openmetrics(accept: Option<&str>) -> bool {
     accept.is_some_and(|a| {
-        a.split(',')
-            .any(|part| part.trim_start().starts_with("application/openmetrics-text"))
+        a.split(',').any(|part| {
+            part.trim_start()
+                .starts_with("application/openmetrics-text")
+        })
     })
 }
 

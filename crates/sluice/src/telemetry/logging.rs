@@ -37,7 +37,9 @@ pub fn settings(env: &Env, default_filter: &str) -> (String, LogFormat, Option<S
         .get("SLUICE_LOG")
         .or_else(|| env.get("RUST_LOG"))
         .map_or_else(|| default_filter.to_owned(), |v| v.value.clone());
-    let (format, warning) = match env.get("SLUICE_LOG_FORMAT").map(|v| LogFormat::parse(&v.value))
+    let (format, warning) = match env
+        .get("SLUICE_LOG_FORMAT")
+        .map(|v| LogFormat::parse(&v.value))
     {
         None => (LogFormat::Text, None),
         Some(Ok(f)) => (f, None),

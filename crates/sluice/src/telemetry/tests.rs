@@ -82,12 +82,26 @@ fn received_adds_a_batch_of_local_counts_once_and_resets_them() {
         truncated: 1,
     };
     let log = logged(|| Received(&mut counts).emit(&h));
-    let series = ["listener=\"DEFAULT\"", "transport=\"udp\"", "port=\"514\"", "socket=\"1\""];
+    let series = [
+        "listener=\"DEFAULT\"",
+        "transport=\"udp\"",
+        "port=\"514\"",
+        "socket=\"1\"",
+    ];
     assert_eq!(sample(&m, "sluice_received_total", &series), 3.0);
     assert_eq!(sample(&m, "sluice_received_bytes_total", &series), 300.0);
-    assert_eq!(sample(&m, "sluice_parsed_total", &["format=\"rfc5424\""]), 1.0);
-    assert_eq!(sample(&m, "sluice_parsed_total", &["format=\"rfc3164\""]), 2.0);
-    assert_eq!(sample(&m, "sluice_truncated_total", &["transport=\"udp\""]), 1.0);
+    assert_eq!(
+        sample(&m, "sluice_parsed_total", &["format=\"rfc5424\""]),
+        1.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_parsed_total", &["format=\"rfc3164\""]),
+        2.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_truncated_total", &["transport=\"udp\""]),
+        1.0
+    );
     assert_eq!(counts.messages, 0, "the local counts start over");
     assert!(log.contains("TRACE") && log.contains("received"), "{log}");
     assert!(log.contains("messages=3"), "{log}");
@@ -111,27 +125,43 @@ fn batch_emitted_counts_batches_per_receiver() {
         .emit(&h)
     });
     assert_eq!(
-        sample(&m, "sluice_batches_total", &["listener=\"CISCO_ASA\"", "socket=\"\""]),
+        sample(
+            &m,
+            "sluice_batches_total",
+            &["listener=\"CISCO_ASA\"", "socket=\"\""]
+        ),
         1.0
     );
-    assert!(log.contains("batch handed on") && log.contains("events=10"), "{log}");
+    assert!(
+        log.contains("batch handed on") && log.contains("events=10"),
+        "{log}"
+    );
 }
 
 #[test]
 fn output_gone_counts_the_lost_events_as_dropped() {
     let m = Metrics::new();
     let h = ReceiverCounters::register(&m, "DEFAULT", "tcp", 601, None);
-    assert_eq!(sample(&m, "sluice_dropped_total", &["reason=\"output_gone\""]), 0.0);
+    assert_eq!(
+        sample(&m, "sluice_dropped_total", &["reason=\"output_gone\""]),
+        0.0
+    );
     let log = logged(|| OutputGone { events: 5 }.emit(&h));
-    assert_eq!(sample(&m, "sluice_dropped_total", &["reason=\"output_gone\""]), 5.0);
+    assert_eq!(
+        sample(&m, "sluice_dropped_total", &["reason=\"output_gone\""]),
+        5.0
+    );
     assert_eq!(h.lost_events(), 5);
-    assert!(log.contains("ERROR") && log.contains("stage is gone"), "{log}");
+    assert!(
+        log.contains("ERROR") && log.contains("stage is gone"),
+        "{log}"
+    );
 }
 
 #[test]
 fn classified_logs_the_decision_at_debug_rate_limited() {
-    use sluice_proto::classify::{Classifier, Settings, SourceMeta, Transport, classify};
     use sluice_proto::classify::context::ContextFiles;
+    use sluice_proto::classify::{Classifier, Settings, SourceMeta, Transport, classify};
     let m = Metrics::new();
     let tables = Classifier::new(ContextFiles::default(), &Settings::default()).unwrap();
     let zone = sluice_proto::time::Zone::utc();
@@ -160,8 +190,14 @@ fn classified_logs_the_decision_at_debug_rate_limited() {
         }
     });
     assert_eq!(log.matches("classified").count(), 1, "rate-limited: {log}");
-    assert!(log.contains("DEBUG") && log.contains("sourcetype="), "{log}");
-    assert!(log.contains("format=\"rfc5424\"") || log.contains("format=rfc5424"), "{log}");
+    assert!(
+        log.contains("DEBUG") && log.contains("sourcetype="),
+        "{log}"
+    );
+    assert!(
+        log.contains("format=\"rfc5424\"") || log.contains("format=rfc5424"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -178,12 +214,27 @@ fn connections_accepted_refused_and_closed_are_counted_by_reason() {
         drop(a);
     });
     assert_eq!(sample(&m, "sluice_tcp_connections_total", &port), 2.0);
-    assert_eq!(sample(&m, "sluice_tcp_closed_total", &["reason=\"limit\""]), 1.0);
-    assert_eq!(sample(&m, "sluice_tcp_closed_total", &["reason=\"eof\""]), 1.0);
-    assert_eq!(sample(&m, "sluice_tcp_closed_total", &["reason=\"shutdown\""]), 0.0);
+    assert_eq!(
+        sample(&m, "sluice_tcp_closed_total", &["reason=\"limit\""]),
+        1.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_tcp_closed_total", &["reason=\"eof\""]),
+        1.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_tcp_closed_total", &["reason=\"shutdown\""]),
+        0.0
+    );
     assert!(log.contains("connection accepted"), "{log}");
-    assert!(log.contains("WARN") && log.contains("connection refused"), "{log}");
-    assert!(log.contains("connection closed") && log.contains("reason=\"eof\""), "{log}");
+    assert!(
+        log.contains("WARN") && log.contains("connection refused"),
+        "{log}"
+    );
+    assert!(
+        log.contains("connection closed") && log.contains("reason=\"eof\""),
+        "{log}"
+    );
 }
 
 #[test]
@@ -213,8 +264,14 @@ fn accept_failed_counts_and_warns() {
     let ev = StreamEvents::register(&m, "DEFAULT", "tcp", 601);
     let e = std::io::Error::from_raw_os_error(24);
     let log = logged(|| AcceptFailed { error: &e }.emit(&ev));
-    assert_eq!(sample(&m, "sluice_tcp_accept_errors_total", &["port=\"601\""]), 1.0);
-    assert!(log.contains("WARN") && log.contains("accept failed"), "{log}");
+    assert_eq!(
+        sample(&m, "sluice_tcp_accept_errors_total", &["port=\"601\""]),
+        1.0
+    );
+    assert!(
+        log.contains("WARN") && log.contains("accept failed"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -230,8 +287,19 @@ fn frames_read_counts_the_difference_and_moves_on() {
         discarded_bytes: 70,
         empty_lines: 2,
     };
-    let log = logged(|| FramesRead { now, before: &mut before }.emit(&ev));
-    for (kind, n) in [("octet_counted", 4.0), ("truncated", 1.0), ("partial", 1.0), ("empty_line", 2.0)] {
+    let log = logged(|| {
+        FramesRead {
+            now,
+            before: &mut before,
+        }
+        .emit(&ev)
+    });
+    for (kind, n) in [
+        ("octet_counted", 4.0),
+        ("truncated", 1.0),
+        ("partial", 1.0),
+        ("empty_line", 2.0),
+    ] {
         let k = format!("kind=\"{kind}\"");
         assert_eq!(sample(&m, "sluice_tcp_frames_total", &[&k]), n, "{kind}");
     }
@@ -240,7 +308,10 @@ fn frames_read_counts_the_difference_and_moves_on() {
     assert!(log.contains("truncated=1"), "{log}");
     // The same stats again add nothing.
     ev.add_framing(now, &mut before);
-    assert_eq!(sample(&m, "sluice_tcp_frames_total", &["kind=\"octet_counted\""]), 4.0);
+    assert_eq!(
+        sample(&m, "sluice_tcp_frames_total", &["kind=\"octet_counted\""]),
+        4.0
+    );
 }
 
 #[test]
@@ -265,29 +336,52 @@ fn tls_handshakes_and_failures_are_counted_per_port() {
         }
     });
     assert_eq!(
-        sample(&m, "sluice_tls_handshakes_total", &["port=\"6514\"", "version=\"TLSv1.3\""]),
+        sample(
+            &m,
+            "sluice_tls_handshakes_total",
+            &["port=\"6514\"", "version=\"TLSv1.3\""]
+        ),
         1.0
     );
     let reason = format!("reason=\"{}\"", Failure::NotTls.label());
-    assert_eq!(sample(&m, "sluice_tls_handshake_failures_total", &[&reason]), 3.0);
+    assert_eq!(
+        sample(&m, "sluice_tls_handshake_failures_total", &[&reason]),
+        3.0
+    );
     assert_eq!(ev.failures(6514, Failure::NotTls), 3);
     assert!(log.contains("TLS handshake completed"), "{log}");
-    assert_eq!(log.matches("TLS handshake failed").count(), 1, "rate-limited: {log}");
+    assert_eq!(
+        log.matches("TLS handshake failed").count(),
+        1,
+        "rate-limited: {log}"
+    );
 }
 
 #[test]
 fn certificate_reloads_are_counted_by_outcome() {
     let m = Metrics::new();
-    assert_eq!(sample(&m, "sluice_tls_reloads_total", &["outcome=\"failed\""]), 0.0);
+    assert_eq!(
+        sample(&m, "sluice_tls_reloads_total", &["outcome=\"failed\""]),
+        0.0
+    );
     let e = std::io::Error::other("key does not match the certificate");
     let log = logged(|| {
         CertificateReloaded { sha256: "ab12" }.emit(&m);
         CertificateReloadFailed { error: &e }.emit(&m);
     });
-    assert_eq!(sample(&m, "sluice_tls_reloads_total", &["outcome=\"ok\""]), 1.0);
-    assert_eq!(sample(&m, "sluice_tls_reloads_total", &["outcome=\"failed\""]), 1.0);
+    assert_eq!(
+        sample(&m, "sluice_tls_reloads_total", &["outcome=\"ok\""]),
+        1.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_tls_reloads_total", &["outcome=\"failed\""]),
+        1.0
+    );
     assert!(log.contains("reload counted"), "{log}");
-    assert!(log.contains("ERROR") && log.contains("key does not match"), "{log}");
+    assert!(
+        log.contains("ERROR") && log.contains("key does not match"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -305,9 +399,15 @@ fn config_reloads_are_counted_by_result() {
         ConfigReloadFailed { error: "again" }.emit(&m);
     });
     assert_eq!(sample(&m, "sluice_reload_total", &["result=\"ok\""]), 1.0);
-    assert_eq!(sample(&m, "sluice_reload_total", &["result=\"failed\""]), 2.0);
+    assert_eq!(
+        sample(&m, "sluice_reload_total", &["result=\"failed\""]),
+        2.0
+    );
     assert!(log.contains("reload applied"), "{log}");
-    assert!(log.contains("reload rejected") && log.contains("line 2"), "{log}");
+    assert!(
+        log.contains("reload rejected") && log.contains("line 2"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -326,8 +426,14 @@ fn a_full_window_counts_when_it_starts_and_adds_the_wait_when_it_ends() {
         }
         .emit(&w);
     });
-    assert_eq!(sample(&m, "sluice_window_wait_seconds_total", &["window=\"tcp\""]), 0.25);
-    assert!(log.contains("DEBUG") && log.contains("window full"), "{log}");
+    assert_eq!(
+        sample(&m, "sluice_window_wait_seconds_total", &["window=\"tcp\""]),
+        0.25
+    );
+    assert!(
+        log.contains("DEBUG") && log.contains("window full"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -354,21 +460,65 @@ fn delivery_events_count_per_output_and_reason() {
             n: 4,
         }
         .emit(&hec);
-        HecBytesSent { raw: 1000, sent: 300 }.emit(&hec);
+        HecBytesSent {
+            raw: 1000,
+            sent: 300,
+        }
+        .emit(&hec);
     });
-    assert_eq!(sample(&m, "sluice_delivered_total", &["output=\"file\""]), 7.0);
-    assert_eq!(sample(&m, "sluice_delivered_total", &["output=\"hec\""]), 3.0);
+    assert_eq!(
+        sample(&m, "sluice_delivered_total", &["output=\"file\""]),
+        7.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_delivered_total", &["output=\"hec\""]),
+        3.0
+    );
     assert_eq!(m.delivered_events(), 10);
-    assert_eq!(sample(&m, "sluice_dropped_total", &["reason=\"hec_400\""]), 2.0);
-    assert_eq!(sample(&m, "sluice_retried_total", &["reason=\"http_503\""]), 50.0);
-    assert_eq!(sample(&m, "sluice_retried_requests_total", &["reason=\"http_503\""]), 1.0);
-    assert_eq!(sample(&m, "sluice_hec_requests_total", &["outcome=\"2xx\""]), 4.0);
-    assert_eq!(sample(&m, "sluice_hec_bytes_total", &["kind=\"sent\""]), 300.0);
-    assert_eq!(sample(&m, "sluice_hec_bytes_total", &["kind=\"raw\""]), 1000.0);
-    assert!(log.contains("delivered") && log.contains("events=7"), "{log}");
-    assert!(log.contains("WARN") && log.contains("events dropped"), "{log}");
-    assert!(log.contains("retrying") && log.contains("http_503"), "{log}");
-    assert!(log.contains("HEC requests") && log.contains("HEC bytes sent"), "{log}");
+    assert_eq!(
+        sample(&m, "sluice_dropped_total", &["reason=\"hec_400\""]),
+        2.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_retried_total", &["reason=\"http_503\""]),
+        50.0
+    );
+    assert_eq!(
+        sample(
+            &m,
+            "sluice_retried_requests_total",
+            &["reason=\"http_503\""]
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_hec_requests_total", &["outcome=\"2xx\""]),
+        4.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_hec_bytes_total", &["kind=\"sent\""]),
+        300.0
+    );
+    assert_eq!(
+        sample(&m, "sluice_hec_bytes_total", &["kind=\"raw\""]),
+        1000.0
+    );
+    assert!(
+        log.contains("delivered") && log.contains("events=7"),
+        "{log}"
+    );
+    assert!(
+        log.contains("WARN") && log.contains("events dropped"),
+        "{log}"
+    );
+    assert!(
+        log.contains("retrying") && log.contains("http_503"),
+        "{log}"
+    );
+    assert!(
+        log.contains("HEC requests") && log.contains("HEC bytes sent"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -386,7 +536,10 @@ fn output_write_failed_counts_and_logs_the_retry() {
         .emit(&file)
     });
     assert_eq!(sample(&m, "sluice_output_write_errors_total", &[]), 1.0);
-    assert!(log.contains("ERROR") && log.contains("/var/out.json"), "{log}");
+    assert!(
+        log.contains("ERROR") && log.contains("/var/out.json"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -397,7 +550,10 @@ fn the_hec_bridge_emits_nothing_before_the_client_counted_anything() {
         bridge.sync();
     });
     assert_eq!(log, "");
-    assert_eq!(sample(&m, "sluice_delivered_total", &["output=\"hec\""]), 0.0);
+    assert_eq!(
+        sample(&m, "sluice_delivered_total", &["output=\"hec\""]),
+        0.0
+    );
 }
 
 #[test]
@@ -422,7 +578,10 @@ fn the_log_format_is_read_through_the_env_seam() {
         env
     };
     let env = env_of(&[("SLUICE_LOG_FORMAT", "json"), ("SLUICE_LOG", "debug")]);
-    assert_eq!(settings(&env, "info"), ("debug".into(), LogFormat::Json, None));
+    assert_eq!(
+        settings(&env, "info"),
+        ("debug".into(), LogFormat::Json, None)
+    );
     let env = env_of(&[("SLUICE_LOG_FORMAT", "xml")]);
     let (filter, format, warning) = settings(&env, "info");
     assert_eq!((filter.as_str(), format), ("info", LogFormat::Text));
@@ -443,7 +602,11 @@ fn metrics_snapshot() {
         truncated: 0,
     };
     Received(&mut counts).emit(&rx);
-    BatchEmitted { events: 2, bytes: 900 }.emit(&rx);
+    BatchEmitted {
+        events: 2,
+        bytes: 900,
+    }
+    .emit(&rx);
     let st = StreamEvents::register(&m, "DEFAULT", "tcp", 601);
     ConnectionAccepted { peer: peer() }.emit(&st);
     ConnectionClosed {

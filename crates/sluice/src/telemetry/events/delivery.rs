@@ -103,7 +103,11 @@ impl Families {
     pub(crate) fn delivered_total(&self) -> u64 {
         ["hec", "file"]
             .iter()
-            .filter_map(|output| self.delivered.get(&OutputLabels { output }).map(|c| c.get()))
+            .filter_map(|output| {
+                self.delivered
+                    .get(&OutputLabels { output })
+                    .map(|c| c.get())
+            })
             .sum()
     }
 }
@@ -176,7 +180,12 @@ impl InternalEvent for Delivered {
         if tracing::enabled!(tracing::Level::TRACE)
             && let Some(suppressed) = h.delivered_logs.allow()
         {
-            tracing::trace!(output = h.output, events = self.events, suppressed, "delivered");
+            tracing::trace!(
+                output = h.output,
+                events = self.events,
+                suppressed,
+                "delivered"
+            );
         }
     }
 }
@@ -353,7 +362,8 @@ impl HecBridge {
                 HecRequests { outcome, n: d }.emit(h);
             }
         }
-        for ((reason, events), (_, requests)) in now.retried_events.iter().zip(&now.retried_requests)
+        for ((reason, events), (_, requests)) in
+            now.retried_events.iter().zip(&now.retried_requests)
         {
             let events = events - prev(|s| &s.retried_events, reason);
             let requests = requests - prev(|s| &s.retried_requests, reason);

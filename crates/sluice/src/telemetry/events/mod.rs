@@ -39,8 +39,7 @@ pub use delivery::{
 };
 pub use receive::{BatchEmitted, Classified, OutputGone, Received, ReceiverCounters};
 pub use stream::{
-    AcceptFailed, ConnectionAccepted, ConnectionClosed, ConnectionRefused, FramesRead,
-    StreamEvents,
+    AcceptFailed, ConnectionAccepted, ConnectionClosed, ConnectionRefused, FramesRead, StreamEvents,
 };
 pub use tls::{
     CertificateReloadFailed, CertificateReloaded, TlsEvents, TlsHandshakeCompleted,

@@ -143,7 +143,9 @@ impl ReceiverCounters {
                     format: format.as_str(),
                 })
             }),
-            truncated: f.truncated.get_or_create_owned(&TransportLabels { transport: family }),
+            truncated: f
+                .truncated
+                .get_or_create_owned(&TransportLabels { transport: family }),
             lost: m.delivery.dropped(DropLabels {
                 reason: "output_gone",
             }),
