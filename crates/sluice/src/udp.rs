@@ -125,22 +125,10 @@ impl UdpPort {
     ) -> std::io::Result<UdpPort> {
         let local_addr = group.local_addr();
         let idle = group.take_receivers();
-        let counters = idle
-            .iter()
-            .map(|rx| {
-                ReceiverCounters::register(
-                    crate::telemetry::metrics(),
-                    &ctx.listener_id,
-                    "udp",
-                    local_addr.port(),
-                    Some(rx.index()),
-                )
-            })
-            .collect();
         let mut port = UdpPort {
             local_addr,
             group,
-            counters,
+            counters: Vec::new(),
             threads: Vec::new(),
             idle,
             stop: ctx.stop.clone(),
@@ -158,6 +146,19 @@ impl UdpPort {
         self.stop = ctx.stop.clone();
         self.drain = Arc::new(AtomicBool::new(false));
         let port = self.local_addr.port();
+        // Counted under the listener id in force: a reload that renames the listener
+        // restarts the threads through here.
+        self.counters = (0..self.idle.len())
+            .map(|i| {
+                ReceiverCounters::register(
+                    crate::telemetry::metrics(),
+                    &ctx.listener_id,
+                    "udp",
+                    port,
+                    Some(i),
+                )
+            })
+            .collect();
         for rx in std::mem::take(&mut self.idle) {
             let emitter = Emitter::new(
                 out.clone(),
