@@ -22,6 +22,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+/// Families written sample by sample at scrape time (see [`crate::telemetry::PromWriter`]).
+pub use crate::telemetry::PromWriter;
 use crate::telemetry::expose;
 
 /// What the admin server asks the daemon.

@@ -51,6 +51,7 @@ pub mod label;
 pub mod logging;
 pub mod process;
 mod ratelimit;
+mod writer;
 
 #[cfg(test)]
 mod tests;
@@ -62,6 +63,7 @@ use prometheus_client::registry::Registry;
 pub use events::InternalEvent;
 pub use label::{Label, LabelStr};
 pub use ratelimit::RateLimit;
+pub use writer::PromWriter;
 
 /// Every metric family the internal events count into, and the process collector.
 #[derive(Debug)]
