@@ -144,7 +144,9 @@ struct Histogram {
 
 /// The samples of a histogram (or summary) family grouped by their labels other than `le`.
 fn histograms(f: &Family) -> Vec<(Vec<(String, String)>, Histogram)> {
-    let mut out: Vec<(Vec<(String, String)>, Histogram, Vec<(f64, u64)>)> = Vec::new();
+    // Per label set: the histogram, and its buckets as written (cumulative).
+    type Group = (Vec<(String, String)>, Histogram, Vec<(f64, u64)>);
+    let mut out: Vec<Group> = Vec::new();
     for s in &f.samples {
         let key: Vec<(String, String)> = s
             .labels
