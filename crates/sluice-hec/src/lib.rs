@@ -4,12 +4,21 @@
 //!
 //! # Data flow
 //!
-//! Producers (the UDP receive threads, the TCP listener) own a [`BatchBuilder`] each and
-//! encode straight into it; a completed [`EncodedBatch`] goes into an `async_channel` that
+//! Producers (the UDP receive threads, the TCP listener) own a
+//! [`BatchBuilder`](sluice_proto::batch::BatchBuilder) each and encode straight into it; a
+//! completed [`EncodedBatch`](sluice_proto::batch::EncodedBatch), wrapped in a
+//! [`Delivery`](sluice_proto::delivery::Delivery), goes into an `async_channel` that
 //! [`HecOutput::run`] drains with `workers` tasks. Batching lives at the producer because a
 //! channel hand-off per message costs more than parsing the message: with 5000-event batches
 //! a receive thread hands off ~50 times a second instead of 250 000, and the body it built is
 //! the request body, sent without another copy.
+//!
+//! Each delivery is completed exactly once
+//! ([`Delivery::complete`](sluice_proto::delivery::Delivery::complete)) with what became of
+//! *all* its events — whatever pieces a 413 split it into. That completion is the only thing
+//! that flows back: it releases the batch's input-window permits and memory, and the
+//! destination's completion sink counts it. The client itself counts requests, not events
+//! ([`HecStats`]).
 //!
 //! # Requests
 //!
@@ -30,11 +39,11 @@
 //!
 //! # Responses
 //!
-//! | answer | action | counted as |
+//! | answer | action | completion |
 //! |---|---|---|
-//! | 2xx | delivered; the batch is dropped, releasing its tickets | `delivered_events`, `delivered_batches` |
-//! | 400 | HEC rejected the data (bad index, bad JSON, ack channel required…): the batch is dropped, Splunk's text is logged (at most one line per 5 s, with the count of suppressed ones) — SC4S's `response-action(400 => drop)` | `dropped{reason="hec_400"}` (events and batches) |
-//! | 413 | the batch is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is dropped and logged | `dropped{reason="hec_413"}` |
+//! | 2xx | delivered | `Delivered` (when every piece was) |
+//! | 400 | HEC rejected the data (bad index, bad JSON, ack channel required…): the piece's events are given up, Splunk's text is logged (at most one line per 5 s, with the count of suppressed ones) — SC4S's `response-action(400 => drop)`. HEC does not say which event it objects to, so every event of the piece is named | `Rejected`, each event with code 400 and Splunk's text |
+//! | 413 | the piece is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is given up and logged | `Rejected`, that event with code 413 |
 //! | 401, 403 | token missing/invalid/disabled: retried (the token may be fixed in Splunk) | `retried{reason="http_401"/"http_403"}` |
 //! | 404 | retried (SC4S: `404 => retry`) | `retried{reason="http_404"}` |
 //! | 408, 429 | retried | `http_408`, `http_429` |
@@ -56,11 +65,11 @@
 //! # Shutdown
 //!
 //! Normal drain: the producers drop their senders; `run` returns when the channel is closed
-//! and empty and every worker has finished its batch (delivered or dropped as above).
-//! Drain timeout: [`AbortSignal::abort`] makes every worker stop at once (cancelling a request
-//! in flight and any backoff wait); `run` then closes the channel, counts what workers held
-//! and what is still queued, drops it (`dropped{reason="drain_timeout"}`) and returns the
-//! counts in [`DrainReport`] for the daemon to log.
+//! and empty and every worker has completed its delivery.
+//! Drain timeout: cancelling the abort token makes every worker stop at once (cancelling a
+//! request in flight and any backoff wait); what workers held and what is still queued
+//! completes as `Abandoned { reason: Shutdown }`, so the daemon's completion sink knows
+//! exactly how many events were not delivered. `run` closes the channel.
 //!
 //! # Delivery guarantee
 //!
@@ -68,26 +77,25 @@
 //! lost (a timeout, a connection reset after the request was processed, an abort during the
 //! request): the batch is then sent again and those events are duplicated in Splunk. Nothing
 //! is lost except (a) batches HEC rejects with 400 or a single event rejected with 413 —
-//! counted and logged — and (b) what is still held when the drain timeout fires, reported in
-//! [`DrainReport`]. Indexer acknowledgement is not used (neither does SC4S); a token with
+//! completed as `Rejected` and logged — and (b) what is still held when the drain timeout
+//! fires, completed as `Abandoned` (of a batch split after a 413, halves already delivered
+//! are counted with it: an overcount, never an undercount). The client never hands a batch
+//! back (`Retry`): it retries itself. Indexer acknowledgement is not used (neither does SC4S); a token with
 //! acknowledgement enabled rejects every request (400, code 10), which the startup
 //! [`HecOutput::probe`] reports.
 
 #![forbid(unsafe_code)]
 
-pub mod batch;
 pub mod config;
 mod error;
 pub mod output;
 pub mod stats;
 
-pub use batch::{BatchBuilder, BatchPolicy, EncodedBatch};
 pub use config::{Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
 pub use error::HecError;
-pub use output::{AbortSignal, DrainReport, HecOutput, ProbeResult};
+pub use output::{HecOutput, ProbeResult};
 pub use stats::{
-    DropReason, HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome,
-    RetryReason,
+    HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome, RetryReason,
 };
 
 /// Words for the TLS failures an operator meets when pointing sluice at an indexer: rustls

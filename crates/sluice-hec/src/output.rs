@@ -1,6 +1,7 @@
 //! HEC workers: pooled keep-alive HTTP client, URL round-robin with failover, retries by
 //! response class, drain and abort. The response table is in the crate docs.
 
+use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -8,61 +9,14 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use tokio::sync::watch;
+use sluice_proto::batch::EncodedBatch;
+use sluice_proto::delivery::{AbandonReason, Completion, Delivery, Rejection};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use crate::HecError;
-use crate::batch::EncodedBatch;
 use crate::config::{ClientConfig, check_url};
-use crate::stats::{DropReason, HecStats, RequestOutcome, RetryReason};
-
-/// Shutdown's "stop retrying now" signal (the drain timeout). Clones share one flag; once set
-/// it stays set. Dropping every clone without calling [`abort`](Self::abort) never aborts.
-#[derive(Debug, Clone)]
-pub struct AbortSignal {
-    tx: Arc<watch::Sender<bool>>,
-}
-
-impl Default for AbortSignal {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl AbortSignal {
-    pub fn new() -> Self {
-        AbortSignal {
-            tx: Arc::new(watch::Sender::new(false)),
-        }
-    }
-
-    pub fn abort(&self) {
-        self.tx.send_replace(true);
-    }
-
-    pub fn is_aborted(&self) -> bool {
-        *self.tx.borrow()
-    }
-
-    /// Completes once [`abort`](Self::abort) has been called (at once if it already was).
-    pub async fn aborted(&self) {
-        let mut rx = self.tx.subscribe();
-        // The sender lives in `self`, so `wait_for` cannot see it closed.
-        let _ = rx.wait_for(|a| *a).await;
-    }
-}
-
-/// What [`HecOutput::run`] could not deliver. Zero after a normal drain.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DrainReport {
-    /// Events held by workers or still queued in the channel when the abort came. They were
-    /// dropped (counted as `dropped{reason="drain_timeout"}`); an in-flight request among
-    /// them may still have been indexed by Splunk.
-    pub undelivered_events: u64,
-    pub undelivered_batches: u64,
-    /// Whether the run ended by abort rather than by draining the closed channel.
-    pub aborted: bool,
-}
+use crate::stats::{HecStats, RequestOutcome, RetryReason};
 
 /// Result of the startup check of one URL ([`HecOutput::probe`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +35,7 @@ pub struct ProbeResult {
 }
 
 /// One HEC destination: a configured HTTP client plus its stats. [`run`](Self::run) consumes
-/// it and delivers batches until the channel drains or the abort signal fires.
+/// it and delivers batches until the channel drains or the abort token fires.
 #[derive(Debug, Clone)]
 pub struct HecOutput {
     inner: Arc<Inner>,
@@ -140,10 +94,12 @@ enum Verdict {
     Retry(RetryReason, String),
 }
 
+/// How sending one piece of a batch (the whole batch, or a part after a 413) ended.
 enum Piece {
-    Done,
-    Split(EncodedBatch, EncodedBatch),
-    Aborted(EncodedBatch),
+    Delivered,
+    Rejected(String),
+    TooLarge(String),
+    Aborted,
 }
 
 fn header_value(name: &str, value: &str) -> Result<HeaderValue, HecError> {
@@ -290,15 +246,13 @@ impl HecOutput {
         &self.inner.cfg
     }
 
-    /// Delivers batches from `rx` with `workers` tasks until `rx` is closed and empty and
-    /// every held batch is finished, or until `abort` fires. After an abort the channel is
-    /// closed (later sends fail and hand the batch back to the sender), what is left in it
-    /// is counted and dropped, and the report says how much was not delivered.
-    pub async fn run(
-        self,
-        rx: async_channel::Receiver<EncodedBatch>,
-        abort: AbortSignal,
-    ) -> DrainReport {
+    /// Delivers from `rx` with `workers` tasks until `rx` is closed and empty and every held
+    /// delivery is completed, or until `abort` fires. Every delivery taken is completed
+    /// exactly once (see the crate docs' table). After an abort, what workers held and what
+    /// is still queued completes as [`Abandoned`](Completion::Abandoned) with
+    /// [`AbandonReason::Shutdown`], and the channel is closed (a later send fails and hands
+    /// the delivery back to the sender).
+    pub async fn run(self, rx: async_channel::Receiver<Delivery>, abort: CancellationToken) {
         let mut set = tokio::task::JoinSet::new();
         for id in 0..self.inner.cfg.workers {
             let inner = Arc::clone(&self.inner);
@@ -306,31 +260,21 @@ impl HecOutput {
             let abort = abort.clone();
             set.spawn(async move { inner.worker(id, rx, abort).await });
         }
-        let mut report = DrainReport::default();
         while let Some(joined) = set.join_next().await {
-            match joined {
-                Ok((events, batches)) => {
-                    report.undelivered_events += events;
-                    report.undelivered_batches += batches;
-                }
-                Err(e) => {
-                    // Unreachable unless there is a bug: the batch it held was dropped with it.
-                    error!(error = %e, "HEC worker task failed; the batch it held is lost");
-                }
+            if let Err(e) = joined {
+                // Unreachable unless there is a bug: the delivery it held completed itself
+                // as uncompleted when the task was dropped, which is counted and logged.
+                error!(error = %e, "HEC worker task failed");
             }
         }
-        if abort.is_aborted() {
-            report.aborted = true;
+        if abort.is_cancelled() {
             rx.close();
-            while let Ok(batch) = rx.try_recv() {
-                report.undelivered_events += u64::from(batch.events);
-                report.undelivered_batches += 1;
-                self.inner
-                    .stats
-                    .dropped(DropReason::DrainTimeout, batch.events);
+            while let Ok(d) = rx.try_recv() {
+                d.complete(Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
+                });
             }
         }
-        report
     }
 
     /// Checks every URL once: reachable, HEC health, token. Never fails; the results say what
@@ -383,51 +327,104 @@ impl Inner {
     async fn worker(
         &self,
         id: usize,
-        rx: async_channel::Receiver<EncodedBatch>,
-        abort: AbortSignal,
-    ) -> (u64, u64) {
+        rx: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) {
         let mut cursor = id % self.urls.len();
         loop {
-            let batch = tokio::select! {
+            let delivery = tokio::select! {
                 biased;
-                _ = abort.aborted() => return (0, 0),
+                () = abort.cancelled() => return,
                 r = rx.recv() => match r {
-                    Ok(b) => b,
-                    Err(_) => return (0, 0),
+                    Ok(d) => d,
+                    Err(_) => return,
                 },
             };
-            self.stats.hold(batch.events);
-            let mut stack = vec![batch];
-            while let Some(piece) = stack.pop() {
-                match self.deliver(piece, &mut cursor, &abort).await {
-                    Piece::Done => {}
-                    Piece::Split(a, b) => {
-                        stack.push(b);
-                        stack.push(a);
-                    }
-                    Piece::Aborted(p) => {
-                        stack.push(p);
-                        let mut events = 0;
-                        let batches = stack.len() as u64;
-                        for p in stack.drain(..) {
-                            events += u64::from(p.events);
-                            self.stats.release(p.events);
-                            self.stats.dropped(DropReason::DrainTimeout, p.events);
-                        }
-                        return (events, batches);
-                    }
-                }
-            }
+            let events = delivery.events();
+            self.stats.hold(events);
+            let completion = self.deliver(delivery.batch(), &mut cursor, &abort).await;
+            self.stats.release(events);
+            delivery.complete(completion);
         }
     }
 
-    /// Sends one batch until it is finished (delivered, dropped, split) or the abort fires.
-    async fn deliver(&self, piece: EncodedBatch, cursor: &mut usize, abort: &AbortSignal) -> Piece {
-        let raw_len = piece.body.len();
+    /// Sends one batch until every event is delivered or refused for good, splitting it at
+    /// event boundaries after a 413; or until the abort fires. One completion for the whole
+    /// batch, whatever the pieces did.
+    async fn deliver(
+        &self,
+        batch: &EncodedBatch,
+        cursor: &mut usize,
+        abort: &CancellationToken,
+    ) -> Completion {
+        // Pieces still to send, as event ranges; the next one is at the end.
+        let mut pending: Vec<Range<u32>> = Vec::with_capacity(1);
+        if !batch.is_empty() {
+            pending.push(0..batch.events());
+        }
+        let mut rejected: Vec<Rejection> = Vec::new();
+        while let Some(range) = pending.pop() {
+            let count = range.end - range.start;
+            let body = batch.events_bytes(range.clone());
+            match self.send_piece(body, count, cursor, abort).await {
+                Piece::Delivered => {}
+                Piece::Rejected(text) => rejected.extend(range.map(|index| Rejection {
+                    index,
+                    code: Some(400),
+                    text: text.clone(),
+                })),
+                Piece::TooLarge(_) if count >= 2 => {
+                    debug!(
+                        events = count,
+                        "HEC answered 413; retrying the batch as two halves"
+                    );
+                    let mid = range.start + count / 2;
+                    pending.push(mid..range.end);
+                    pending.push(range.start..mid);
+                }
+                Piece::TooLarge(text) => {
+                    error!(
+                        bytes = batch.event(range.start).map_or(0, <[u8]>::len),
+                        response = %text,
+                        "HEC answered 413 to a single event; it is dropped \
+                         (raise max_content_length in Splunk's limits.conf)"
+                    );
+                    rejected.push(Rejection {
+                        index: range.start,
+                        code: Some(413),
+                        text,
+                    });
+                }
+                // Pieces already delivered may make this an overcount of what is lost, never
+                // an undercount.
+                Piece::Aborted => {
+                    return Completion::Abandoned {
+                        reason: AbandonReason::Shutdown,
+                    };
+                }
+            }
+        }
+        if rejected.is_empty() {
+            Completion::Delivered
+        } else {
+            Completion::Rejected { events: rejected }
+        }
+    }
+
+    /// Sends one piece (`events` events in `body`) until HEC answers something other than
+    /// "retry", or the abort fires.
+    async fn send_piece(
+        &self,
+        body: Bytes,
+        events: u32,
+        cursor: &mut usize,
+        abort: &CancellationToken,
+    ) -> Piece {
+        let raw_len = body.len();
         let wire = if self.cfg.compression {
-            let body = piece.body.clone();
+            let raw = body.clone();
             // Compressing 4 MiB takes milliseconds: keep it off the executor threads.
-            match tokio::task::spawn_blocking(move || gzip(&body)).await {
+            match tokio::task::spawn_blocking(move || gzip(&raw)).await {
                 Ok(Ok(z)) => Some(Bytes::from(z)),
                 Ok(Err(e)) => {
                     warn!(error = %e, "gzip failed; sending the batch uncompressed");
@@ -444,72 +441,47 @@ impl Inner {
         let n_urls = self.urls.len() as u32;
         let mut failures: u32 = 0;
         loop {
-            if abort.is_aborted() {
-                return Piece::Aborted(piece);
+            if abort.is_cancelled() {
+                return Piece::Aborted;
             }
             let idx = self.pick(cursor);
-            let (body, gz) = match &wire {
+            let (payload, gz) = match &wire {
                 Some(z) => (z.clone(), true),
-                None => (piece.body.clone(), false),
+                None => (body.clone(), false),
             };
-            self.stats.sent_bytes(raw_len, body.len());
+            self.stats.sent_bytes(raw_len, payload.len());
             let started = Instant::now();
             let result = tokio::select! {
                 biased;
-                _ = abort.aborted() => return Piece::Aborted(piece),
-                r = self.send(idx, body, gz) => r,
+                () = abort.cancelled() => return Piece::Aborted,
+                r = self.send(idx, payload, gz) => r,
             };
             let (outcome, verdict) = judge_response(result);
             self.stats.request(idx, outcome, started.elapsed());
             match verdict {
                 Verdict::Delivered => {
                     self.url_ok(idx);
-                    self.stats.delivered(piece.events);
-                    self.stats.release(piece.events);
-                    return Piece::Done;
+                    return Piece::Delivered;
                 }
                 Verdict::Rejected(text) => {
                     self.url_ok(idx);
-                    self.stats.dropped(DropReason::Hec400, piece.events);
-                    self.stats.release(piece.events);
                     if let Some(suppressed) = self.log_rejected.allow(self.now_ms()) {
                         error!(
                             url = %self.urls[idx],
-                            events = piece.events,
+                            events,
                             response = %text,
                             suppressed_since_last = suppressed,
                             "HEC rejected a batch with 400; its events are dropped"
                         );
                     }
-                    return Piece::Done;
+                    return Piece::Rejected(text);
                 }
                 Verdict::TooLarge(text) => {
                     self.url_ok(idx);
-                    let events = piece.events;
-                    match piece.split_half() {
-                        Ok((a, b)) => {
-                            debug!(events, "HEC answered 413; retrying the batch as two halves");
-                            self.stats.release(events);
-                            self.stats.hold(a.events);
-                            self.stats.hold(b.events);
-                            return Piece::Split(a, b);
-                        }
-                        Err(single) => {
-                            self.stats.dropped(DropReason::Hec413, single.events);
-                            self.stats.release(single.events);
-                            error!(
-                                url = %self.urls[idx],
-                                bytes = single.body.len(),
-                                response = %text,
-                                "HEC answered 413 to a single event; it is dropped \
-                                 (raise max_content_length in Splunk's limits.conf)"
-                            );
-                            return Piece::Done;
-                        }
-                    }
+                    return Piece::TooLarge(text);
                 }
                 Verdict::Retry(reason, detail) => {
-                    self.stats.retried(reason, piece.events);
+                    self.stats.retried(reason, events);
                     self.url_failed(idx);
                     failures = failures.saturating_add(1);
                     if let Some(suppressed) = self.log_retry.allow(self.now_ms()) {
@@ -517,7 +489,7 @@ impl Inner {
                             url = %self.urls[idx],
                             reason = reason.label(),
                             detail = %detail,
-                            events = piece.events,
+                            events,
                             suppressed_since_last = suppressed,
                             "HEC request failed; the batch stays in memory and is retried"
                         );
@@ -528,8 +500,8 @@ impl Inner {
                         let wait = self.cfg.backoff.delay(failures / n_urls);
                         tokio::select! {
                             biased;
-                            _ = abort.aborted() => return Piece::Aborted(piece),
-                            _ = tokio::time::sleep(wait) => {}
+                            () = abort.cancelled() => return Piece::Aborted,
+                            () = tokio::time::sleep(wait) => {}
                         }
                     }
                 }

@@ -4,9 +4,10 @@
 //! Everything that *happens* is counted by its internal event, in the process-wide registry.
 //! What this module renders is what *is*: open connections, window occupancy, socket
 //! buffers as the kernel granted them, the certificate's expiry, the configuration in force,
-//! HEC requests in flight and their latency (kept by the HEC client). It is a
-//! prometheus-client `Collector` over the daemon's components, each family declared here
-//! once, so the receive path never takes a lock for telemetry.
+//! HEC requests in flight and their latency (kept by the HEC client), and each destination's
+//! completions (kept by its completion sink, `output::DestinationStats`, the one place that
+//! counts them). It is a prometheus-client `Collector` over the daemon's components, each
+//! family declared here once, so the receive path never takes a lock for telemetry.
 //!
 //! The set of ports changes with reloads: the topology publishes a new [`Ports`] after each
 //! one. Counters of a port that closed stay in the event registry, so totals never go back.
@@ -22,9 +23,11 @@ use prometheus_client::metrics::MetricType;
 
 use sluice_net::{RcvbufReport, SocketStats};
 
-use crate::admin::Status;
+use sluice_proto::delivery::{AbandonReason, CompletionKind};
+
+use crate::admin::{PromWriter, Status};
 use crate::edge::Edge;
-use crate::output::FileStats;
+use crate::output::{DestinationStats, FileStats};
 use crate::pipeline::ReceiverCounters;
 use crate::tcp::TcpStats;
 use crate::telemetry::LabelStr;
@@ -85,6 +88,8 @@ pub struct Registry {
     pub ports: Arc<ArcSwap<Ports>>,
     pub windows: Vec<Arc<Window>>,
     pub memory: Arc<MemoryBudget>,
+    /// Every destination's completion sink.
+    pub destinations: Vec<Arc<DestinationStats>>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
@@ -98,12 +103,15 @@ impl Registry {
         crate::telemetry::metrics().received_messages()
     }
 
-    /// Events the output has finished with successfully.
+    /// Events of TCP chunks that never reached a destination (their port's combiner was
+    /// gone: a bug, counted and logged when it happens by `OutputGone`).
+    pub fn chunks_lost_total(&self) -> u64 {
+        crate::telemetry::metrics().receive.lost_total()
+    }
+
+    /// Events delivered, over every destination.
     pub fn delivered_total(&self) -> u64 {
-        if let OutputMetrics::Hec(h) = &self.output {
-            h.sync();
-        }
-        crate::telemetry::metrics().delivered_events()
+        self.destinations.iter().map(|d| d.delivered_events()).sum()
     }
 
     /// OpenMetrics text: the internal events' families, then this state.
@@ -258,7 +266,9 @@ impl Collector for Registry {
         if let OutputMetrics::Hec(h) = &self.output {
             encode_hec(enc, h)?;
         }
-        Ok(())
+        let mut w = PromWriter::new();
+        render_destinations(&mut w, &self.destinations, self.chunks_lost_total());
+        w.encode(enc)
     }
 }
 
@@ -460,4 +470,129 @@ fn encode_hec(enc: &mut DescriptorEncoder, h: &HecBridge) -> Result<(), std::fmt
         &buckets,
         None,
     )
+}
+
+/// Completions per destination, and the classic delivered/dropped totals derived from them.
+fn render_destinations(w: &mut PromWriter, dests: &[Arc<DestinationStats>], chunks_lost: u64) {
+    w.family(
+        "sluice_delivered_total",
+        "counter",
+        "Events delivered (completions Delivered, and the accepted part of Rejected).",
+    );
+    for d in dests {
+        w.sample(
+            "sluice_delivered_total",
+            &[("output", d.output()), ("destination", d.name())],
+            d.delivered_events(),
+        );
+    }
+    // Summed over destinations: the reasons are what an operator alerts on.
+    w.family(
+        "sluice_dropped_total",
+        "counter",
+        "Events given up, by reason: refused by the destination (hec_rejected), not delivered \
+         by the drain timeout (drain_timeout), the output gone (output_gone), a delivery never \
+         completed (uncompleted: a bug), handed back with no buffer to keep them \
+         (retry_without_buffer).",
+    );
+    let mut rejected: Vec<(&str, u64)> = Vec::new();
+    for d in dests {
+        match rejected.iter_mut().find(|(r, _)| *r == d.rejected_reason()) {
+            Some((_, n)) => *n += d.rejected_events(),
+            None => rejected.push((d.rejected_reason(), d.rejected_events())),
+        }
+    }
+    for (reason, n) in rejected {
+        w.sample("sluice_dropped_total", &[("reason", reason)], n);
+    }
+    for reason in AbandonReason::ALL {
+        let mut n: u64 = dests.iter().map(|d| d.abandoned_lost_events(*reason)).sum();
+        if *reason == AbandonReason::OutputGone {
+            n += chunks_lost;
+        }
+        w.sample("sluice_dropped_total", &[("reason", reason.label())], n);
+    }
+    w.sample(
+        "sluice_dropped_total",
+        &[("reason", "retry_without_buffer")],
+        dests.iter().map(|d| d.retry_lost_events()).sum::<u64>(),
+    );
+
+    w.family(
+        "sluice_delivery_completions_total",
+        "counter",
+        "Batches completed per destination, by completion: delivered, rejected (some or all \
+         events refused), retry (handed back), abandoned.",
+    );
+    for d in dests {
+        for kind in CompletionKind::ALL {
+            w.sample(
+                "sluice_delivery_completions_total",
+                &[
+                    ("output", d.output()),
+                    ("destination", d.name()),
+                    ("kind", kind.label()),
+                ],
+                d.completions(*kind),
+            );
+        }
+    }
+    w.family(
+        "sluice_delivery_events_total",
+        "counter",
+        "Events completed per destination, by outcome (abandoned includes events a buffer \
+         still holds).",
+    );
+    for d in dests {
+        let abandoned: u64 = AbandonReason::ALL
+            .iter()
+            .map(|r| d.abandoned_events(*r))
+            .sum();
+        for (outcome, n) in [
+            ("delivered", d.delivered_events()),
+            ("rejected", d.rejected_events()),
+            ("retry", d.retry_events()),
+            ("abandoned", abandoned),
+        ] {
+            w.sample(
+                "sluice_delivery_events_total",
+                &[
+                    ("output", d.output()),
+                    ("destination", d.name()),
+                    ("outcome", outcome),
+                ],
+                n,
+            );
+        }
+    }
+    for (name, kind, help, value) in [
+        (
+            "sluice_delivery_in_flight_events",
+            "gauge",
+            "Events handed to the destination's output and not completed yet.",
+            DestinationStats::in_flight_events as fn(&DestinationStats) -> u64,
+        ),
+        (
+            "sluice_delivery_persisted_events_total",
+            "counter",
+            "Events a buffer persisted before their completion (their window slots freed).",
+            DestinationStats::persisted_events,
+        ),
+        (
+            "sluice_delivery_uncompleted_total",
+            "counter",
+            "Deliveries dropped without a completion: a bug; their events count as dropped \
+             (reason uncompleted).",
+            DestinationStats::uncompleted,
+        ),
+    ] {
+        w.family(name, kind, help);
+        for d in dests {
+            w.sample(
+                name,
+                &[("output", d.output()), ("destination", d.name())],
+                value(d),
+            );
+        }
+    }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
+use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
 use sluice_proto::classify::{Classifier, SourceMeta, classify};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
@@ -13,6 +13,7 @@ use sluice_proto::{Format, ParseOptions, parse};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::output::Submit;
 use crate::telemetry::InternalEvent;
 pub use crate::telemetry::events::ReceiverCounters;
 use crate::telemetry::events::{BatchEmitted, Classified, OutputGone, Received};
@@ -147,14 +148,14 @@ impl Processor {
     }
 }
 
-/// Hands batches to the output together with the window permits of their events.
+/// Hands batches to the destination together with the window permits of their events.
 ///
 /// A receiver holds permits for every event in its open batch. When a batch is finished,
-/// exactly its event count moves into the batch; they return to the window when the output
-/// is done with it.
+/// exactly its event count moves into the batch as its event hold; they return to the window
+/// only through the batch's completion (or when a buffer persisted it).
 #[derive(Debug)]
 pub struct Emitter {
-    out: async_channel::Sender<EncodedBatch>,
+    out: Submit,
     held: Option<Permit>,
     counters: Arc<ReceiverCounters>,
     memory: Arc<MemoryBudget>,
@@ -164,7 +165,7 @@ pub struct Emitter {
 
 impl Emitter {
     pub fn new(
-        out: async_channel::Sender<EncodedBatch>,
+        out: Submit,
         counters: Arc<ReceiverCounters>,
         memory: Arc<MemoryBudget>,
         rt: tokio::runtime::Handle,
@@ -197,32 +198,32 @@ impl Emitter {
     pub fn emit(&mut self, mut batch: EncodedBatch) {
         if let Some(m) = self
             .memory
-            .acquire_blocking(batch.body.len(), &self.rt, &self.stop)
+            .acquire_blocking(batch.body().len(), &self.rt, &self.stop)
         {
-            batch.attach(m);
+            batch.hold(HoldKind::Bytes, m);
         }
-        let n = batch.events as usize;
+        let n = batch.events() as usize;
         if let Some(h) = &mut self.held {
             if h.num_permits() <= n {
                 if let Some(all) = self.held.take() {
-                    batch.attach(all);
+                    batch.hold(HoldKind::Events, all);
                 }
             } else if let Some(part) = h.split(n) {
-                batch.attach(part);
+                batch.hold(HoldKind::Events, part);
             }
         }
         BatchEmitted {
-            events: batch.events,
-            bytes: batch.body.len(),
+            events: batch.events(),
+            bytes: batch.body().len(),
         }
         .emit(&self.counters);
-        hand_over(&self.out, batch, &self.counters);
+        self.out.submit(batch);
     }
 }
 
-/// Hands a finished batch (or a TCP chunk) to the next stage. The channels are unbounded —
-/// the input windows bound what is in them — so this never waits; it fails only when the next
-/// stage is gone, which would be a bug. The loss is then counted and logged, never silent.
+/// Hands a TCP chunk to its port's batch combiner. The channel is unbounded — the input
+/// window bounds what is in it — so this never waits; it fails only when the combiner is
+/// gone, which would be a bug. The loss is then counted and logged, never silent.
 pub fn hand_over(
     next: &async_channel::Sender<EncodedBatch>,
     batch: EncodedBatch,
@@ -230,7 +231,7 @@ pub fn hand_over(
 ) {
     if let Err(e) = next.try_send(batch) {
         OutputGone {
-            events: e.into_inner().events,
+            events: e.into_inner().events(),
         }
         .emit(counters);
     }

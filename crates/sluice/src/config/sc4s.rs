@@ -275,6 +275,8 @@ impl Config {
         if let Some(h) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS", parse_headers)? {
             self.hec.headers = h;
         }
+        let workers = self.hec.workers;
+        self.buffer.apply_env(env, workers, &mut report)?;
 
         set(
             env,
@@ -372,7 +374,10 @@ impl Config {
         self.service = super::ServiceEnv::from_env(env)?;
 
         for (name, _) in env.with_prefix("SC4S_") {
-            if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {
+            if !SUPPORTED_SC4S_VARS.contains(&name)
+                && !super::buffer::BUFFER_VARS.contains(&name)
+                && vendor_port_var(name).is_none()
+            {
                 report.unsupported.push(name.to_owned());
             }
         }
@@ -525,7 +530,7 @@ fn vendor_port_var(name: &str) -> Option<(&str, SourceProto)> {
     SourceProto::from_sc4s(proto).map(|p| (id, p))
 }
 
-fn get<T>(
+pub(super) fn get<T>(
     env: &Env,
     var: &str,
     parse: impl FnOnce(&str) -> Result<T, String>,
@@ -543,7 +548,7 @@ fn get<T>(
         })
 }
 
-fn set<T>(
+pub(super) fn set<T>(
     env: &Env,
     var: &str,
     parse: impl FnOnce(&str) -> Result<T, String>,

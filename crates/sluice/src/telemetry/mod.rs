@@ -118,11 +118,6 @@ impl Metrics {
     pub fn received_messages(&self) -> u64 {
         self.receive.messages_total()
     }
-
-    /// Events delivered by every output so far.
-    pub fn delivered_events(&self) -> u64 {
-        self.delivery.delivered_total()
-    }
 }
 
 /// The daemon's registry (see the module docs).

@@ -1,11 +1,11 @@
-//! What outputs count: events delivered, dropped by reason, retried by reason; HEC requests
-//! and bytes; failed writes of the file output.
+//! What outputs count about themselves: HEC requests, retries and bytes; failed writes of the
+//! file output. (What happened to the events — delivered, refused, given up — is counted once
+//! per batch by its destination's completion sink, `output::DestinationStats`.)
 //!
 //! The HEC client (`sluice-hec`, a library with no knowledge of the daemon's telemetry) keeps
 //! its own atomics, [`sluice_hec::HecStats`]. [`HecBridge`] turns what they counted since the
-//! last look into these events, at every scrape and at shutdown, so the families below stay
-//! the only declaration of `sluice_delivered_total`, `sluice_dropped_total` and
-//! `sluice_retried_total`, whichever output counted.
+//! last look into these events at every scrape, so the families below stay the only
+//! declaration of `sluice_retried_total` and `sluice_hec_requests_total`.
 
 use std::sync::{Arc, Mutex};
 
@@ -19,13 +19,8 @@ use super::InternalEvent;
 use crate::telemetry::{Metrics, RateLimit};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct OutputLabels {
-    output: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub(crate) struct DropLabels {
-    pub(crate) reason: &'static str,
+struct ReasonLabels {
+    reason: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -40,10 +35,8 @@ struct KindLabels {
 
 #[derive(Debug, Default)]
 pub(crate) struct Families {
-    delivered: Family<OutputLabels, Counter>,
-    dropped: Family<DropLabels, Counter>,
-    retried: Family<DropLabels, Counter>,
-    retried_requests: Family<DropLabels, Counter>,
+    retried: Family<ReasonLabels, Counter>,
+    retried_requests: Family<ReasonLabels, Counter>,
     hec_requests: Family<OutcomeLabels, Counter>,
     hec_bytes: Family<KindLabels, Counter>,
     write_errors: Counter,
@@ -52,18 +45,6 @@ pub(crate) struct Families {
 impl Families {
     pub(crate) fn register(r: &mut Registry) -> Families {
         let f = Families::default();
-        r.register(
-            "sluice_delivered",
-            "Events delivered, per output",
-            f.delivered.clone(),
-        );
-        r.register(
-            "sluice_dropped",
-            "Events given up, by reason: hec_400 and hec_413 (refused by HEC), drain_timeout \
-             (not delivered when the drain time ran out), output_gone (the output stage was \
-             gone: a bug)",
-            f.dropped.clone(),
-        );
         r.register(
             "sluice_retried",
             "Events whose HEC request was retried, by reason",
@@ -89,26 +70,7 @@ impl Families {
             "Failed writes to the output file (the batch is kept and retried)",
             f.write_errors.clone(),
         );
-        // Present from the start, so a rate() over them has a first point.
-        let _ = f.dropped.get_or_create(&DropLabels {
-            reason: "output_gone",
-        });
         f
-    }
-
-    pub(crate) fn dropped(&self, labels: DropLabels) -> Counter {
-        self.dropped.get_or_create_owned(&labels)
-    }
-
-    pub(crate) fn delivered_total(&self) -> u64 {
-        ["hec", "file"]
-            .iter()
-            .filter_map(|output| {
-                self.delivered
-                    .get(&OutputLabels { output })
-                    .map(|c| c.get())
-            })
-            .sum()
     }
 }
 
@@ -116,15 +78,11 @@ impl Families {
 #[derive(Debug, Default)]
 pub struct DeliveryEvents {
     output: &'static str,
-    delivered: Counter,
     write_errors: Counter,
-    dropped: Family<DropLabels, Counter>,
-    retried: Family<DropLabels, Counter>,
-    retried_requests: Family<DropLabels, Counter>,
+    retried: Family<ReasonLabels, Counter>,
+    retried_requests: Family<ReasonLabels, Counter>,
     hec_requests: Family<OutcomeLabels, Counter>,
     hec_bytes: Family<KindLabels, Counter>,
-    delivered_logs: RateLimit,
-    dropped_logs: RateLimit,
     retried_logs: RateLimit,
     write_error_logs: RateLimit,
 }
@@ -134,9 +92,7 @@ impl DeliveryEvents {
         let f = &m.delivery;
         DeliveryEvents {
             output,
-            delivered: f.delivered.get_or_create_owned(&OutputLabels { output }),
             write_errors: f.write_errors.clone(),
-            dropped: f.dropped.clone(),
             retried: f.retried.clone(),
             retried_requests: f.retried_requests.clone(),
             hec_requests: f.hec_requests.clone(),
@@ -145,76 +101,14 @@ impl DeliveryEvents {
         }
     }
 
-    pub fn delivered(&self) -> u64 {
-        self.delivered.get()
-    }
-
-    pub fn dropped(&self, reason: &'static str) -> u64 {
-        self.dropped
-            .get(&DropLabels { reason })
-            .map_or(0, |c| c.get())
-    }
-
     pub fn retried(&self, reason: &'static str) -> u64 {
         self.retried
-            .get(&DropLabels { reason })
+            .get(&ReasonLabels { reason })
             .map_or(0, |c| c.get())
     }
 
     pub fn write_errors(&self) -> u64 {
         self.write_errors.get()
-    }
-}
-
-/// An output finished with `events` events successfully.
-#[derive(Debug)]
-pub struct Delivered {
-    pub events: u64,
-}
-
-impl InternalEvent for Delivered {
-    type Handle = DeliveryEvents;
-
-    fn emit(self, h: &DeliveryEvents) {
-        h.delivered.inc_by(self.events);
-        if tracing::enabled!(tracing::Level::TRACE)
-            && let Some(suppressed) = h.delivered_logs.allow()
-        {
-            tracing::trace!(
-                output = h.output,
-                events = self.events,
-                suppressed,
-                "delivered"
-            );
-        }
-    }
-}
-
-/// Events given up for `reason` (a short label: `hec_400`, `drain_timeout`, ...).
-#[derive(Debug)]
-pub struct Dropped {
-    pub reason: &'static str,
-    pub events: u64,
-}
-
-impl InternalEvent for Dropped {
-    type Handle = DeliveryEvents;
-
-    fn emit(self, h: &DeliveryEvents) {
-        h.dropped
-            .get_or_create(&DropLabels {
-                reason: self.reason,
-            })
-            .inc_by(self.events);
-        if let Some(suppressed) = h.dropped_logs.allow() {
-            tracing::warn!(
-                output = h.output,
-                reason = self.reason,
-                events = self.events,
-                suppressed,
-                "events dropped (sluice_dropped_total)"
-            );
-        }
     }
 }
 
@@ -231,7 +125,7 @@ impl InternalEvent for Retried {
     type Handle = DeliveryEvents;
 
     fn emit(self, h: &DeliveryEvents) {
-        let labels = DropLabels {
+        let labels = ReasonLabels {
             reason: self.reason,
         };
         h.retried.get_or_create(&labels).inc_by(self.events);
@@ -341,7 +235,7 @@ impl HecBridge {
     }
 
     /// Emits the events the HEC client counted since the last call; returns the snapshot
-    /// it read.
+    /// it read (for the state rendered beside them).
     pub fn sync(&self) -> HecStatsSnapshot {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let now = self.stats.snapshot();
@@ -352,10 +246,6 @@ impl HecBridge {
                 .map_or(0, |(_, v)| *v)
         };
         let h = &self.events;
-        let delivered = now.delivered_events - before.map_or(0, |b| b.delivered_events);
-        if delivered > 0 {
-            Delivered { events: delivered }.emit(h);
-        }
         for (outcome, n) in &now.requests {
             let d = n - prev(|s| &s.requests, outcome);
             if d > 0 {
@@ -374,12 +264,6 @@ impl HecBridge {
                     events,
                 }
                 .emit(h);
-            }
-        }
-        for (reason, n) in &now.dropped_events {
-            let d = n - prev(|s| &s.dropped_events, reason);
-            if d > 0 {
-                Dropped { reason, events: d }.emit(h);
             }
         }
         let raw = now.bytes_raw - before.map_or(0, |b| b.bytes_raw);

@@ -6,7 +6,7 @@
 //! | --- | --- | --- |
 //! | [`Received`] | `sluice_received_total`, `sluice_received_bytes_total`, `sluice_parsed_total`, `sluice_truncated_total` | trace, rate-limited |
 //! | [`BatchEmitted`] | `sluice_batches_total` | trace, rate-limited |
-//! | [`OutputGone`] | `sluice_dropped_total{reason="output_gone"}` | error, rate-limited |
+//! | [`OutputGone`] | its receiver's lost events, shown in `sluice_dropped_total{reason="output_gone"}` | error, rate-limited |
 //! | [`Classified`] | — (a decision, for debugging) | debug, rate-limited |
 //! | [`ConnectionAccepted`] | `sluice_tcp_connections_total` | debug, rate-limited |
 //! | [`ConnectionRefused`] | `sluice_tcp_closed_total{reason="limit"}` | warn, rate-limited |
@@ -19,12 +19,14 @@
 //! | [`ConfigReloaded`] / [`ConfigReloadFailed`] | `sluice_reload_total{result}` | info / error |
 //! | [`WindowFull`] | `sluice_window_full_total` | debug, rate-limited |
 //! | [`WindowWaitEnded`] | `sluice_window_wait_seconds_total` | trace |
-//! | [`Delivered`] | `sluice_delivered_total{output}` | trace, rate-limited |
-//! | [`Dropped`] | `sluice_dropped_total{reason}` | warn, rate-limited |
 //! | [`Retried`] | `sluice_retried_total{reason}`, `sluice_retried_requests_total{reason}` | debug, rate-limited |
 //! | [`HecRequests`] | `sluice_hec_requests_total{outcome}` | — (the HEC client logs each failure) |
 //! | [`HecBytesSent`] | `sluice_hec_bytes_total{kind}` | — |
 //! | [`OutputWriteFailed`] | `sluice_output_write_errors_total` | error, rate-limited |
+//!
+//! Delivery outcomes (`sluice_delivered_total`, `sluice_dropped_total`,
+//! `sluice_delivery_*`) are counted once per batch by each destination's completion sink
+//! (`output::DestinationStats`) and rendered with the daemon's state (`crate::metrics`).
 
 pub mod control;
 pub mod delivery;
@@ -34,8 +36,7 @@ pub mod tls;
 
 pub use control::{ConfigReloadFailed, ConfigReloaded, WindowEvents, WindowFull, WindowWaitEnded};
 pub use delivery::{
-    Delivered, DeliveryEvents, Dropped, HecBridge, HecBytesSent, HecRequests, OutputWriteFailed,
-    Retried,
+    DeliveryEvents, HecBridge, HecBytesSent, HecRequests, OutputWriteFailed, Retried,
 };
 pub use receive::{BatchEmitted, Classified, OutputGone, Received, ReceiverCounters};
 pub use stream::{

@@ -12,7 +12,6 @@ use sluice_proto::Format;
 use sluice_proto::classify::Classification;
 
 use super::InternalEvent;
-use super::delivery::DropLabels;
 use crate::pipeline::{FORMATS, LocalCounts};
 use crate::telemetry::{Label, Metrics, RateLimit};
 
@@ -93,6 +92,13 @@ impl Families {
         let handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
         handles.values().map(|h| h.messages()).sum()
     }
+
+    /// Events every receiver lost because the next stage was gone ([`OutputGone`]); shown
+    /// in `sluice_dropped_total{reason="output_gone"}` with the destinations' own.
+    pub(crate) fn lost_total(&self) -> u64 {
+        let handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
+        handles.values().map(|h| h.lost_events()).sum()
+    }
 }
 
 /// The metric handles of one receiver. `Default` gives handles that belong to no registry
@@ -146,9 +152,6 @@ impl ReceiverCounters {
             truncated: f
                 .truncated
                 .get_or_create_owned(&TransportLabels { transport: family }),
-            lost: m.delivery.dropped(DropLabels {
-                reason: "output_gone",
-            }),
             listener: Some(labels.clone()),
             ..ReceiverCounters::default()
         });
