@@ -20,6 +20,7 @@ pub mod proxy;
 pub mod reload;
 pub mod stream;
 pub mod tcp;
+pub mod telemetry;
 pub mod tls;
 pub mod topology;
 pub mod udp;
