@@ -33,6 +33,9 @@ fn main_slot(t: Topic) -> Option<usize> {
 /// narrowing and tries the whole topic in order (same result, more calls).
 const MAX_CANDIDATES: usize = 48;
 
+/// A header-shape check run on the raw message, and the app it selects.
+type RawCheck = (fn(&[u8]) -> bool, u16);
+
 #[derive(Debug, Default)]
 struct TopicTable {
     /// (vendor index, application), in SC4S order.
@@ -43,7 +46,7 @@ struct TopicTable {
     program_prefixes: ByFirstByte,
     body_prefixes: ByFirstByte,
     netsource: Vec<(&'static str, u16)>,
-    raw_checks: Vec<(fn(&[u8]) -> bool, u16)>,
+    raw_checks: Vec<RawCheck>,
 }
 
 impl TopicTable {
