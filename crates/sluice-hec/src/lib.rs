@@ -75,14 +75,20 @@
 
 #![forbid(unsafe_code)]
 
+pub mod ack;
 pub mod batch;
 pub mod config;
+pub mod deadletter;
 mod error;
+pub mod health;
 pub mod output;
+pub mod reject;
 pub mod stats;
 
 pub use batch::{BatchBuilder, BatchPolicy, EncodedBatch};
-pub use config::{Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
+pub use config::{AckConfig, Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
+pub use deadletter::DeadLetterConfig;
+pub use reject::ResendPolicy;
 pub use error::HecError;
 pub use output::{AbortSignal, DrainReport, HecOutput, ProbeResult};
 pub use stats::{
