@@ -201,7 +201,7 @@ async fn server_busy_is_retried_until_it_recovers() {
 }
 
 #[tokio::test]
-async fn a_batch_hec_rejects_with_400_is_dropped_and_counted() {
+async fn a_batch_whose_every_event_hec_refuses_is_refused_event_by_event() {
     let s = sink_with(
         TOKEN,
         Faults {
@@ -221,10 +221,17 @@ async fn a_batch_hec_rejects_with_400_is_dropped_and_counted() {
     );
     let snap = stats.snapshot();
     assert_eq!(snap.delivered_events, 800);
-    assert_eq!(snap.dropped_events(DropReason::Hec400), 100);
-    assert_eq!(snap.dropped_batches(DropReason::Hec400), 1);
-    assert_eq!(snap.requests(RequestOutcome::BadRequest), 1);
-    assert_eq!(snap.retried_requests_total(), 0, "a 400 is never retried");
+    // The sink names event 0 of every request holding the marker: each request of the
+    // poisoned batch refuses one event and the rest go again.
+    assert_eq!(snap.dropped_events(DropReason::HecRejected), 100);
+    assert_eq!(snap.dropped_batches(DropReason::HecRejected), 1);
+    assert_eq!(snap.requests(RequestOutcome::BadRequest), 100);
+    assert_eq!(stats.dead_letter.rejected_total(), 100);
+    assert_eq!(
+        snap.retried_requests_total(),
+        0,
+        "a 400 about the data is never retried as is"
+    );
     assert_eq!(
         tickets.live(),
         0,
@@ -365,8 +372,14 @@ async fn too_large_splits_the_batch_until_it_fits() {
     assert_eq!(snap.delivered_events, 1000);
     // 500 -> 2x250 -> 4x125 -> 8x(62|63): 1 + 2 + 4 answers of 413 per batch.
     assert_eq!(snap.requests(RequestOutcome::TooLarge), 14);
-    assert_eq!(snap.delivered_batches, 16);
-    assert_eq!(snap.dropped_events(DropReason::Hec413), 0);
+    assert_eq!(snap.requests(RequestOutcome::Success), 16);
+    assert_eq!(snap.delivered_batches, 2, "one completion per batch, whatever its pieces");
+    assert_eq!(snap.dropped_events(DropReason::HecRejected), 0);
+    assert_eq!(
+        stats.isolation.resent_events.load(Ordering::Relaxed),
+        3 * 1000,
+        "every event went again after each of the three 413 levels"
+    );
     assert_eq!(tickets.live(), 0);
     let rep = s.seq_report(Some(1000));
     assert_eq!((rep.missing, rep.duplicates), (0, 0));
@@ -386,8 +399,10 @@ async fn a_single_event_still_too_large_is_dropped() {
         deliver_all(config(vec![s.event_url()]), vec![batch(0, 4, "", &tickets)]).await;
     assert_eq!(report.undelivered_events, 0);
     let snap = stats.snapshot();
-    assert_eq!(snap.dropped_events(DropReason::Hec413), 4);
-    assert_eq!(snap.dropped_batches(DropReason::Hec413), 4);
+    assert_eq!(snap.dropped_events(DropReason::HecRejected), 4);
+    assert_eq!(snap.dropped_batches(DropReason::HecRejected), 1);
+    let by_reason = stats.dead_letter.rejected();
+    assert!(by_reason.contains(&("too_large", 4)), "{by_reason:?}");
     assert_eq!(snap.delivered_events, 0);
     assert_eq!(tickets.live(), 0);
 }

@@ -273,6 +273,8 @@ impl Inner {
                 }
                 Sent::BadData { url, answer, text } => {
                     slot.isolated = true;
+                    // Splunk's own words when it gave them, the whole answer otherwise.
+                    let text = answer.text.unwrap_or(text);
                     slot.iso.answer(
                         piece,
                         PieceAnswer::BadData {
