@@ -11,6 +11,7 @@ pub mod config;
 pub mod daemon;
 pub mod edge;
 pub mod env;
+mod hec_metrics;
 pub mod metrics;
 pub mod notify;
 pub mod output;

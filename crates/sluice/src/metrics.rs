@@ -134,9 +134,9 @@ impl Status for Registry {
             return Err("shutting down".into());
         }
         match &self.output {
-            OutputMetrics::Hec(h) if !h.healthy() => {
-                Err("cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into())
-            }
+            OutputMetrics::Hec(h) if !h.healthy() => Err(h.degraded_reason().unwrap_or_else(|| {
+                "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into()
+            })),
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
                 Err("cannot write the output file".into())
             }
@@ -704,4 +704,5 @@ fn render_hec(w: &mut PromWriter, h: &HecStats, lost: u64) {
         &[],
         s.request_seconds.count,
     );
+    crate::hec_metrics::render(w, h);
 }

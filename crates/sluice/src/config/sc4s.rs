@@ -69,6 +69,7 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS",
+    "SC4S_VAR",
     "SC4S_DEFAULT_TIMEZONE",
     "SC4S_LISTEN_STATUS_PORT",
     "SC4S_CONTAINER_HOST",
@@ -275,6 +276,7 @@ impl Config {
         if let Some(h) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS", parse_headers)? {
             self.hec.headers = h;
         }
+        self.apply_hec_env(env, &mut report)?;
 
         set(
             env,
@@ -525,7 +527,7 @@ fn vendor_port_var(name: &str) -> Option<(&str, SourceProto)> {
     SourceProto::from_sc4s(proto).map(|p| (id, p))
 }
 
-fn get<T>(
+pub(super) fn get<T>(
     env: &Env,
     var: &str,
     parse: impl FnOnce(&str) -> Result<T, String>,
@@ -543,7 +545,7 @@ fn get<T>(
         })
 }
 
-fn set<T>(
+pub(super) fn set<T>(
     env: &Env,
     var: &str,
     parse: impl FnOnce(&str) -> Result<T, String>,
