@@ -33,15 +33,16 @@
 //! | answer | action | counted as |
 //! |---|---|---|
 //! | 2xx | delivered; the batch is dropped, releasing its tickets | `delivered_events`, `delivered_batches` |
-//! | 400 | HEC rejected the data (bad index, bad JSON, ack channel required…): the batch is dropped, Splunk's text is logged (at most one line per 5 s, with the count of suppressed ones) — SC4S's `response-action(400 => drop)` | `dropped{reason="hec_400"}` (events and batches) |
-//! | 413 | the batch is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is dropped and logged | `dropped{reason="hec_413"}` |
+//! | 400 about the data | HEC refused the request for one or more events: the one named by `invalid-event-number` is refused for good and the rest sent again without it; without the number the request is bisected ([`reject`]). Refused events go to the dead-letter file ([`deadletter`]) | `dropped{reason="hec_rejected"}`, `hec_rejected{reason}` |
+//! | 400 about the request (codes 10, 11, 14, 16: ack channel, ack disabled) | held and retried like a 401 | `retried{reason="http_400_request"}` |
+//! | 413 | the piece is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is refused (dead letter) | `hec_rejected{reason="too_large"}` |
 //! | 401, 403 | token missing/invalid/disabled: retried (the token may be fixed in Splunk) | `retried{reason="http_401"/"http_403"}` |
 //! | 404 | retried (SC4S: `404 => retry`) | `retried{reason="http_404"}` |
 //! | 408, 429 | retried | `http_408`, `http_429` |
 //! | 5xx (503 = server busy) | retried | `http_5xx` |
 //! | other status (1xx, 3xx, other 4xx) | retried | `http_other` |
 //! | connect error | retried | `connect` |
-//! | request timeout ([`ClientConfig::timeout`]) | retried | `timeout` |
+//! | request timeout ([`ClientConfig::timeout`], to the answer's headers; the body has its own) | retried; the URL is treated as slow (longer timeout until an answer comes in time) and the piece goes again as two halves | `timeout` |
 //! | other transport error (reset, closed mid-response) | retried | `io` |
 //!
 //! Retries never give up: a batch stays in memory until HEC accepts it (the daemon's input
@@ -62,16 +63,28 @@
 //! and what is still queued, drops it (`dropped{reason="drain_timeout"}`) and returns the
 //! counts in [`DrainReport`] for the daemon to log.
 //!
+//! # Indexer acknowledgement
+//!
+//! With [`ClientConfig::ack`] each worker has its own channel and connection; a batch is
+//! finished only when every request carrying its events reads true at
+//! `/services/collector/ack`; one that stays false past the ack timeout is sent again
+//! ([`ack`]).
+//!
+//! # URLs
+//!
+//! A URL whose request failed is out of service until a health probe brings it back
+//! ([`health`]); its counters are on [`HecStats::urls`].
+//!
 //! # Delivery guarantee
 //!
 //! At least once, as long as the process runs. Splunk may index a batch whose answer is
 //! lost (a timeout, a connection reset after the request was processed, an abort during the
-//! request): the batch is then sent again and those events are duplicated in Splunk. Nothing
-//! is lost except (a) batches HEC rejects with 400 or a single event rejected with 413 —
-//! counted and logged — and (b) what is still held when the drain timeout fires, reported in
-//! [`DrainReport`]. Indexer acknowledgement is not used (neither does SC4S); a token with
-//! acknowledgement enabled rejects every request (400, code 10), which the startup
-//! [`HecOutput::probe`] reports.
+//! request): the batch is then sent again and those events are duplicated in Splunk; with a
+//! slow indexer at most the batch each worker had in flight. After a 400 naming a bad event
+//! the events before it are sent again by default ([`ResendPolicy`]). Nothing is lost except
+//! (a) events HEC refuses for good — counted and dead-lettered — and (b) what is still held
+//! when the drain timeout fires, reported in [`DrainReport`]. Without acknowledgement a 2xx
+//! is taken as delivered.
 
 #![forbid(unsafe_code)]
 

@@ -445,3 +445,61 @@ fn an_unwritable_dead_letter_directory_is_a_startup_error() {
     assert!(e.contains("not-a-dir/dl") && e.contains("dead-letter"), "{e}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The same incident (answers after twice the timeout for 2 s, then normal again) with and
+/// without the slow-indexer handling: without it every timeout sends the whole batch again
+/// and Splunk indexes each copy.
+#[tokio::test]
+async fn slow_indexer_handling_bounds_what_an_incident_duplicates() {
+    let timeout = Duration::from_millis(300);
+    let per = 500u64;
+    let mut dups = Vec::new();
+    for (factor, depth) in [(1u32, 0u8), (4, 2)] {
+        let s = sink(
+            Faults {
+                delay: Some(timeout * 2),
+                ..Faults::default()
+            },
+            false,
+        );
+        let live = Arc::new(AtomicUsize::new(0));
+        let none = HashSet::new();
+        let mut cfg = config(vec![s.event_url()]);
+        cfg.timeout = timeout;
+        cfg.slow_timeout_factor = factor;
+        cfg.latency_split_depth = depth;
+        let workers = cfg.workers as u64;
+        let stats = Arc::new(HecStats::new());
+        let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
+        let (tx, rx) = async_channel::unbounded();
+        for i in 0..8 {
+            tx.send(batch(i, per, &none, &live)).await.unwrap();
+        }
+        drop(tx);
+        let task = tokio::spawn(out.run(rx, AbortSignal::new()));
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        s.update_faults(|f| f.delay = None);
+        let report = tokio::time::timeout(Duration::from_secs(60), task)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(report, DrainReport::default());
+        let rep = s.seq_report(Some(8 * per));
+        assert_eq!(rep.missing, 0);
+        eprintln!(
+            "slow incident, factor {factor}, split depth {depth}: {} duplicates of {} events \
+             ({} timeouts)",
+            rep.duplicates,
+            8 * per,
+            stats.snapshot().requests(RequestOutcome::Timeout)
+        );
+        dups.push((rep.duplicates, workers * per));
+    }
+    let (without, bound) = dups[0];
+    let (with, _) = dups[1];
+    assert!(with <= bound, "{with} > one batch per worker");
+    assert!(
+        without > bound,
+        "without the handling every timeout duplicates a batch ({without})"
+    );
+}
