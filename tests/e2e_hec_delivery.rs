@@ -84,7 +84,10 @@ fn lost_requests_are_resent_on_ack_timeout_and_every_udp_event_is_indexed() {
     let st = sink.stats();
     assert!(st.lost_requests > 0, "the fault fired");
     let timed_out = m.sum("sluice_hec_ack_requests_total", &["outcome=\"timed_out\""]);
-    assert_eq!(timed_out, st.lost_requests as f64, "each lost request timed out");
+    assert_eq!(
+        timed_out, st.lost_requests as f64,
+        "each lost request timed out"
+    );
     assert_eq!(
         m.sum("sluice_hec_ack_events_total", &["outcome=\"resent\""]),
         st.lost_events as f64
@@ -97,10 +100,7 @@ fn lost_requests_are_resent_on_ack_timeout_and_every_udp_event_is_indexed() {
     eprintln!(
         "ack, every 7th request lost: {N} events, {} lost requests ({} events) resent, \
          {} duplicates, {} ack queries",
-        st.lost_requests,
-        st.lost_events,
-        rep.duplicates,
-        st.ack_queries
+        st.lost_requests, st.lost_events, rep.duplicates, st.ack_queries
     );
 }
 
@@ -128,7 +128,11 @@ fn bad_tcp_events_are_dead_lettered_and_every_good_one_delivered_once() {
         )
         .unwrap();
         if matches!(seq, 100 | 7_000 | 7_001) {
-            writeln!(body, "<13>Nov 26 09:00:00 host01 prg00000[1234]: BADEVT after {seq}").unwrap();
+            writeln!(
+                body,
+                "<13>Nov 26 09:00:00 host01 prg00000[1234]: BADEVT after {seq}"
+            )
+            .unwrap();
         }
     }
     let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
@@ -246,7 +250,16 @@ fn one_of_two_urls_going_down_fails_over_without_loss_and_shows_per_url() {
     let port = d.port.to_string();
     let sender = std::thread::spawn(move || {
         loggen(&[
-            "-i", "-S", "-r", "10000", "-n", "30000", "-s", "300", "127.0.0.1", &port,
+            "-i",
+            "-S",
+            "-r",
+            "10000",
+            "-n",
+            "30000",
+            "-s",
+            "300",
+            "127.0.0.1",
+            &port,
         ])
     });
     // A goes down a second into the run (503 to events and health checks) for 2 s.
@@ -255,7 +268,11 @@ fn one_of_two_urls_going_down_fails_over_without_loss_and_shows_per_url() {
     assert_eq!(sender.join().unwrap(), N);
     let end = Instant::now() + Duration::from_secs(60);
     while a.seq_report(None).distinct + b.seq_report(None).distinct < N {
-        assert!(Instant::now() < end, "not everything arrived; log:\n{}", d.log());
+        assert!(
+            Instant::now() < end,
+            "not everything arrived; log:\n{}",
+            d.log()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -298,8 +315,14 @@ fn an_unwritable_dead_letter_directory_stops_startup_with_its_name() {
         .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", sink.base_url())
         .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", sink.token())
         .env("SLUICE_HEC_DEAD_LETTER_DIR", &bad)
-        .env("SC4S_LISTEN_DEFAULT_UDP_PORT", sluice_suite::free_port().to_string())
-        .env("SC4S_LISTEN_DEFAULT_TCP_PORT", sluice_suite::free_port().to_string())
+        .env(
+            "SC4S_LISTEN_DEFAULT_UDP_PORT",
+            sluice_suite::free_port().to_string(),
+        )
+        .env(
+            "SC4S_LISTEN_DEFAULT_TCP_PORT",
+            sluice_suite::free_port().to_string(),
+        )
         .env("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled")
         .env("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled")
         .env("SC4S_LISTEN_STATUS_PORT", "0")

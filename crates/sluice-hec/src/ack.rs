@@ -232,7 +232,11 @@ mod tests {
             br#"{"text":"Success"}"#,
             b"",
         ] {
-            assert!(parse_answer(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(
+                parse_answer(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
         assert_eq!(query_body(&[1, 2]), r#"{"acks":[1,2]}"#);
     }

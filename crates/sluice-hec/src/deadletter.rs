@@ -351,7 +351,11 @@ mod tests {
         assert_eq!(lines[1]["event"], "not json");
         assert_eq!(stats.rejected_total(), 2);
         assert_eq!(stats.written_events(), 2);
-        let by: Vec<_> = stats.rejected().into_iter().filter(|(_, n)| *n > 0).collect();
+        let by: Vec<_> = stats
+            .rejected()
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect();
         assert_eq!(by, [("incorrect_index", 1), ("invalid_data_format", 1)]);
         let _ = std::fs::remove_dir_all(dir);
     }

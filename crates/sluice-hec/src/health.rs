@@ -192,7 +192,10 @@ impl UrlBoard {
                 )
             })
             .collect();
-        Some(format!("every HEC URL is out of service: {}", parts.join("; ")))
+        Some(format!(
+            "every HEC URL is out of service: {}",
+            parts.join("; ")
+        ))
     }
 
     /// Records a request's result and latency. `backoff` is how long a failed URL stays out
@@ -207,10 +210,8 @@ impl UrlBoard {
         let Some(u) = self.urls.get(idx) else {
             return;
         };
-        u.latency_sum_nanos.fetch_add(
-            latency.as_nanos().min(u128::from(u64::MAX)) as u64,
-            Relaxed,
-        );
+        u.latency_sum_nanos
+            .fetch_add(latency.as_nanos().min(u128::from(u64::MAX)) as u64, Relaxed);
         u.latency_count.fetch_add(1, Relaxed);
         match result {
             UrlResult::Success | UrlResult::DataRefused => {
@@ -223,7 +224,10 @@ impl UrlBoard {
             }
             UrlResult::Failed { class, reason } => {
                 u.requests[class.min(CLASSES.len() - 1)].fetch_add(1, Relaxed);
-                let n = u.consecutive_failures.fetch_add(1, Relaxed).saturating_add(1);
+                let n = u
+                    .consecutive_failures
+                    .fetch_add(1, Relaxed)
+                    .saturating_add(1);
                 *u.last_reason.lock().unwrap_or_else(|p| p.into_inner()) = reason;
                 let wait = backoff(n).as_millis() as u64;
                 u.out_until_ms.store(self.now_ms() + wait, Relaxed);
@@ -342,7 +346,10 @@ mod tests {
         );
         assert!(b.all_out());
         let r = b.reason().unwrap();
-        assert!(r.contains("idx0") && r.contains("connect") && r.contains("http_5xx"), "{r}");
+        assert!(
+            r.contains("idx0") && r.contains("connect") && r.contains("http_5xx"),
+            "{r}"
+        );
         let mut cur = 0;
         assert_eq!(b.pick(&mut cur), 1);
         b.record(1, UrlResult::Success, Duration::from_millis(5), |_| {
@@ -357,7 +364,9 @@ mod tests {
     #[test]
     fn data_refusals_keep_the_url_in() {
         let b = board(1);
-        b.record(0, UrlResult::DataRefused, Duration::ZERO, |_| Duration::ZERO);
+        b.record(0, UrlResult::DataRefused, Duration::ZERO, |_| {
+            Duration::ZERO
+        });
         assert!(b.get(0).unwrap().is_up());
         assert_eq!(b.snapshot()[0].requests[1], ("4xx", 1));
     }

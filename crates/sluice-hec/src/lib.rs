@@ -101,9 +101,9 @@ pub mod stats;
 pub use batch::{BatchBuilder, BatchPolicy, EncodedBatch};
 pub use config::{AckConfig, Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
 pub use deadletter::DeadLetterConfig;
-pub use reject::ResendPolicy;
 pub use error::HecError;
 pub use output::{AbortSignal, DrainReport, HecOutput, ProbeResult};
+pub use reject::ResendPolicy;
 pub use stats::{
     DropReason, HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome,
     RetryReason,

@@ -484,8 +484,7 @@ impl Inner {
         if self.cfg.ack.is_some() {
             token_req = token_req.header(crate::ack::CHANNEL_HEADER, crate::ack::new_channel());
         }
-        let token = match status_and_text(token_req).await
-        {
+        let token = match status_and_text(token_req).await {
             Ok(r) => r,
             Err(e) => return unreachable(&e),
         };
@@ -663,7 +662,10 @@ mod tests {
     fn statuses_map_to_the_documented_classes() {
         let v = |code: u16| {
             judge_response(
-                Ok((StatusCode::from_u16(code).unwrap(), Bytes::from_static(b"{}"))),
+                Ok((
+                    StatusCode::from_u16(code).unwrap(),
+                    Bytes::from_static(b"{}"),
+                )),
                 false,
             )
         };

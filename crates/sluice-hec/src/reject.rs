@@ -193,7 +193,9 @@ impl Piece {
     /// slice of the batch body, no copy.
     pub fn body(&self, body: &bytes::Bytes, starts: &[u32]) -> bytes::Bytes {
         let span = |r: &Range<u32>| -> Range<usize> {
-            let s = starts.get(r.start as usize).map_or(body.len(), |&s| s as usize);
+            let s = starts
+                .get(r.start as usize)
+                .map_or(body.len(), |&s| s as usize);
             let e = starts
                 .get(r.end as usize)
                 .map_or(body.len(), |&n| n as usize - 1);

@@ -373,7 +373,10 @@ async fn too_large_splits_the_batch_until_it_fits() {
     // 500 -> 2x250 -> 4x125 -> 8x(62|63): 1 + 2 + 4 answers of 413 per batch.
     assert_eq!(snap.requests(RequestOutcome::TooLarge), 14);
     assert_eq!(snap.requests(RequestOutcome::Success), 16);
-    assert_eq!(snap.delivered_batches, 2, "one completion per batch, whatever its pieces");
+    assert_eq!(
+        snap.delivered_batches, 2,
+        "one completion per batch, whatever its pieces"
+    );
     assert_eq!(snap.dropped_events(DropReason::HecRejected), 0);
     assert_eq!(
         stats.isolation.resent_events.load(Ordering::Relaxed),

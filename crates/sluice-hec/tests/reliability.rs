@@ -124,7 +124,10 @@ async fn bad_events_are_isolated_dead_lettered_and_the_rest_delivered_once() {
     assert_eq!(snap.requests(RequestOutcome::BadRequest), 3);
     assert_eq!(live.load(Ordering::SeqCst), 0, "every batch completed");
     let rep = s.seq_report(Some(20_000));
-    assert_eq!(rep.duplicates, 0, "the sink indexed nothing of a refused request");
+    assert_eq!(
+        rep.duplicates, 0,
+        "the sink indexed nothing of a refused request"
+    );
     assert_eq!(rep.missing, 3);
     let gaps: Vec<(u64, u64)> = rep.per_thread[0].gaps.clone();
     assert_eq!(gaps, vec![(17, 17), (4_321, 4_321), (4_399, 4_399)]);
@@ -140,7 +143,12 @@ async fn bad_events_are_isolated_dead_lettered_and_the_rest_delivered_once() {
         assert_eq!(l["status"], 400);
         assert_eq!(l["code"], 6);
         assert_eq!(l["text"], "Invalid data format");
-        assert!(l["url"].as_str().unwrap().ends_with("/services/collector/event"));
+        assert!(
+            l["url"]
+                .as_str()
+                .unwrap()
+                .ends_with("/services/collector/event")
+        );
     }
     assert_eq!(stats.dead_letter.written_events(), 3);
     assert!(
@@ -203,7 +211,10 @@ async fn without_the_event_number_a_400_is_bisected() {
     assert_eq!((rep.missing, rep.duplicates), (3, 0));
     // Each bad event costs at most two requests per halving level (10 levels for 1000).
     let bad_requests = snap.requests(RequestOutcome::BadRequest);
-    assert!(bad_requests <= 3 * 10 + 1, "{bad_requests} refused requests");
+    assert!(
+        bad_requests <= 3 * 10 + 1,
+        "{bad_requests} refused requests"
+    );
 }
 
 #[tokio::test]
@@ -232,7 +243,10 @@ async fn lost_requests_are_resent_after_the_ack_timeout_and_nothing_is_lost() {
     let ack = stats.ack.snapshot();
     let st = s.stats();
     assert!(st.lost_requests > 0);
-    assert_eq!(ack.timed_out_requests, st.lost_requests, "each lost one timed out");
+    assert_eq!(
+        ack.timed_out_requests, st.lost_requests,
+        "each lost one timed out"
+    );
     assert_eq!(ack.resent_events, st.lost_events);
     assert_eq!(ack.acked_events, 20_000, "every event acked once");
     assert_eq!(ack.pending, 0);
@@ -267,7 +281,11 @@ async fn a_batch_completes_only_when_acked_and_garbage_is_no_ack() {
         assert!(Instant::now() < end, "ack queries never failed");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(stats.snapshot().delivered_events, 0, "garbage is not an ack");
+    assert_eq!(
+        stats.snapshot().delivered_events,
+        0,
+        "garbage is not an ack"
+    );
     assert_eq!(live.load(Ordering::SeqCst), 4, "batches held until acked");
     // Ack answers become valid: everything completes.
     s.update_faults(|f| f.ack_garbage = false);
@@ -422,7 +440,10 @@ async fn every_url_out_is_degraded_with_the_reason() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let r = stats.degraded_reason().unwrap();
-    assert!(r.contains("http_5xx") && r.contains(&a.addr().to_string()), "{r}");
+    assert!(
+        r.contains("http_5xx") && r.contains(&a.addr().to_string()),
+        "{r}"
+    );
     abort.abort();
     drop(tx);
     assert_eq!(task.await.unwrap().undelivered_events, 5);
@@ -442,7 +463,10 @@ fn an_unwritable_dead_letter_directory_is_a_startup_error() {
     let e = HecOutput::new(cfg, Arc::new(HecStats::new()))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("not-a-dir/dl") && e.contains("dead-letter"), "{e}");
+    assert!(
+        e.contains("not-a-dir/dl") && e.contains("dead-letter"),
+        "{e}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

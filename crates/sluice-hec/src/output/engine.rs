@@ -82,9 +82,19 @@ impl<J> Worker<J> {
 
 /// How sending one piece ended.
 enum Sent {
-    Accepted { url: usize, ack_id: Option<u64> },
-    BadData { url: usize, answer: HecAnswer, text: String },
-    TooLarge { url: usize, text: String },
+    Accepted {
+        url: usize,
+        ack_id: Option<u64>,
+    },
+    BadData {
+        url: usize,
+        answer: HecAnswer,
+        text: String,
+    },
+    TooLarge {
+        url: usize,
+        text: String,
+    },
     /// Timed out and may be sent again smaller.
     TimedOut,
     Aborted,

@@ -1,3 +1,4 @@
+#![allow(clippy::single_range_in_vec_init)] // ranges of event indexes, compared as slices
 use super::*;
 use bytes::Bytes;
 use proptest::prelude::*;
@@ -25,7 +26,15 @@ fn request_level_codes_are_not_isolated() {
     for c in [10, 11, 14, 16] {
         assert_eq!(BadRequestKind::of(Some(c)), BadRequestKind::Request);
     }
-    for c in [Some(5), Some(6), Some(7), Some(12), Some(13), Some(15), None] {
+    for c in [
+        Some(5),
+        Some(6),
+        Some(7),
+        Some(12),
+        Some(13),
+        Some(15),
+        None,
+    ] {
         assert_eq!(BadRequestKind::of(c), BadRequestKind::Data);
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use sluice_hec::{AckConfig, ClientConfig, DeadLetterConfig, ResendPolicy, normalize_urls};
 
 use super::sc4s::{get, set};
-use super::values::{non_empty, parse_bool, positive_u64, positive_size, any};
+use super::values::{any, non_empty, parse_bool, positive_size, positive_u64};
 use super::{ByteSize, Config, ConfigError, EnvReport, HecConfig};
 use crate::env::Env;
 
@@ -30,7 +30,12 @@ impl Config {
         _report: &mut EnvReport,
     ) -> Result<(), ConfigError> {
         let h = &mut self.hec;
-        set(env, "SLUICE_HEC_INDEXER_ACK", parse_bool, &mut h.indexer_ack)?;
+        set(
+            env,
+            "SLUICE_HEC_INDEXER_ACK",
+            parse_bool,
+            &mut h.indexer_ack,
+        )?;
         if let Some(ms) = get(env, "SLUICE_HEC_ACK_POLL_INTERVAL", positive_u64)? {
             h.ack_poll_interval = Duration::from_millis(ms);
         }
