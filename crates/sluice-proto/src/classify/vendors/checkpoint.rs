@@ -11,7 +11,7 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexSet};
+use regex::bytes::Regex;
 
 use crate::classify::kv;
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
@@ -163,9 +163,10 @@ enum Format {
 }
 
 fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
-    static SET: LazyLock<RegexSet> =
-        LazyLock::new(|| RegexSet::new(PRODUCT_PATTERNS).expect("static regex"));
-    let hits = SET.matches(product);
+    // One regex per group, tried lazily in order: `RegexSet::matches` allocates its result
+    // set on every call, and the first group usually decides.
+    static RES: LazyLock<[Regex; 11]> =
+        LazyLock::new(|| PRODUCT_PATTERNS.map(|p| Regex::new(p).expect("static regex")));
     let has = |s: &[u8], n: &[u8]| memchr::memmem::find(s, n).is_some();
     for (i, g) in GROUP_ORDER.iter().enumerate() {
         let extra = match g {
@@ -180,7 +181,7 @@ fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
             }
             _ => false,
         };
-        if hits.matched(i) || extra {
+        if extra || RES[i].is_match(product) {
             return *g;
         }
     }
