@@ -338,3 +338,51 @@ fn an_unwritable_dead_letter_directory_stops_startup_with_its_name() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn sluice_counters_reach_the_metrics_index_in_the_sc4s_dashboard_shape() {
+    let sink = SinkHandle::spawn_thread(SinkConfig {
+        record: true,
+        ..SinkConfig::default()
+    })
+    .expect("start the HEC sink");
+    let d = Daemon::start(
+        DaemonOpts::default()
+            .hec(&sink)
+            .env("SC4S_DEST_SPLUNK_SC4S_METRICS_HEC", "multi2")
+            .env("SLUICE_HEC_METRICS_INTERVAL", 1)
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50)
+            .env("SC4S_CONTAINER_HOST", "sc4s-e2e"),
+    );
+    let lines: Vec<Vec<u8>> = (0..50)
+        .map(|i| format!("<13>Nov 26 09:00:00 host01 prog: metrics test {i}").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+    sluice_suite::send_udp(d.udp_addr(), &refs);
+    let end = Instant::now() + Duration::from_secs(30);
+    let metric = loop {
+        let found = sink.events().into_iter().find(|e| {
+            e["index"] == "_metrics"
+                && e["fields"]["metric_name:spl.sc4syslog.center.received.processed"]
+                    .as_f64()
+                    .is_some_and(|n| n >= 50.0)
+        });
+        if let Some(e) = found {
+            break e;
+        }
+        assert!(Instant::now() < end, "no metrics event; log:\n{}", d.log());
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(metric["sourcetype"], "sc4s:metrics:v2");
+    assert_eq!(metric["event"], "metric");
+    assert_eq!(metric["fields"]["sc4s_loghost"], "sc4s-e2e");
+    assert!(metric["fields"]["sc4s_container"].is_string());
+    let dst = sink
+        .events()
+        .into_iter()
+        .find(|e| e["index"] == "_metrics" && e["fields"]["module"] == "http")
+        .expect("a destination metrics event");
+    assert!(dst["fields"]["metric_name:spl.sc4syslog.dst.dropped"].is_number());
+    assert!(dst["fields"]["metric_name:spl.sc4syslog.dst.queued"].is_number());
+    assert_eq!(dst["fields"]["name"], "d_hec_fmt");
+}

@@ -105,6 +105,7 @@ async fn run_async(
     let processor = build_processor(&config)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let (tx, rx) = async_channel::unbounded::<EncodedBatch>();
+    let metrics_tx = tx.clone();
     let memory = MemoryBudget::new(config.window.max_bytes.0);
     let udp_window = Window::new("udp", config.udp.window);
     let tcp_window = Window::new("tcp", config.tcp.window);
@@ -178,6 +179,10 @@ async fn run_async(
         stopping: stopping.clone(),
         reload: reloader.stats(),
     });
+    let metrics_stop = CancellationToken::new();
+    if config.uses_hec() {
+        crate::sc4s_metrics::spawn_to_hec(&config, &registry, metrics_tx, metrics_stop.clone());
+    }
     let admin_stop = CancellationToken::new();
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     if config.admin.port != 0 {
@@ -225,6 +230,7 @@ async fn run_async(
     stopping.store(true, Ordering::Relaxed);
     let drain_start = Instant::now();
     running.shutdown().await;
+    metrics_stop.cancel();
     let received = registry.received_total();
     tracing::info!(
         received,

@@ -72,6 +72,14 @@ impl Config {
         {
             h.dead_letter_dir = Some(default_dead_letter_dir(Some(var.trim())));
         }
+        if let Some(v) = get(env, "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC", |v| {
+            crate::sc4s_metrics::MetricsForm::from_sc4s(Some(v)).map(|_| v.trim().to_owned())
+        })? {
+            h.sc4s_metrics = if v.is_empty() { "multi2".into() } else { v };
+        }
+        if let Some(s) = get(env, "SLUICE_HEC_METRICS_INTERVAL", positive_u64)? {
+            h.sc4s_metrics_interval = Duration::from_secs(s);
+        }
         if let Some(v) = get(env, "SLUICE_HEC_DEAD_LETTER_MAX_BYTES", |v| {
             if v.trim() == "0" {
                 Ok(ByteSize(0))
@@ -86,6 +94,16 @@ impl Config {
 }
 
 impl HecConfig {
+    /// The form of sluice's own metrics to Splunk.
+    pub fn metrics_form(&self) -> Result<crate::sc4s_metrics::MetricsForm, ConfigError> {
+        crate::sc4s_metrics::MetricsForm::from_sc4s(Some(&self.sc4s_metrics)).map_err(|e| {
+            ConfigError::Invalid(format!(
+                "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC / hec.sc4s_metrics {:?}: {e}",
+                self.sc4s_metrics
+            ))
+        })
+    }
+
     /// The client settings; URL and header errors name the setting.
     pub fn client_config(&self) -> Result<ClientConfig, ConfigError> {
         let urls = normalize_urls(&self.urls.join(",")).map_err(|e| {
@@ -100,6 +118,7 @@ impl HecConfig {
             };
             headers.push((name.trim().to_owned(), value.trim().to_owned()));
         }
+        self.metrics_form()?;
         let tls = crate::tls::hec_client_config(&crate::tls::HecTls {
             verify: self.tls_verify,
             mount: self.tls_mount.clone(),
@@ -246,6 +265,7 @@ mod tests {
             ("SLUICE_HEC_ACK_TIMEOUT", "0"),
             ("SLUICE_HEC_SLOW_TIMEOUT_FACTOR", "1000"),
             ("SLUICE_HEC_DEAD_LETTER_MAX_BYTES", "lots"),
+            ("SC4S_DEST_SPLUNK_SC4S_METRICS_HEC", "sometimes"),
         ] {
             let mut c = Config::default();
             let e = c

@@ -605,6 +605,14 @@ pub struct HecConfig {
     /// Size cap of the dead-letter file (`SLUICE_HEC_DEAD_LETTER_MAX_BYTES`); 0 keeps no
     /// file, refusals are only counted and logged.
     pub dead_letter_max_bytes: ByteSize,
+    /// sluice's counters to Splunk as SC4S sends syslog-ng's (`SC4S_DEST_SPLUNK_SC4S_METRICS_HEC`:
+    /// `multi2` (default, `_metrics`, `sc4s:metrics:v2`), `multi`, `single`/`yes`, `event`,
+    /// or `no`).
+    pub sc4s_metrics: String,
+    /// How often they are sent (`SLUICE_HEC_METRICS_INTERVAL`, seconds; syslog-ng's
+    /// `stats(freq())` in SC4S).
+    #[serde(with = "secs")]
+    pub sc4s_metrics_interval: Duration,
 }
 
 impl Default for HecConfig {
@@ -635,6 +643,8 @@ impl Default for HecConfig {
             resend_before_invalid: client.resend_policy == sluice_hec::ResendPolicy::All,
             dead_letter_dir: None,
             dead_letter_max_bytes: ByteSize(100 * 1024 * 1024),
+            sc4s_metrics: "multi2".into(),
+            sc4s_metrics_interval: crate::sc4s_metrics::INTERVAL,
         }
     }
 }
