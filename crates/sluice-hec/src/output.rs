@@ -248,7 +248,16 @@ impl HecOutput {
             .map_err(|e| HecError::InvalidToken(e.to_string()))?;
         auth.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, auth);
-        if cfg.connection_close {
+        if cfg.connection_close && cfg.ack.is_some() {
+            // An ackId is known only to the indexer that issued it, and every indexer counts
+            // a channel's IDs from 0: behind a load balancer, a query on a new connection may
+            // reach another indexer and read *its* ID as true. Keeping the worker's
+            // connection is what pins its acks to the right indexer.
+            warn!(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE is ignored with indexer \
+                 acknowledgement: acks must be asked for over the connection that sent the data"
+            );
+        } else if cfg.connection_close {
             headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         let user_agent =

@@ -527,3 +527,83 @@ async fn slow_indexer_handling_bounds_what_an_incident_duplicates() {
         "without the handling every timeout duplicates a batch ({without})"
     );
 }
+
+/// A connection-level round-robin balancer in front of two indexers: each new TCP
+/// connection goes to the next backend, as an L4 load balancer would send it.
+async fn round_robin_balancer(backends: Vec<std::net::SocketAddr>) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut next = 0usize;
+        loop {
+            let Ok((mut inbound, _)) = listener.accept().await else {
+                return;
+            };
+            let backend = backends[next % backends.len()];
+            next += 1;
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(backend).await {
+                    let _ = inbound.set_nodelay(true);
+                    let _ = outbound.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Acks are per indexer, and every indexer numbers a channel's IDs from 0. Each worker asks
+/// for its acks over its own keep-alive connection, so behind a balancer that spreads
+/// connections the query reaches the indexer that took the data. `Connection: close` would
+/// break that (a query could read another indexer's ID as true), so it is ignored with ack.
+#[tokio::test]
+async fn behind_a_connection_balancer_acks_follow_the_connection() {
+    let mut figures = Vec::new();
+    for close in [false, true] {
+        let a = sink(Faults::default(), true);
+        let b = sink(Faults::default(), true);
+        let lb = round_robin_balancer(vec![a.addr(), b.addr()]).await;
+        let live = Arc::new(AtomicUsize::new(0));
+        let none = HashSet::new();
+        let batches = (0..40).map(|i| batch(i, 100, &none, &live)).collect();
+        let mut cfg = config(vec![format!("http://{lb}/services/collector/event")]);
+        cfg.ack = Some(AckConfig {
+            poll_interval: Duration::from_millis(20),
+            timeout: Duration::from_millis(400),
+            max_pending: 4,
+        });
+        cfg.connection_close = close;
+        let (report, stats) = run(cfg, batches).await;
+        assert_eq!(report, DrainReport::default());
+        let indexed = a.accepted_events() + b.accepted_events();
+        let ack = stats.ack.snapshot();
+        let dups = indexed - 4000;
+        let mut seen = a.seq_report(None);
+        let rb = b.seq_report(None);
+        seen.distinct += rb.distinct;
+        assert!(seen.distinct >= 4000, "nothing lost ({close})");
+        let connections = a.stats().connections + b.stats().connections;
+        eprintln!(
+            "balancer, connection_close={close}: 4000 events, {dups} duplicates, {} ack \
+             timeouts, {connections} connections",
+            ack.timed_out_requests,
+        );
+        assert!(
+            connections <= 4,
+            "one connection per worker ({connections})"
+        );
+        figures.push((dups, ack.timed_out_requests));
+        assert_eq!(live.load(Ordering::SeqCst), 0);
+    }
+    assert_eq!(
+        figures[0],
+        (0, 0),
+        "pinned connections: no ack timeout, no duplicate"
+    );
+    assert_eq!(
+        figures[1],
+        (0, 0),
+        "connection_close is overridden with ack"
+    );
+}

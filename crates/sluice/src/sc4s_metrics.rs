@@ -126,12 +126,14 @@ fn url_parts(url: &str) -> Option<(&str, &str, u16)> {
     let (scheme, rest) = url.split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => {
-            (h, p.parse().ok()?)
-        }
+        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => (h, p.parse().ok()?),
         _ => (authority, if scheme == "https" { 443 } else { 80 }),
     };
-    Some((scheme, host.trim_start_matches('[').trim_end_matches(']'), port))
+    Some((
+        scheme,
+        host.trim_start_matches('[').trim_end_matches(']'),
+        port,
+    ))
 }
 
 /// SC4S's multi v2 dimensions of a stat, and the metric-name prefix and group key.
@@ -298,11 +300,7 @@ pub fn stats(registry: &crate::metrics::Registry) -> Vec<Stat> {
     if let crate::metrics::OutputMetrics::Hec(h) = &registry.output {
         let s = h.snapshot();
         let dropped: u64 = s.dropped_events.iter().map(|(_, n)| n).sum();
-        let queued: u64 = registry
-            .windows
-            .iter()
-            .map(|w| w.in_use())
-            .sum();
+        let queued: u64 = registry.windows.iter().map(|w| w.in_use()).sum();
         let url = h
             .urls()
             .and_then(|b| b.get(0).map(|u| u.url.clone()))
@@ -394,16 +392,23 @@ pub fn spawn_to_hec(
         fields,
     };
     let interval = config.hec.sc4s_metrics_interval;
-    spawn(form, interval, Arc::clone(registry), meta, stop, move |lines| {
-        if lines.is_empty() {
-            return;
-        }
-        let n = lines.len() as u32;
-        let batch = sluice_hec::EncodedBatch::new(bytes::Bytes::from(lines.join("\n")), n);
-        if tx.try_send(batch).is_err() {
-            tracing::debug!("the HEC output is gone; sluice's metrics are not sent");
-        }
-    });
+    spawn(
+        form,
+        interval,
+        Arc::clone(registry),
+        meta,
+        stop,
+        move |lines| {
+            if lines.is_empty() {
+                return;
+            }
+            let n = lines.len() as u32;
+            let batch = sluice_hec::EncodedBatch::new(bytes::Bytes::from(lines.join("\n")), n);
+            if tx.try_send(batch).is_err() {
+                tracing::debug!("the HEC output is gone; sluice's metrics are not sent");
+            }
+        },
+    );
 }
 
 #[cfg(test)]
@@ -500,7 +505,10 @@ mod tests {
         assert_eq!(event.len(), 1);
         assert_eq!(event[0]["index"], "main");
         let text = event[0]["event"].as_str().unwrap();
-        assert!(text.starts_with("spl.sc4syslog.center.received.processed=1000\n"), "{text}");
+        assert!(
+            text.starts_with("spl.sc4syslog.center.received.processed=1000\n"),
+            "{text}"
+        );
         assert!(encode(MetricsForm::Off, &sample(), &meta()).is_empty());
     }
 
@@ -511,7 +519,10 @@ mod tests {
             Some(("https", "idx1", 8088))
         );
         assert_eq!(url_parts("http://idx2/x"), Some(("http", "idx2", 80)));
-        assert_eq!(url_parts("https://[::1]:8088/"), Some(("https", "::1", 8088)));
+        assert_eq!(
+            url_parts("https://[::1]:8088/"),
+            Some(("https", "::1", 8088))
+        );
         assert_eq!(url_parts("nonsense"), None);
     }
 
@@ -519,7 +530,10 @@ mod tests {
     fn settings_values() {
         assert_eq!(MetricsForm::from_sc4s(None), Ok(MetricsForm::MultiV2));
         assert_eq!(MetricsForm::from_sc4s(Some("yes")), Ok(MetricsForm::Single));
-        assert_eq!(MetricsForm::from_sc4s(Some("EVENT")), Ok(MetricsForm::Event));
+        assert_eq!(
+            MetricsForm::from_sc4s(Some("EVENT")),
+            Ok(MetricsForm::Event)
+        );
         assert_eq!(MetricsForm::from_sc4s(Some("no")), Ok(MetricsForm::Off));
         assert!(MetricsForm::from_sc4s(Some("maybe")).is_err());
     }
