@@ -22,6 +22,10 @@ use std::sync::atomic::Ordering::Relaxed;
 pub(super) trait Job: Send {
     fn body(&self) -> &Bytes;
     fn events(&self) -> u32;
+    /// Where each event starts in the body; asked for only when part of the batch is sent.
+    fn event_starts(&self) -> Vec<u32> {
+        event_starts(self.body())
+    }
 }
 
 impl Job for EncodedBatch {
@@ -223,10 +227,16 @@ impl Inner {
             let Some(piece) = slot.iso.next_piece() else {
                 return true;
             };
-            if slot.starts.is_empty() && slot.job.events() > 0 {
-                slot.starts = event_starts(slot.job.body());
-            }
-            let body = piece.body(slot.job.body(), &slot.starts);
+            let whole = piece.ranges() == [0..slot.job.events()];
+            let body = if whole {
+                // The common case: no event boundaries needed.
+                slot.job.body().clone()
+            } else {
+                if slot.starts.is_empty() {
+                    slot.starts = slot.job.event_starts();
+                }
+                piece.body(slot.job.body(), &slot.starts)
+            };
             let splittable = piece.len() >= 2 && piece.depth < self.cfg.latency_split_depth;
             let sent = self
                 .send_piece(
@@ -310,6 +320,10 @@ impl Inner {
                 .fetch_add(slot.iso.resent_events() - resent_before, Relaxed);
             let new = &slot.iso.refused()[refused_before..];
             if !new.is_empty() {
+                if slot.starts.is_empty() {
+                    slot.starts = slot.job.event_starts();
+                }
+                let new = &slot.iso.refused()[refused_before..];
                 let url_s = self.urls[url].as_str();
                 let events: Vec<DeadEvent<'_>> = new
                     .iter()
