@@ -105,7 +105,8 @@ async fn run_async(
     let processor = build_processor(&config)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let (tx, rx) = async_channel::unbounded::<EncodedBatch>();
-    let metrics_tx = tx.clone();
+    // Only with HEC: an unused sender would keep the output's channel open through the drain.
+    let metrics_tx = config.uses_hec().then(|| tx.clone());
     let memory = MemoryBudget::new(config.window.max_bytes.0);
     let udp_window = Window::new("udp", config.udp.window);
     let tcp_window = Window::new("tcp", config.tcp.window);
@@ -180,8 +181,8 @@ async fn run_async(
         reload: reloader.stats(),
     });
     let metrics_stop = CancellationToken::new();
-    if config.uses_hec() {
-        crate::sc4s_metrics::spawn_to_hec(&config, &registry, metrics_tx, metrics_stop.clone());
+    if let Some(tx) = metrics_tx {
+        crate::sc4s_metrics::spawn_to_hec(&config, &registry, tx, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
