@@ -2,12 +2,14 @@
 //! production code: a plain OS thread acquires window permits the way the receive loop does
 //! (one `acquire_blocking` per `recvmmsg` of `fetch_limit` = 1000 datagrams, merged into the
 //! open batch's permit by `Emitter::hold`), then `Emitter::emit` moves exactly the batch's
-//! permits into an `EncodedBatch` of 5000 events (SC4S's batch-lines) and `try_send`s it on
-//! the unbounded `async_channel` after charging its size to the memory budget; a task on a tokio runtime receives it and drops it, which
-//! returns the permits to the window (what a HEC worker does after a 2xx).
+//! permits into an `EncodedBatch` of 5000 events (SC4S's batch-lines) as its event hold,
+//! charges its size to the memory budget, wraps it in a `Delivery` and submits it to a
+//! `Destination`; the destination's output (a task on a tokio runtime) completes it as
+//! `Delivered`, which counts it in the completion sink and returns the permits to the window
+//! (what a HEC worker does after a 2xx).
 //!
 //! Variants:
-//! * `channel_only`: the same send and receive with no permits, the floor;
+//! * `channel_only`: the same submit and completion with no window permits, the floor;
 //! * `window_roomy`: a window of 250,000 events (SC4S's UDP IW size): the producer never waits;
 //! * `window_tight`: a window of two batches: the producer waits for the consumer about every
 //!   other batch, so this includes the blocking acquire and its wake-up.
@@ -22,39 +24,58 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use sluice::output::{Destination, Output, OutputTask};
 use sluice::pipeline::{Emitter, ReceiverCounters};
 use sluice::window::{MemoryBudget, Window};
-use sluice_hec::EncodedBatch;
+use sluice_proto::batch::EncodedBatch;
+use sluice_proto::delivery::{Completion, Delivery};
 use tokio_util::sync::CancellationToken;
 
 const BATCH_EVENTS: u32 = 5000;
 const FETCH_LIMIT: u32 = 1000;
 
-/// Sends `batches` batches from this thread and waits until the consumer has dropped them.
+/// An output that completes every delivery as delivered at once.
+struct Consume;
+
+impl Output for Consume {
+    fn kind(&self) -> &'static str {
+        "bench"
+    }
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        _abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(async move {
+            while let Ok(d) = queue.recv().await {
+                d.complete(Completion::Delivered);
+            }
+        })
+    }
+}
+
+/// Sends `batches` batches from this thread and waits until the output has completed them.
 fn run(rt: &tokio::runtime::Runtime, window: Option<&Arc<Window>>, batches: u64) -> Duration {
-    let (tx, rx) = async_channel::unbounded::<EncodedBatch>();
-    let consumer = rt.spawn(async move {
-        let mut events = 0u64;
-        while let Ok(batch) = rx.recv().await {
-            events += u64::from(batch.events);
-            drop(batch);
-        }
-        events
-    });
+    let (destination, submit) =
+        rt.block_on(async { Destination::start("bench", Box::new(Consume)) });
     let cancel = CancellationToken::new();
     // The default 1 GiB memory budget: every batch is charged to it (as in the daemon) but it
     // never runs out here, so only the window decides whether the producer waits.
     let mut emitter = Emitter::new(
-        tx,
+        submit,
         Arc::new(ReceiverCounters::default()),
         MemoryBudget::new(1 << 30),
         rt.handle().clone(),
         cancel.clone(),
     );
     // The body is shared: encoding is measured by the encode bench, not here.
-    let body = Bytes::from(vec![b'x'; 4096]);
+    let body = EncodedBatch::from_lines(Bytes::from(vec!["{}"; BATCH_EVENTS as usize].join("\n")))
+        .expect("small body");
+    // Built before the clock starts: the receive loop's builder hands its vectors over, it
+    // does not copy them.
+    let mut prepared: Vec<EncodedBatch> = (0..batches).map(|_| body.clone_events()).collect();
     let start = Instant::now();
-    for _ in 0..batches {
+    for batch in prepared.drain(..) {
         if let Some(w) = window {
             for _ in 0..BATCH_EVENTS / FETCH_LIMIT {
                 let permit = w
@@ -63,12 +84,14 @@ fn run(rt: &tokio::runtime::Runtime, window: Option<&Arc<Window>>, batches: u64)
                 emitter.hold(permit);
             }
         }
-        emitter.emit(EncodedBatch::new(body.clone(), BATCH_EVENTS));
+        emitter.emit(batch);
     }
     drop(emitter);
-    let events = rt.block_on(consumer).expect("consumer task");
+    let far = tokio::time::Instant::now() + Duration::from_secs(3600);
+    let summary = rt.block_on(destination.drain(far));
     let elapsed = start.elapsed();
-    assert_eq!(events, batches * u64::from(BATCH_EVENTS));
+    assert_eq!(summary.delivered, batches * u64::from(BATCH_EVENTS));
+    assert_eq!(summary.lost, 0);
     if let Some(w) = window {
         assert_eq!(w.in_use(), 0, "every permit went back to the window");
     }

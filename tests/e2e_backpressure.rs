@@ -79,3 +79,60 @@ fn a_spent_memory_budget_blocks_tcp_senders_until_splunk_is_back() {
     assert_eq!((r.distinct, r.duplicates, r.missing), (N, 0, 0), "{r:?}");
     eprintln!("sender stalled at {stalled_at} of {N} messages while HEC was down");
 }
+
+/// Kernel drops of every UDP socket bound to `port` on 127.0.0.1, from `/proc/net/udp` (the
+/// same counter `SO_MEMINFO` reads).
+fn proc_udp_drops(port: u16) -> u64 {
+    let text = std::fs::read_to_string("/proc/net/udp").unwrap();
+    let local = format!("0100007F:{port:04X}");
+    text.lines()
+        .skip(1)
+        .filter(|l| l.split_whitespace().nth(1) == Some(local.as_str()))
+        .map(|l| l.split_whitespace().last().unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
+/// With Splunk down the UDP window fills and the receive threads stop reading, so the kernel
+/// drops what does not fit its buffer. `sluice_kernel_dropped_total` must say so while that
+/// lasts — not only once a thread reads again.
+#[test]
+fn kernel_drops_are_counted_while_the_udp_window_is_full() {
+    let _heavy = sluice_suite::heavy();
+    let hec_port = sluice_suite::free_port();
+    let d = Daemon::start(
+        DaemonOpts::default()
+            .env(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
+                format!("http://127.0.0.1:{hec_port}"),
+            )
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "t")
+            .env("SC4S_SOURCE_UDP_IW_SIZE", 1000)
+            .env("SC4S_SOURCE_UDP_SO_RCVBUFF", 65536),
+    );
+    let msgs: Vec<Vec<u8>> = (0..6000)
+        .map(|i| {
+            let mut m = format!("<13>Nov 22 10:00:00 host app: seq: {i:010}, pad ").into_bytes();
+            m.resize(800, b'x');
+            m
+        })
+        .collect();
+    let refs: Vec<&[u8]> = msgs.iter().map(Vec::as_slice).collect();
+    sluice_suite::send_udp(d.udp_addr(), &refs);
+    d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum("sluice_window_full_total", &["window=\"udp\""]) > 0.0
+    });
+    let kernel = proc_udp_drops(d.port);
+    assert!(
+        kernel > 0,
+        "the kernel dropped nothing: the test sent too little"
+    );
+    // The window is still full (Splunk is down): only the timer can have read the counter.
+    let m = d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum("sluice_kernel_dropped_total", &[]) as u64 == kernel
+    });
+    assert!(
+        m.sum("sluice_received_total", &[]) <= 1000.0,
+        "nothing was delivered, so the window bounds what was taken in: {m:?}"
+    );
+    eprintln!("{kernel} of 6000 datagrams dropped by the kernel while the window was full");
+}

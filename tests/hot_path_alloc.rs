@@ -6,7 +6,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 use sluice::pipeline::{LocalCounts, Processor, RecvTime};
-use sluice_hec::BatchPolicy;
+use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{Classifier, SourceMeta, Transport};
 use sluice_proto::event::EncodeOptions;
 use sluice_proto::time::Zone;

@@ -5,11 +5,34 @@
 //! SC4S-shaped batches through a bounded channel; the rate is the client's delivered count.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use sluice_bench::{SinkConfig, SinkHandle};
-use sluice_hec::{AbortSignal, ClientConfig, EncodedBatch, HecOutput, HecStats};
+use sluice_hec::{ClientConfig, HecOutput, HecStats};
+use sluice_proto::batch::EncodedBatch;
+use sluice_proto::delivery::{Completion, CompletionSink, Delivery};
+use tokio_util::sync::CancellationToken;
+
+/// Counts the events of every completion by outcome.
+#[derive(Debug, Default)]
+struct Counts {
+    delivered: AtomicU64,
+    batches: AtomicU64,
+    not_delivered: AtomicU64,
+}
+
+impl CompletionSink for Counts {
+    fn completed(&self, batch: &EncodedBatch, completion: &Completion, _persisted: bool) {
+        let c = completion.counts(batch.events());
+        self.delivered
+            .fetch_add(u64::from(c.delivered), Ordering::Relaxed);
+        self.not_delivered
+            .fetch_add(u64::from(c.rejected + c.undelivered), Ordering::Relaxed);
+        self.batches.fetch_add(1, Ordering::Relaxed);
+    }
+}
 
 fn arg(i: usize, default: u64) -> u64 {
     std::env::args()
@@ -35,6 +58,8 @@ fn main() {
     .expect("sink starts");
     let body = Bytes::from(sluice_bench::sink::sample::sample_body(per as usize, 7));
     let body_len = body.len();
+    let counts = Arc::new(Counts::default());
+    let completions: Arc<dyn CompletionSink> = counts.clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -55,21 +80,23 @@ fn main() {
     let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
     let elapsed = rt.block_on(async move {
         let (tx, rx) = async_channel::bounded(workers * 2);
-        let run = tokio::spawn(out.run(rx, AbortSignal::new()));
+        let run = tokio::spawn(out.run(rx, CancellationToken::new()));
         let start = Instant::now();
         let end = start + Duration::from_secs(secs);
+        let batch = EncodedBatch::from_lines(body.clone()).expect("sample body fits");
+        assert_eq!(u64::from(batch.events()), per, "one line per event");
         while Instant::now() < end {
-            tx.send(EncodedBatch::new(body.clone(), per as u32))
-                .await
-                .unwrap();
+            let d = Delivery::new(batch.clone_events(), completions.clone());
+            tx.send(d).await.unwrap();
         }
         drop(tx);
-        let report = run.await.unwrap();
-        assert_eq!(report.undelivered_events, 0);
+        run.await.unwrap();
         start.elapsed().as_secs_f64()
     });
     let (process_cpu, sink_cpu) = cpu_seconds().unwrap_or((0.0, 0.0));
     let snap = stats.snapshot();
+    let delivered = counts.delivered.load(Ordering::Relaxed);
+    assert_eq!(counts.not_delivered.load(Ordering::Relaxed), 0);
     assert_eq!(
         snap.retried_requests_total(),
         0,
@@ -79,10 +106,10 @@ fn main() {
     println!(
         "client: {} events in {:.2}s = {:.0} events/s ({} batches of {per}, {} bytes/event, \
          {:.0} MB/s raw, {:.0} MB/s on the wire, gzip={gzip}, ack={ack}, {workers} workers; sink accepted {})",
-        snap.delivered_events,
+        delivered,
         elapsed,
-        snap.delivered_events as f64 / elapsed,
-        snap.delivered_batches,
+        delivered as f64 / elapsed,
+        counts.batches.load(Ordering::Relaxed),
         body_len / per as usize,
         snap.bytes_raw as f64 / elapsed / 1e6,
         snap.bytes_sent as f64 / elapsed / 1e6,
@@ -93,7 +120,7 @@ fn main() {
         println!(
             "client CPU (everything but the sink threads): {client_cpu:.2} s = {:.3} µs/event; \
              sink CPU {sink_cpu:.2} s",
-            client_cpu * 1e6 / snap.delivered_events as f64
+            client_cpu * 1e6 / delivered as f64
         );
     }
 }

@@ -4,12 +4,21 @@
 //!
 //! # Data flow
 //!
-//! Producers (the UDP receive threads, the TCP listener) own a [`BatchBuilder`] each and
-//! encode straight into it; a completed [`EncodedBatch`] goes into an `async_channel` that
+//! Producers (the UDP receive threads, the TCP listener) own a
+//! [`BatchBuilder`](sluice_proto::batch::BatchBuilder) each and encode straight into it; a
+//! completed [`EncodedBatch`](sluice_proto::batch::EncodedBatch), wrapped in a
+//! [`Delivery`](sluice_proto::delivery::Delivery), goes into an `async_channel` that
 //! [`HecOutput::run`] drains with `workers` tasks. Batching lives at the producer because a
 //! channel hand-off per message costs more than parsing the message: with 5000-event batches
 //! a receive thread hands off ~50 times a second instead of 250 000, and the body it built is
 //! the request body, sent without another copy.
+//!
+//! Each delivery is completed exactly once
+//! ([`Delivery::complete`](sluice_proto::delivery::Delivery::complete)) with what became of
+//! *all* its events — whatever pieces a 413 split it into. That completion is the only thing
+//! that flows back: it releases the batch's input-window permits and memory, and the
+//! destination's completion sink counts it. The client itself counts requests, not events
+//! ([`HecStats`]).
 //!
 //! # Requests
 //!
@@ -30,12 +39,12 @@
 //!
 //! # Responses
 //!
-//! | answer | action | counted as |
+//! | answer | action | completion |
 //! |---|---|---|
-//! | 2xx | delivered; the batch is dropped, releasing its tickets | `delivered_events`, `delivered_batches` |
-//! | 400 about the data | HEC refused the request for one or more events: the one named by `invalid-event-number` is refused for good and the rest sent again without it; without the number the request is bisected ([`reject`]). Refused events go to the dead-letter file ([`deadletter`]) | `dropped{reason="hec_rejected"}`, `hec_rejected{reason}` |
+//! | 2xx | delivered (with indexer acknowledgement: once acked) | `Delivered` (when every piece was) |
+//! | 400 about the data | HEC refused the request for one or more events: the one named by `invalid-event-number` is refused for good and the rest sent again without it; without the number the request is bisected ([`reject`]). Refused events go to the dead-letter file ([`deadletter`]) | `Rejected`, each refused event with its status and Splunk's text; `hec_rejected{reason}` |
 //! | 400 about the request (codes 10, 11, 14, 16: ack channel, ack disabled) | held and retried like a 401 | `retried{reason="http_400_request"}` |
-//! | 413 | the piece is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is refused (dead letter) | `hec_rejected{reason="too_large"}` |
+//! | 413 | the piece is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is refused (dead letter) | `Rejected`, that event with 413; `hec_rejected{reason="too_large"}` |
 //! | 401, 403 | token missing/invalid/disabled: retried (the token may be fixed in Splunk) | `retried{reason="http_401"/"http_403"}` |
 //! | 404 | retried (SC4S: `404 => retry`) | `retried{reason="http_404"}` |
 //! | 408, 429 | retried | `http_408`, `http_429` |
@@ -57,11 +66,11 @@
 //! # Shutdown
 //!
 //! Normal drain: the producers drop their senders; `run` returns when the channel is closed
-//! and empty and every worker has finished its batch (delivered or dropped as above).
-//! Drain timeout: [`AbortSignal::abort`] makes every worker stop at once (cancelling a request
-//! in flight and any backoff wait); `run` then closes the channel, counts what workers held
-//! and what is still queued, drops it (`dropped{reason="drain_timeout"}`) and returns the
-//! counts in [`DrainReport`] for the daemon to log.
+//! and empty and every worker has completed its delivery.
+//! Drain timeout: cancelling the abort token makes every worker stop at once (cancelling a
+//! request in flight and any backoff wait); what workers held and what is still queued
+//! completes as `Abandoned { reason: Shutdown }`, so the daemon's completion sink knows
+//! exactly how many events were not delivered. `run` closes the channel.
 //!
 //! # Indexer acknowledgement
 //!
@@ -82,14 +91,15 @@
 //! request): the batch is then sent again and those events are duplicated in Splunk; with a
 //! slow indexer at most the batch each worker had in flight. After a 400 naming a bad event
 //! the events before it are sent again by default ([`ResendPolicy`]). Nothing is lost except
-//! (a) events HEC refuses for good — counted and dead-lettered — and (b) what is still held
-//! when the drain timeout fires, reported in [`DrainReport`]. Without acknowledgement a 2xx
-//! is taken as delivered.
+//! (a) events HEC refuses for good — completed as `Rejected`, dead-lettered and logged — and
+//! (b) what is still held when the drain timeout fires, completed as `Abandoned` (pieces of
+//! it already delivered are counted with it: an overcount, never an undercount). The client
+//! never hands a batch back (`Retry`): it retries itself. Without acknowledgement a 2xx is
+//! taken as delivered.
 
 #![forbid(unsafe_code)]
 
 pub mod ack;
-pub mod batch;
 pub mod config;
 pub mod deadletter;
 mod error;
@@ -98,15 +108,13 @@ pub mod output;
 pub mod reject;
 pub mod stats;
 
-pub use batch::{BatchBuilder, BatchPolicy, EncodedBatch};
 pub use config::{AckConfig, Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
 pub use deadletter::DeadLetterConfig;
 pub use error::HecError;
-pub use output::{AbortSignal, DrainReport, HecOutput, ProbeResult};
+pub use output::{HecOutput, ProbeResult};
 pub use reject::ResendPolicy;
 pub use stats::{
-    DropReason, HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome,
-    RetryReason,
+    HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome, RetryReason,
 };
 
 /// Words for the TLS failures an operator meets when pointing sluice at an indexer: rustls

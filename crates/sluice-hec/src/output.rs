@@ -8,65 +8,17 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use tokio::sync::watch;
+use sluice_proto::delivery::{AbandonReason, Completion, Delivery, Rejection};
+use tokio_util::sync::CancellationToken;
 use tracing::{error, info, warn};
 
 use crate::HecError;
-use crate::batch::EncodedBatch;
 use crate::config::{ClientConfig, check_url};
 use crate::deadletter::DeadLetter;
 use crate::health::UrlBoard;
-use crate::stats::{DropReason, HecStats, RequestOutcome, RetryReason};
+use crate::stats::{HecStats, RequestOutcome, RetryReason};
 
 mod engine;
-
-/// Shutdown's "stop retrying now" signal (the drain timeout). Clones share one flag; once set
-/// it stays set. Dropping every clone without calling [`abort`](Self::abort) never aborts.
-#[derive(Debug, Clone)]
-pub struct AbortSignal {
-    tx: Arc<watch::Sender<bool>>,
-}
-
-impl Default for AbortSignal {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl AbortSignal {
-    pub fn new() -> Self {
-        AbortSignal {
-            tx: Arc::new(watch::Sender::new(false)),
-        }
-    }
-
-    pub fn abort(&self) {
-        self.tx.send_replace(true);
-    }
-
-    pub fn is_aborted(&self) -> bool {
-        *self.tx.borrow()
-    }
-
-    /// Completes once [`abort`](Self::abort) has been called (at once if it already was).
-    pub async fn aborted(&self) {
-        let mut rx = self.tx.subscribe();
-        // The sender lives in `self`, so `wait_for` cannot see it closed.
-        let _ = rx.wait_for(|a| *a).await;
-    }
-}
-
-/// What [`HecOutput::run`] could not deliver. Zero after a normal drain.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DrainReport {
-    /// Events held by workers or still queued in the channel when the abort came. They were
-    /// dropped (counted as `dropped{reason="drain_timeout"}`); an in-flight request among
-    /// them may still have been indexed by Splunk.
-    pub undelivered_events: u64,
-    pub undelivered_batches: u64,
-    /// Whether the run ended by abort rather than by draining the closed channel.
-    pub aborted: bool,
-}
 
 /// Result of the startup check of one URL ([`HecOutput::probe`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +37,7 @@ pub struct ProbeResult {
 }
 
 /// One HEC destination: a configured HTTP client plus its stats. [`run`](Self::run) consumes
-/// it and delivers batches until the channel drains or the abort signal fires.
+/// it and delivers batches until the channel drains or the abort token fires.
 #[derive(Debug, Clone)]
 pub struct HecOutput {
     inner: Arc<Inner>,
@@ -338,15 +290,13 @@ impl HecOutput {
         &self.inner.cfg
     }
 
-    /// Delivers batches from `rx` with `workers` tasks until `rx` is closed and empty and
-    /// every held batch is finished, or until `abort` fires. After an abort the channel is
-    /// closed (later sends fail and hand the batch back to the sender), what is left in it
-    /// is counted and dropped, and the report says how much was not delivered.
-    pub async fn run(
-        self,
-        rx: async_channel::Receiver<EncodedBatch>,
-        abort: AbortSignal,
-    ) -> DrainReport {
+    /// Delivers from `rx` with `workers` tasks until `rx` is closed and empty and every held
+    /// delivery is completed, or until `abort` fires. Every delivery taken is completed
+    /// exactly once (see the crate docs' table). After an abort, what workers held and what
+    /// is still queued completes as [`Abandoned`](Completion::Abandoned) with
+    /// [`AbandonReason::Shutdown`], and the channel is closed (a later send fails and hands
+    /// the delivery back to the sender).
+    pub async fn run(self, rx: async_channel::Receiver<Delivery>, abort: CancellationToken) {
         let prober = tokio::spawn(Arc::clone(&self.inner).probe_out_urls());
         let mut set = tokio::task::JoinSet::new();
         for id in 0..self.inner.cfg.workers {
@@ -355,32 +305,22 @@ impl HecOutput {
             let abort = abort.clone();
             set.spawn(async move { inner.worker(id, rx, abort).await });
         }
-        let mut report = DrainReport::default();
         while let Some(joined) = set.join_next().await {
-            match joined {
-                Ok((events, batches)) => {
-                    report.undelivered_events += events;
-                    report.undelivered_batches += batches;
-                }
-                Err(e) => {
-                    // Unreachable unless there is a bug: the batch it held was dropped with it.
-                    error!(error = %e, "HEC worker task failed; the batch it held is lost");
-                }
+            if let Err(e) = joined {
+                // Unreachable unless there is a bug: the deliveries it held completed
+                // themselves as uncompleted when the task was dropped, counted and logged.
+                error!(error = %e, "HEC worker task failed");
             }
         }
         prober.abort();
-        if abort.is_aborted() {
-            report.aborted = true;
+        if abort.is_cancelled() {
             rx.close();
-            while let Ok(batch) = rx.try_recv() {
-                report.undelivered_events += u64::from(batch.events);
-                report.undelivered_batches += 1;
-                self.inner
-                    .stats
-                    .dropped(DropReason::DrainTimeout, batch.events);
+            while let Ok(d) = rx.try_recv() {
+                d.complete(Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
+                });
             }
         }
-        report
     }
 
     /// Checks every URL once: reachable, HEC health, token. Never fails; the results say what
@@ -402,32 +342,31 @@ impl Inner {
     async fn worker(
         &self,
         id: usize,
-        rx: async_channel::Receiver<EncodedBatch>,
-        abort: AbortSignal,
-    ) -> (u64, u64) {
-        let mut undelivered = (0u64, 0u64);
+        rx: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) {
         let stats = &self.stats;
-        let mut finish = |batch: EncodedBatch, end: engine::Finish| {
-            let events = batch.events;
-            match end {
-                engine::Finish::Done { refused } => {
-                    let refused = refused.len() as u32;
-                    stats.delivered(events.saturating_sub(refused));
-                    if refused > 0 {
-                        stats.dropped(DropReason::HecRejected, refused);
-                    }
-                }
-                engine::Finish::Abandoned => {
-                    stats.dropped(DropReason::DrainTimeout, events);
-                    undelivered.0 += u64::from(events);
-                    undelivered.1 += 1;
-                }
-            }
-            stats.release(events);
-            // The batch (and the window tickets it carries) is dropped here.
+        let mut finish = |delivery: Delivery, end: engine::Finish| {
+            stats.release(delivery.events());
+            let completion = match end {
+                engine::Finish::Done { refused } if refused.is_empty() => Completion::Delivered,
+                engine::Finish::Done { refused } => Completion::Rejected {
+                    events: refused
+                        .into_iter()
+                        .map(|r| Rejection {
+                            index: r.index,
+                            code: Some(r.status),
+                            text: r.text,
+                        })
+                        .collect(),
+                },
+                engine::Finish::Abandoned => Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
+                },
+            };
+            delivery.complete(completion);
         };
         self.run_worker(id, rx, &abort, &mut finish).await;
-        undelivered
     }
 
     /// One request: the status line and headers within `timeout`, the body within the body

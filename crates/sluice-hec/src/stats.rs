@@ -1,6 +1,10 @@
-//! Delivery counters. Every field is an atomic updated once per request or batch; nothing on
-//! the delivery path takes a lock. [`HecStats::snapshot`] returns plain numbers with their
-//! label values for the daemon's Prometheus rendering.
+//! Request counters of one HEC output. Every field is an atomic updated once per request or
+//! batch; nothing on the delivery path takes a lock. [`HecStats::snapshot`] returns plain
+//! numbers with their label values for the daemon's Prometheus rendering.
+//!
+//! What happened to the *events* (delivered, rejected, abandoned) is not counted here: each
+//! batch's [`Completion`](sluice_proto::delivery::Completion) goes to the destination's
+//! completion sink, which is the one place that counts it.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -57,16 +61,6 @@ labelled_enum!(
     }
 );
 
-labelled_enum!(
-    /// Why events were given up (`dropped_total{reason}`).
-    DropReason {
-        Hec400 => "hec_400",
-        Hec413 => "hec_413",
-        HecRejected => "hec_rejected",
-        DrainTimeout => "drain_timeout",
-    }
-);
-
 /// Upper bounds (seconds) of the `hec_request_seconds` histogram buckets; `+Inf` is implied.
 pub const LATENCY_BUCKETS: &[f64] = &[
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
@@ -80,14 +74,10 @@ fn counters<const N: usize>() -> [AtomicU64; N] {
 #[derive(Debug)]
 pub struct HecStats {
     requests: [AtomicU64; RequestOutcome::COUNT],
-    delivered_events: AtomicU64,
-    delivered_batches: AtomicU64,
     bytes_raw: AtomicU64,
     bytes_sent: AtomicU64,
     retried_requests: [AtomicU64; RetryReason::COUNT],
     retried_events: [AtomicU64; RetryReason::COUNT],
-    dropped_events: [AtomicU64; DropReason::COUNT],
-    dropped_batches: [AtomicU64; DropReason::COUNT],
     in_flight_batches: AtomicI64,
     in_flight_events: AtomicI64,
     latency: [AtomicU64; 14],
@@ -122,14 +112,10 @@ impl Default for HecStats {
     fn default() -> Self {
         HecStats {
             requests: counters(),
-            delivered_events: AtomicU64::new(0),
-            delivered_batches: AtomicU64::new(0),
             bytes_raw: AtomicU64::new(0),
             bytes_sent: AtomicU64::new(0),
             retried_requests: counters(),
             retried_events: counters(),
-            dropped_events: counters(),
-            dropped_batches: counters(),
             in_flight_batches: AtomicI64::new(0),
             in_flight_events: AtomicI64::new(0),
             latency: counters(),
@@ -160,15 +146,11 @@ pub struct HistogramSnapshot {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HecStatsSnapshot {
     pub requests: Vec<(&'static str, u64)>,
-    pub delivered_events: u64,
-    pub delivered_batches: u64,
     /// Body bytes of every request sent (retries included), before and after compression.
     pub bytes_raw: u64,
     pub bytes_sent: u64,
     pub retried_requests: Vec<(&'static str, u64)>,
     pub retried_events: Vec<(&'static str, u64)>,
-    pub dropped_events: Vec<(&'static str, u64)>,
-    pub dropped_batches: Vec<(&'static str, u64)>,
     /// Batches (and their events) currently held by workers: being sent or waiting to retry.
     pub in_flight_batches: i64,
     pub in_flight_events: i64,
@@ -194,12 +176,6 @@ impl HecStatsSnapshot {
     }
     pub fn retried_requests_total(&self) -> u64 {
         self.retried_requests.iter().map(|(_, v)| v).sum()
-    }
-    pub fn dropped_events(&self, reason: DropReason) -> u64 {
-        Self::get(&self.dropped_events, reason.label())
-    }
-    pub fn dropped_batches(&self, reason: DropReason) -> u64 {
-        Self::get(&self.dropped_batches, reason.label())
     }
 }
 
@@ -245,8 +221,6 @@ impl HecStats {
                 &self.requests,
                 &mut RequestOutcome::ALL.iter().map(|r| r.label()),
             ),
-            delivered_events: self.delivered_events.load(Relaxed),
-            delivered_batches: self.delivered_batches.load(Relaxed),
             bytes_raw: self.bytes_raw.load(Relaxed),
             bytes_sent: self.bytes_sent.load(Relaxed),
             retried_requests: list(
@@ -256,14 +230,6 @@ impl HecStats {
             retried_events: list(
                 &self.retried_events,
                 &mut RetryReason::ALL.iter().map(|r| r.label()),
-            ),
-            dropped_events: list(
-                &self.dropped_events,
-                &mut DropReason::ALL.iter().map(|r| r.label()),
-            ),
-            dropped_batches: list(
-                &self.dropped_batches,
-                &mut DropReason::ALL.iter().map(|r| r.label()),
             ),
             in_flight_batches: self.in_flight_batches.load(Relaxed),
             in_flight_events: self.in_flight_events.load(Relaxed),
@@ -328,19 +294,9 @@ impl HecStats {
         self.bytes_sent.fetch_add(wire as u64, Relaxed);
     }
 
-    pub(crate) fn delivered(&self, events: u32) {
-        self.delivered_events.fetch_add(u64::from(events), Relaxed);
-        self.delivered_batches.fetch_add(1, Relaxed);
-    }
-
     pub(crate) fn retried(&self, reason: RetryReason, events: u32) {
         self.retried_requests[reason as usize].fetch_add(1, Relaxed);
         self.retried_events[reason as usize].fetch_add(u64::from(events), Relaxed);
-    }
-
-    pub(crate) fn dropped(&self, reason: DropReason, events: u32) {
-        self.dropped_events[reason as usize].fetch_add(u64::from(events), Relaxed);
-        self.dropped_batches[reason as usize].fetch_add(1, Relaxed);
     }
 
     pub(crate) fn hold(&self, events: u32) {

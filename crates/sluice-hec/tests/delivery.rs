@@ -1,19 +1,20 @@
-//! The HEC client against the real test sink: every response class of the crate docs.
+//! The HEC client against the real test sink: every response class of the crate docs, each
+//! checked by the one completion per batch it reports.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use sluice_bench::{Faults, RejectReason, SinkConfig, SinkHandle};
-use sluice_hec::{
-    AbortSignal, Backoff, ClientConfig, DrainReport, DropReason, EncodedBatch, HecOutput, HecStats,
-    RequestOutcome, RetryReason,
-};
+use sluice_hec::{Backoff, ClientConfig, HecOutput, HecStats, RequestOutcome, RetryReason};
+use sluice_proto::batch::{EncodedBatch, HoldKind};
+use sluice_proto::delivery::{AbandonReason, Completion, CompletionSink, Delivery};
+use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "3f1e2d4c-0000-4000-8000-000000000001";
 
-/// A ticket whose release is observable.
+/// A hold (window permit) whose release is observable.
 struct Ticket(Arc<AtomicUsize>);
 impl Drop for Ticket {
     fn drop(&mut self) {
@@ -41,15 +42,61 @@ fn event(thread: u32, seq: u64, extra: &str) -> String {
     )
 }
 
+/// Every completion reported, with the batch's event count, in order.
+#[derive(Debug, Default)]
+struct Recorder {
+    seen: Mutex<Vec<(u32, Completion)>>,
+}
+
+impl CompletionSink for Recorder {
+    fn completed(&self, batch: &EncodedBatch, completion: &Completion, _persisted: bool) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((batch.events(), completion.clone()));
+    }
+}
+
+impl Recorder {
+    fn all(&self) -> Vec<(u32, Completion)> {
+        self.seen.lock().unwrap().clone()
+    }
+    fn count(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+    /// Events by outcome over every completion: (delivered, rejected, undelivered).
+    fn events(&self) -> (u64, u64, u64) {
+        self.all().iter().fold((0, 0, 0), |(d, r, u), (n, c)| {
+            let k = c.counts(*n);
+            (
+                d + u64::from(k.delivered),
+                r + u64::from(k.rejected),
+                u + u64::from(k.undelivered),
+            )
+        })
+    }
+    fn abandoned(&self) -> usize {
+        self.all()
+            .iter()
+            .filter(|(_, c)| {
+                *c == Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
+                }
+            })
+            .count()
+    }
+}
+
 /// Batch `i` of `per` events: thread 0, seq `i*per .. (i+1)*per`.
-fn batch(i: u64, per: u64, extra: &str, tickets: &Tickets) -> EncodedBatch {
+fn batch(i: u64, per: u64, extra: &str, tickets: &Tickets, sink: &Arc<Recorder>) -> Delivery {
     let body = (i * per..(i + 1) * per)
         .map(|s| event(0, s, extra))
         .collect::<Vec<_>>()
         .join("\n");
-    let mut b = EncodedBatch::new(Bytes::from(body), per as u32);
-    b.attach(tickets.issue());
-    b
+    let mut b = EncodedBatch::from_lines(Bytes::from(body)).unwrap();
+    assert_eq!(u64::from(b.events()), per);
+    b.hold(HoldKind::Events, tickets.issue());
+    Delivery::new(b, sink.clone())
 }
 
 fn sink_with(token: &str, faults: Faults) -> SinkHandle {
@@ -89,10 +136,7 @@ fn dead_url() -> String {
 }
 
 /// Sends `batches` through a fresh output, closes the channel, runs it to completion.
-async fn deliver_all(
-    cfg: ClientConfig,
-    batches: Vec<EncodedBatch>,
-) -> (DrainReport, Arc<HecStats>) {
+async fn deliver_all(cfg: ClientConfig, batches: Vec<Delivery>) -> Arc<HecStats> {
     let stats = Arc::new(HecStats::new());
     let out = HecOutput::new(cfg, Arc::clone(&stats)).expect("valid config");
     let (tx, rx) = async_channel::unbounded();
@@ -100,10 +144,13 @@ async fn deliver_all(
         tx.send(b).await.unwrap();
     }
     drop(tx);
-    let report = tokio::time::timeout(Duration::from_secs(120), out.run(rx, AbortSignal::new()))
-        .await
-        .expect("run drains within the time limit");
-    (report, stats)
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        out.run(rx, CancellationToken::new()),
+    )
+    .await
+    .expect("run drains within the time limit");
+    stats
 }
 
 async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
@@ -115,22 +162,31 @@ async fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
 }
 
 #[tokio::test]
-async fn delivers_every_batch_with_exact_counts() {
+async fn delivers_every_batch_with_one_completion_each() {
     let s = sink();
     let tickets = Tickets::new();
-    let batches = (0..20).map(|i| batch(i, 500, "", &tickets)).collect();
-    let (report, stats) = deliver_all(config(vec![s.event_url()]), batches).await;
-    assert_eq!(report, DrainReport::default());
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..20).map(|i| batch(i, 500, "", &tickets, &rec)).collect();
+    let stats = deliver_all(config(vec![s.event_url()]), batches).await;
+    assert_eq!(rec.count(), 20, "one completion per batch");
+    assert!(
+        rec.all()
+            .iter()
+            .all(|(n, c)| *n == 500 && *c == Completion::Delivered)
+    );
+    assert_eq!(rec.events(), (10_000, 0, 0));
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 10_000);
-    assert_eq!(snap.delivered_batches, 20);
     assert_eq!(snap.requests(RequestOutcome::Success), 20);
     assert_eq!(snap.retried_requests_total(), 0);
     assert_eq!((snap.in_flight_batches, snap.in_flight_events), (0, 0));
     assert_eq!(snap.request_seconds.count, 20);
     assert_eq!(snap.bytes_raw, snap.bytes_sent, "no compression");
     assert!(snap.healthy);
-    assert_eq!(tickets.live(), 0, "every ticket released on delivery");
+    assert_eq!(
+        tickets.live(),
+        0,
+        "every window permit released on completion"
+    );
     let sink_stats = s.stats();
     assert_eq!(sink_stats.accepted_events, 10_000);
     assert_eq!(sink_stats.gzip_requests, 0);
@@ -142,13 +198,13 @@ async fn delivers_every_batch_with_exact_counts() {
 async fn gzip_compresses_every_request() {
     let s = sink();
     let tickets = Tickets::new();
-    let batches = (0..6).map(|i| batch(i, 1000, "", &tickets)).collect();
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..6).map(|i| batch(i, 1000, "", &tickets, &rec)).collect();
     let mut cfg = config(vec![s.event_url()]);
     cfg.compression = true;
-    let (report, stats) = deliver_all(cfg, batches).await;
-    assert_eq!(report.undelivered_events, 0);
+    let stats = deliver_all(cfg, batches).await;
+    assert_eq!(rec.events(), (6000, 0, 0));
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 6000);
     assert!(
         snap.bytes_sent * 3 < snap.bytes_raw,
         "gzip shrinks JSON: {} -> {}",
@@ -172,11 +228,16 @@ async fn server_busy_is_retried_until_it_recovers() {
         },
     );
     let tickets = Tickets::new();
-    let batches = (0..10).map(|i| batch(i, 200, "", &tickets)).collect();
-    let (report, stats) = deliver_all(config(vec![s.event_url()]), batches).await;
-    assert_eq!(report.undelivered_events, 0);
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..10).map(|i| batch(i, 200, "", &tickets, &rec)).collect();
+    let stats = deliver_all(config(vec![s.event_url()]), batches).await;
+    assert_eq!(
+        rec.count(),
+        10,
+        "retries inside the client are not completions"
+    );
+    assert_eq!(rec.events(), (2000, 0, 0));
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 2000);
     assert!(snap.retried_requests(RetryReason::Http5xx) > 0);
     assert_eq!(
         snap.requests(RequestOutcome::ServerError),
@@ -201,7 +262,7 @@ async fn server_busy_is_retried_until_it_recovers() {
 }
 
 #[tokio::test]
-async fn a_batch_whose_every_event_hec_refuses_is_refused_event_by_event() {
+async fn a_batch_whose_every_event_hec_refuses_completes_as_rejected_naming_each() {
     let s = sink_with(
         TOKEN,
         Faults {
@@ -210,21 +271,37 @@ async fn a_batch_whose_every_event_hec_refuses_is_refused_event_by_event() {
         },
     );
     let tickets = Tickets::new();
-    let mut batches: Vec<_> = (0..5).map(|i| batch(i, 100, "", &tickets)).collect();
-    batches.push(batch(5, 100, " POISON", &tickets));
-    batches.extend((6..9).map(|i| batch(i, 100, "", &tickets)));
-    let (report, stats) = deliver_all(config(vec![s.event_url()]), batches).await;
+    let rec = Arc::new(Recorder::default());
+    let mut batches: Vec<_> = (0..5).map(|i| batch(i, 100, "", &tickets, &rec)).collect();
+    batches.push(batch(5, 100, " POISON", &tickets, &rec));
+    batches.extend((6..9).map(|i| batch(i, 100, "", &tickets, &rec)));
+    let stats = deliver_all(config(vec![s.event_url()]), batches).await;
+    assert_eq!(rec.count(), 9);
+    assert_eq!(rec.events(), (800, 100, 0));
+    let rejected: Vec<_> = rec
+        .all()
+        .into_iter()
+        .filter_map(|(_, c)| match c {
+            Completion::Rejected { events } => Some(events),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rejected.len(), 1, "one batch rejected");
+    let events = &rejected[0];
     assert_eq!(
-        report,
-        DrainReport::default(),
-        "a 400 drop is not undelivered-by-abort"
+        events.iter().map(|r| r.index).collect::<Vec<_>>(),
+        (0..100).collect::<Vec<u32>>()
     );
-    let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 800);
+    assert!(events.iter().all(|r| r.code == Some(400)));
     // The sink names event 0 of every request holding the marker: each request of the
     // poisoned batch refuses one event and the rest go again.
-    assert_eq!(snap.dropped_events(DropReason::HecRejected), 100);
-    assert_eq!(snap.dropped_batches(DropReason::HecRejected), 1);
+    assert_eq!(events[0].text, "Incorrect index", "Splunk's words are kept");
+    assert_eq!(
+        rec.abandoned(),
+        0,
+        "a rejection is not undelivered-by-abort"
+    );
+    let snap = stats.snapshot();
     assert_eq!(snap.requests(RequestOutcome::BadRequest), 100);
     assert_eq!(stats.dead_letter.rejected_total(), 100);
     assert_eq!(
@@ -235,7 +312,7 @@ async fn a_batch_whose_every_event_hec_refuses_is_refused_event_by_event() {
     assert_eq!(
         tickets.live(),
         0,
-        "the dropped batch released its tickets too"
+        "the rejected batch released its window permits too"
     );
     let rep = s.seq_report(Some(900));
     assert_eq!(rep.missing, 100);
@@ -252,11 +329,11 @@ async fn connection_resets_before_processing_lose_and_duplicate_nothing() {
         },
     );
     let tickets = Tickets::new();
-    let batches = (0..12).map(|i| batch(i, 100, "", &tickets)).collect();
-    let (report, stats) = deliver_all(config(vec![s.event_url()]), batches).await;
-    assert_eq!(report.undelivered_events, 0);
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..12).map(|i| batch(i, 100, "", &tickets, &rec)).collect();
+    let stats = deliver_all(config(vec![s.event_url()]), batches).await;
+    assert_eq!(rec.events(), (1200, 0, 0));
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 1200);
     assert!(
         snap.retried_requests(RetryReason::Io) > 0,
         "{:?}",
@@ -278,11 +355,10 @@ async fn connection_resets_after_processing_may_duplicate_but_never_lose() {
         },
     );
     let tickets = Tickets::new();
-    let batches = (0..12).map(|i| batch(i, 100, "", &tickets)).collect();
-    let (report, stats) = deliver_all(config(vec![s.event_url()]), batches).await;
-    assert_eq!(report.undelivered_events, 0);
-    let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 1200);
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..12).map(|i| batch(i, 100, "", &tickets, &rec)).collect();
+    deliver_all(config(vec![s.event_url()]), batches).await;
+    assert_eq!(rec.events(), (1200, 0, 0));
     let resets = s.stats().rejected(RejectReason::FaultReset);
     assert!(resets > 0);
     let rep = s.seq_report(Some(1200));
@@ -298,13 +374,14 @@ async fn connection_resets_after_processing_may_duplicate_but_never_lose() {
 async fn a_rejected_token_holds_events_until_abort() {
     let s = sink_with("the-real-token", Faults::default());
     let tickets = Tickets::new();
+    let rec = Arc::new(Recorder::default());
     let stats = Arc::new(HecStats::new());
     let out = HecOutput::new(config(vec![s.event_url()]), Arc::clone(&stats)).unwrap();
     let (tx, rx) = async_channel::unbounded();
     for i in 0..6 {
-        tx.send(batch(i, 50, "", &tickets)).await.unwrap();
+        tx.send(batch(i, 50, "", &tickets, &rec)).await.unwrap();
     }
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     let run = tokio::spawn(out.run(rx, abort.clone()));
     wait_until("403 retries", || {
         stats.snapshot().retried_requests(RetryReason::Http403) >= 8
@@ -312,43 +389,44 @@ async fn a_rejected_token_holds_events_until_abort() {
     .await;
     assert!(!stats.healthy());
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 0);
     assert!(snap.consecutive_failures >= 8);
-    assert_eq!(tickets.live(), 6, "held events keep their tickets");
-    abort.abort();
-    let report = tokio::time::timeout(Duration::from_secs(30), run)
+    assert_eq!(
+        rec.count(),
+        0,
+        "nothing completes while HEC refuses the token"
+    );
+    assert_eq!(tickets.live(), 6, "held events keep their window permits");
+    abort.cancel();
+    tokio::time::timeout(Duration::from_secs(30), run)
         .await
         .expect("abort ends the run")
         .unwrap();
-    assert_eq!(
-        report,
-        DrainReport {
-            undelivered_events: 300,
-            undelivered_batches: 6,
-            aborted: true
-        }
-    );
-    assert_eq!(
-        stats.snapshot().dropped_events(DropReason::DrainTimeout),
-        300
-    );
+    assert_eq!(rec.count(), 6);
+    assert_eq!(rec.abandoned(), 6, "held and queued batches are abandoned");
+    assert_eq!(rec.events(), (0, 0, 300));
     assert_eq!(tickets.live(), 0);
     assert_eq!(s.stats().accepted_events, 0);
-    assert!(
-        tx.send(batch(9, 1, "", &tickets)).await.is_err(),
-        "channel closed after abort"
-    );
+    let refused = tx.send(batch(9, 1, "", &tickets, &rec)).await;
+    assert!(refused.is_err(), "channel closed after abort");
+    // The refused delivery comes back to the sender, who must complete it.
+    refused
+        .unwrap_err()
+        .into_inner()
+        .complete(Completion::Abandoned {
+            reason: AbandonReason::OutputGone,
+        });
+    assert_eq!(rec.count(), 7);
 }
 
 #[tokio::test]
 async fn a_dead_url_fails_over_to_the_live_one() {
     let s = sink();
     let tickets = Tickets::new();
-    let batches = (0..16).map(|i| batch(i, 100, "", &tickets)).collect();
-    let (report, stats) = deliver_all(config(vec![dead_url(), s.event_url()]), batches).await;
-    assert_eq!(report.undelivered_events, 0);
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..16).map(|i| batch(i, 100, "", &tickets, &rec)).collect();
+    let stats = deliver_all(config(vec![dead_url(), s.event_url()]), batches).await;
+    assert_eq!(rec.events(), (1600, 0, 0));
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 1600);
     assert!(snap.retried_requests(RetryReason::Connect) > 0);
     assert!(snap.healthy, "one URL delivers");
     let rep = s.seq_report(Some(1600));
@@ -356,7 +434,7 @@ async fn a_dead_url_fails_over_to_the_live_one() {
 }
 
 #[tokio::test]
-async fn too_large_splits_the_batch_until_it_fits() {
+async fn too_large_splits_the_batch_until_it_fits_and_completes_it_once() {
     let s = sink_with(
         TOKEN,
         Faults {
@@ -365,31 +443,25 @@ async fn too_large_splits_the_batch_until_it_fits() {
         },
     );
     let tickets = Tickets::new();
-    let batches = (0..2).map(|i| batch(i, 500, "", &tickets)).collect();
-    let (report, stats) = deliver_all(config(vec![s.event_url()]), batches).await;
-    assert_eq!(report.undelivered_events, 0);
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..2).map(|i| batch(i, 500, "", &tickets, &rec)).collect();
+    let stats = deliver_all(config(vec![s.event_url()]), batches).await;
+    assert_eq!(
+        rec.all(),
+        vec![(500, Completion::Delivered), (500, Completion::Delivered)],
+        "one completion per batch, not per piece"
+    );
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 1000);
     // 500 -> 2x250 -> 4x125 -> 8x(62|63): 1 + 2 + 4 answers of 413 per batch.
     assert_eq!(snap.requests(RequestOutcome::TooLarge), 14);
     assert_eq!(snap.requests(RequestOutcome::Success), 16);
-    assert_eq!(
-        snap.delivered_batches, 2,
-        "one completion per batch, whatever its pieces"
-    );
-    assert_eq!(snap.dropped_events(DropReason::HecRejected), 0);
-    assert_eq!(
-        stats.isolation.resent_events.load(Ordering::Relaxed),
-        3 * 1000,
-        "every event went again after each of the three 413 levels"
-    );
     assert_eq!(tickets.live(), 0);
     let rep = s.seq_report(Some(1000));
     assert_eq!((rep.missing, rep.duplicates), (0, 0));
 }
 
 #[tokio::test]
-async fn a_single_event_still_too_large_is_dropped() {
+async fn a_single_event_still_too_large_is_rejected_by_index() {
     let s = sink_with(
         TOKEN,
         Faults {
@@ -398,20 +470,29 @@ async fn a_single_event_still_too_large_is_dropped() {
         },
     );
     let tickets = Tickets::new();
-    let (report, stats) =
-        deliver_all(config(vec![s.event_url()]), vec![batch(0, 4, "", &tickets)]).await;
-    assert_eq!(report.undelivered_events, 0);
-    let snap = stats.snapshot();
-    assert_eq!(snap.dropped_events(DropReason::HecRejected), 4);
-    assert_eq!(snap.dropped_batches(DropReason::HecRejected), 1);
-    let by_reason = stats.dead_letter.rejected();
-    assert!(by_reason.contains(&("too_large", 4)), "{by_reason:?}");
-    assert_eq!(snap.delivered_events, 0);
+    let rec = Arc::new(Recorder::default());
+    deliver_all(
+        config(vec![s.event_url()]),
+        vec![batch(0, 4, "", &tickets, &rec)],
+    )
+    .await;
+    let all = rec.all();
+    assert_eq!(all.len(), 1);
+    match &all[0].1 {
+        Completion::Rejected { events } => {
+            let mut idx: Vec<u32> = events.iter().map(|r| r.index).collect();
+            idx.sort_unstable();
+            assert_eq!(idx, [0, 1, 2, 3]);
+            assert!(events.iter().all(|r| r.code == Some(413)));
+        }
+        other => panic!("expected Rejected, got {other:?}"),
+    }
+    assert_eq!(rec.events(), (0, 4, 0));
     assert_eq!(tickets.live(), 0);
 }
 
 #[tokio::test]
-async fn abort_during_an_outage_reports_exact_undelivered_counts() {
+async fn abort_during_an_outage_abandons_exactly_what_was_held_and_queued() {
     let s = sink_with(
         TOKEN,
         Faults {
@@ -420,15 +501,16 @@ async fn abort_during_an_outage_reports_exact_undelivered_counts() {
         },
     );
     let tickets = Tickets::new();
+    let rec = Arc::new(Recorder::default());
     let stats = Arc::new(HecStats::new());
     let mut cfg = config(vec![s.event_url()]);
     cfg.workers = 2;
     let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
     let (tx, rx) = async_channel::unbounded();
     for i in 0..7 {
-        tx.send(batch(i, 100, "", &tickets)).await.unwrap();
+        tx.send(batch(i, 100, "", &tickets, &rec)).await.unwrap();
     }
-    let abort = AbortSignal::new();
+    let abort = CancellationToken::new();
     let run = tokio::spawn(out.run(rx, abort.clone()));
     wait_until("two workers retrying", || {
         let snap = stats.snapshot();
@@ -436,16 +518,15 @@ async fn abort_during_an_outage_reports_exact_undelivered_counts() {
     })
     .await;
     assert!(!stats.healthy());
-    abort.abort();
-    let report = tokio::time::timeout(Duration::from_secs(30), run)
+    abort.cancel();
+    tokio::time::timeout(Duration::from_secs(30), run)
         .await
         .expect("abort ends the run")
         .unwrap();
-    assert_eq!(report.undelivered_events, 700);
-    assert_eq!(report.undelivered_batches, 7);
-    assert!(report.aborted);
+    assert_eq!(rec.count(), 7);
+    assert_eq!(rec.abandoned(), 7);
+    assert_eq!(rec.events(), (0, 0, 700));
     let snap = stats.snapshot();
-    assert_eq!(snap.dropped_events(DropReason::DrainTimeout), 700);
     assert_eq!((snap.in_flight_batches, snap.in_flight_events), (0, 0));
     assert_eq!(tickets.live(), 0);
     assert_eq!(s.stats().accepted_events, 0);
@@ -527,9 +608,10 @@ async fn requests_carry_sc4s_headers_and_reuse_connections() {
     cfg.user_agent = "sc4s/3.30.0".into();
     cfg.headers = vec![("X-Custom".into(), "one".into())];
     cfg.headers.extend(sluice_hec::sc4s_app_headers("3.30.0"));
-    let batches = (0..5).map(|i| batch(i, 10, "", &tickets)).collect();
-    let (report, _) = deliver_all(cfg, batches).await;
-    assert_eq!(report.undelivered_events, 0);
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..5).map(|i| batch(i, 10, "", &tickets, &rec)).collect();
+    deliver_all(cfg, batches).await;
+    assert_eq!(rec.events(), (50, 0, 0));
     let h = s.last_headers();
     let get = |name: &str| {
         h.iter()
@@ -569,9 +651,10 @@ async fn connection_close_opens_a_connection_per_request() {
     let mut cfg = config(vec![s.event_url()]);
     cfg.workers = 1;
     cfg.connection_close = true;
-    let batches = (0..5).map(|i| batch(i, 10, "", &tickets)).collect();
-    let (report, _) = deliver_all(cfg, batches).await;
-    assert_eq!(report.undelivered_events, 0);
+    let rec = Arc::new(Recorder::default());
+    let batches = (0..5).map(|i| batch(i, 10, "", &tickets, &rec)).collect();
+    deliver_all(cfg, batches).await;
+    assert_eq!(rec.events(), (50, 0, 0));
     assert!(
         s.last_headers()
             .contains(&("connection".into(), "close".into()))
@@ -591,6 +674,7 @@ async fn a_timeout_is_retried_and_may_duplicate_what_splunk_already_indexed() {
         },
     );
     let tickets = Tickets::new();
+    let rec = Arc::new(Recorder::default());
     let stats = Arc::new(HecStats::new());
     let mut cfg = config(vec![s.event_url()]);
     cfg.timeout = Duration::from_millis(200);
@@ -598,22 +682,21 @@ async fn a_timeout_is_retried_and_may_duplicate_what_splunk_already_indexed() {
     let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
     let (tx, rx) = async_channel::unbounded();
     for i in 0..4 {
-        tx.send(batch(i, 100, "", &tickets)).await.unwrap();
+        tx.send(batch(i, 100, "", &tickets, &rec)).await.unwrap();
     }
     drop(tx);
-    let run = tokio::spawn(out.run(rx, AbortSignal::new()));
+    let run = tokio::spawn(out.run(rx, CancellationToken::new()));
     wait_until("timeouts", || {
         stats.snapshot().retried_requests(RetryReason::Timeout) >= 4
     })
     .await;
     s.set_faults(Faults::default());
-    let report = tokio::time::timeout(Duration::from_secs(60), run)
+    tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("delivers once the sink is fast again")
         .unwrap();
-    assert_eq!(report.undelivered_events, 0);
+    assert_eq!(rec.events(), (400, 0, 0));
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 400);
     assert!(snap.requests(RequestOutcome::Timeout) >= 4);
     let rep = s.seq_report(Some(400));
     assert_eq!(rep.missing, 0);

@@ -9,9 +9,13 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use sluice_bench::{Faults, SinkConfig, SinkHandle};
 use sluice_hec::{
-    AbortSignal, AckConfig, Backoff, ClientConfig, DeadLetterConfig, DrainReport, DropReason,
-    EncodedBatch, HecOutput, HecStats, RequestOutcome, ResendPolicy, RetryReason,
+    AckConfig, Backoff, ClientConfig, DeadLetterConfig, HecOutput, HecStats, RequestOutcome,
+    ResendPolicy, RetryReason,
 };
+use sluice_proto::batch::{EncodedBatch, HoldKind};
+use sluice_proto::delivery::{Completion, CompletionSink, Delivery};
+use std::sync::Mutex;
+use tokio_util::sync::CancellationToken as AbortSignal;
 
 const TOKEN: &str = "3f1e2d4c-0000-4000-8000-000000000002";
 
@@ -28,16 +32,64 @@ fn event(seq: u64, extra: &str) -> String {
     )
 }
 
+/// Every completion reported, and the holds still alive: what the pipeline would see.
+#[derive(Debug, Default)]
+struct Ctx {
+    live: Arc<AtomicUsize>,
+    rec: Arc<Recorder>,
+}
+
+#[derive(Debug, Default)]
+struct Recorder {
+    seen: Mutex<Vec<(u32, Completion)>>,
+}
+
+impl CompletionSink for Recorder {
+    fn completed(&self, batch: &EncodedBatch, completion: &Completion, _persisted: bool) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((batch.events(), completion.clone()));
+    }
+}
+
+/// What became of the events: delivered, rejected, undelivered (abandoned).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Outcome {
+    delivered: u64,
+    rejected: u64,
+    undelivered: u64,
+    rejected_batches: u64,
+}
+
+impl Ctx {
+    fn holds(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+    fn outcome(&self) -> Outcome {
+        let seen = self.rec.seen.lock().unwrap();
+        let mut o = Outcome::default();
+        for (n, c) in seen.iter() {
+            let k = c.counts(*n);
+            o.delivered += u64::from(k.delivered);
+            o.rejected += u64::from(k.rejected);
+            o.undelivered += u64::from(k.undelivered);
+            o.rejected_batches += u64::from(matches!(c, Completion::Rejected { .. }));
+        }
+        o
+    }
+}
+
 /// Batch `i` of `per` events; events whose sequence number is in `bad` carry the marker.
-fn batch(i: u64, per: u64, bad: &HashSet<u64>, live: &Arc<AtomicUsize>) -> EncodedBatch {
+fn batch(i: u64, per: u64, bad: &HashSet<u64>, ctx: &Ctx) -> Delivery {
     let body = (i * per..(i + 1) * per)
         .map(|s| event(s, if bad.contains(&s) { " BADEVT" } else { "" }))
         .collect::<Vec<_>>()
         .join("\n");
-    let mut b = EncodedBatch::new(Bytes::from(body), per as u32);
-    live.fetch_add(1, Ordering::SeqCst);
-    b.attach(Ticket(Arc::clone(live)));
-    b
+    let mut b = EncodedBatch::from_lines(Bytes::from(body)).unwrap();
+    ctx.live.fetch_add(1, Ordering::SeqCst);
+    b.hold(HoldKind::Events, Ticket(Arc::clone(&ctx.live)));
+    Delivery::new(b, ctx.rec.clone())
 }
 
 fn sink(faults: Faults, ack: bool) -> SinkHandle {
@@ -73,7 +125,7 @@ fn fast_ack() -> Option<AckConfig> {
     })
 }
 
-async fn run(cfg: ClientConfig, batches: Vec<EncodedBatch>) -> (DrainReport, Arc<HecStats>) {
+async fn run(cfg: ClientConfig, batches: Vec<Delivery>) -> Arc<HecStats> {
     let stats = Arc::new(HecStats::new());
     let out = HecOutput::new(cfg, Arc::clone(&stats)).expect("valid config");
     let (tx, rx) = async_channel::unbounded();
@@ -81,10 +133,10 @@ async fn run(cfg: ClientConfig, batches: Vec<EncodedBatch>) -> (DrainReport, Arc
         tx.send(b).await.unwrap();
     }
     drop(tx);
-    let report = tokio::time::timeout(Duration::from_secs(120), out.run(rx, AbortSignal::new()))
+    tokio::time::timeout(Duration::from_secs(120), out.run(rx, AbortSignal::new()))
         .await
         .expect("run drains within the time limit");
-    (report, stats)
+    stats
 }
 
 fn tmp_dir(name: &str) -> std::path::PathBuf {
@@ -107,7 +159,7 @@ async fn bad_events_are_isolated_dead_lettered_and_the_rest_delivered_once() {
         false,
     );
     let bad: HashSet<u64> = [17, 4_321, 4_399].into();
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Ctx::default();
     let batches = (0..20).map(|i| batch(i, 1000, &bad, &live)).collect();
     let dir = tmp_dir("dl");
     let mut cfg = config(vec![s.event_url()]);
@@ -115,14 +167,19 @@ async fn bad_events_are_isolated_dead_lettered_and_the_rest_delivered_once() {
         dir: dir.clone(),
         max_bytes: 1 << 20,
     });
-    let (report, stats) = run(cfg, batches).await;
-    assert_eq!(report, DrainReport::default());
+    let stats = run(cfg, batches).await;
+    assert_eq!(live.outcome().undelivered, 0);
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 20_000 - 3);
-    assert_eq!(snap.dropped_events(DropReason::HecRejected), 3);
+    assert_eq!(live.outcome().delivered, 20_000 - 3);
+    assert_eq!(live.outcome().rejected, 3);
     // One 400 per bad event: the sink names it, the rest goes again without it.
     assert_eq!(snap.requests(RequestOutcome::BadRequest), 3);
-    assert_eq!(live.load(Ordering::SeqCst), 0, "every batch completed");
+    assert_eq!(
+        live.outcome().rejected_batches,
+        2,
+        "batches 0 and 4 held bad events"
+    );
+    assert_eq!(live.holds(), 0, "every batch completed");
     let rep = s.seq_report(Some(20_000));
     assert_eq!(
         rep.duplicates, 0,
@@ -176,14 +233,14 @@ async fn resending_events_before_the_bad_one_duplicates_unless_told_to_trust_the
             false,
         );
         let bad: HashSet<u64> = [500].into();
-        let live = Arc::new(AtomicUsize::new(0));
+        let live = Ctx::default();
         let mut cfg = config(vec![s.event_url()]);
         cfg.resend_policy = policy;
-        let (_, stats) = run(cfg, vec![batch(0, 1000, &bad, &live)]).await;
+        run(cfg, vec![batch(0, 1000, &bad, &live)]).await;
         let rep = s.seq_report(Some(1000));
         assert_eq!(rep.missing, 1, "{policy:?}: only the bad event is missing");
         assert_eq!(rep.duplicates, dups, "{policy:?}");
-        assert_eq!(stats.snapshot().dropped_events(DropReason::HecRejected), 1);
+        assert_eq!(live.outcome().rejected, 1);
     }
 }
 
@@ -198,15 +255,15 @@ async fn without_the_event_number_a_400_is_bisected() {
         false,
     );
     let bad: HashSet<u64> = [3, 700, 701].into();
-    let live = Arc::new(AtomicUsize::new(0));
-    let (_, stats) = run(
+    let live = Ctx::default();
+    let stats = run(
         config(vec![s.event_url()]),
         vec![batch(0, 1000, &bad, &live)],
     )
     .await;
     let snap = stats.snapshot();
-    assert_eq!(snap.delivered_events, 997);
-    assert_eq!(snap.dropped_events(DropReason::HecRejected), 3);
+    assert_eq!(live.outcome().delivered, 997);
+    assert_eq!(live.outcome().rejected, 3);
     let rep = s.seq_report(Some(1000));
     assert_eq!((rep.missing, rep.duplicates), (3, 0));
     // Each bad event costs at most two requests per halving level (10 levels for 1000).
@@ -226,13 +283,13 @@ async fn lost_requests_are_resent_after_the_ack_timeout_and_nothing_is_lost() {
         },
         true,
     );
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Ctx::default();
     let none = HashSet::new();
     let batches = (0..100).map(|i| batch(i, 200, &none, &live)).collect();
     let mut cfg = config(vec![s.event_url()]);
     cfg.ack = fast_ack();
-    let (report, stats) = run(cfg, batches).await;
-    assert_eq!(report, DrainReport::default());
+    let stats = run(cfg, batches).await;
+    assert_eq!(live.outcome().undelivered, 0);
     let rep = s.seq_report(Some(20_000));
     assert_eq!(rep.missing, 0, "every event indexed");
     assert!(
@@ -250,8 +307,8 @@ async fn lost_requests_are_resent_after_the_ack_timeout_and_nothing_is_lost() {
     assert_eq!(ack.resent_events, st.lost_events);
     assert_eq!(ack.acked_events, 20_000, "every event acked once");
     assert_eq!(ack.pending, 0);
-    assert_eq!(stats.snapshot().delivered_events, 20_000);
-    assert_eq!(live.load(Ordering::SeqCst), 0);
+    assert_eq!(live.outcome().delivered, 20_000);
+    assert_eq!(live.holds(), 0);
 }
 
 #[tokio::test]
@@ -263,7 +320,7 @@ async fn a_batch_completes_only_when_acked_and_garbage_is_no_ack() {
         },
         true,
     );
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Ctx::default();
     let none = HashSet::new();
     let stats = Arc::new(HecStats::new());
     let mut cfg = config(vec![s.event_url()]);
@@ -281,29 +338,25 @@ async fn a_batch_completes_only_when_acked_and_garbage_is_no_ack() {
         assert!(Instant::now() < end, "ack queries never failed");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(
-        stats.snapshot().delivered_events,
-        0,
-        "garbage is not an ack"
-    );
-    assert_eq!(live.load(Ordering::SeqCst), 4, "batches held until acked");
+    assert_eq!(live.outcome().delivered, 0, "garbage is not an ack");
+    assert_eq!(live.holds(), 4, "batches held until acked");
     // Ack answers become valid: everything completes.
     s.update_faults(|f| f.ack_garbage = false);
     let end = Instant::now() + Duration::from_secs(20);
-    while live.load(Ordering::SeqCst) > 0 {
+    while live.holds() > 0 {
         assert!(Instant::now() < end, "batches never completed");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let report = task.await.unwrap();
-    assert_eq!(report, DrainReport::default());
-    assert_eq!(stats.snapshot().delivered_events, 40);
+    task.await.unwrap();
+    assert_eq!(live.outcome().undelivered, 0);
+    assert_eq!(live.outcome().delivered, 40);
     assert_eq!(s.seq_report(Some(40)).missing, 0);
 }
 
 #[tokio::test]
 async fn a_token_requiring_a_channel_holds_events_instead_of_dropping_them() {
     let s = sink(Faults::default(), true);
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Ctx::default();
     let none = HashSet::new();
     let stats = Arc::new(HecStats::new());
     let out = HecOutput::new(config(vec![s.event_url()]), Arc::clone(&stats)).unwrap();
@@ -321,10 +374,10 @@ async fn a_token_requiring_a_channel_holds_events_instead_of_dropping_them() {
         assert!(Instant::now() < end, "never retried");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(stats.snapshot().dropped_events(DropReason::HecRejected), 0);
-    abort.abort();
-    let report = task.await.unwrap();
-    assert_eq!(report.undelivered_events, 10);
+    assert_eq!(live.outcome().rejected, 0);
+    abort.cancel();
+    task.await.unwrap();
+    assert_eq!(live.outcome().undelivered, 10);
 }
 
 #[tokio::test]
@@ -338,15 +391,15 @@ async fn a_slow_hec_duplicates_at_most_one_batch_per_worker() {
         },
         false,
     );
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Ctx::default();
     let none = HashSet::new();
     let per = 500;
     let batches = (0..16).map(|i| batch(i, per, &none, &live)).collect();
     let mut cfg = config(vec![s.event_url()]);
     cfg.timeout = timeout;
     let workers = cfg.workers as u64;
-    let (report, stats) = run(cfg, batches).await;
-    assert_eq!(report, DrainReport::default());
+    let stats = run(cfg, batches).await;
+    assert_eq!(live.outcome().undelivered, 0);
     let rep = s.seq_report(Some(16 * per));
     assert_eq!(rep.missing, 0);
     assert!(
@@ -371,7 +424,7 @@ async fn a_slow_hec_duplicates_at_most_one_batch_per_worker() {
 async fn a_url_that_goes_down_fails_over_without_loss_and_is_probed_back() {
     let a = sink(Faults::default(), false);
     let b = sink(Faults::default(), false);
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Ctx::default();
     let none = HashSet::new();
     let stats = Arc::new(HecStats::new());
     let out = HecOutput::new(
@@ -401,8 +454,8 @@ async fn a_url_that_goes_down_fails_over_without_loss_and_is_probed_back() {
         tx.send(batch(i, 100, &none, &live)).await.unwrap();
     }
     drop(tx);
-    let report = task.await.unwrap();
-    assert_eq!(report, DrainReport::default());
+    task.await.unwrap();
+    assert_eq!(live.outcome().undelivered, 0);
     let total = a.accepted_events() + b.accepted_events();
     assert_eq!(total, 8000, "no loss, no duplicate");
     let urls = board.snapshot();
@@ -415,7 +468,7 @@ async fn a_url_that_goes_down_fails_over_without_loss_and_is_probed_back() {
     assert_eq!(urls[1].requests[2].1, 0);
     assert!(urls[0].last_success_unix_ms.is_some() && urls[1].last_success_unix_ms.is_some());
     assert!(stats.degraded_reason().is_none());
-    assert_eq!(live.load(Ordering::SeqCst), 0);
+    assert_eq!(live.holds(), 0);
 }
 
 #[tokio::test]
@@ -430,7 +483,7 @@ async fn every_url_out_is_degraded_with_the_reason() {
     let stats = Arc::new(HecStats::new());
     let out = HecOutput::new(config(vec![a.event_url()]), Arc::clone(&stats)).unwrap();
     let (tx, rx) = async_channel::unbounded();
-    let live = Arc::new(AtomicUsize::new(0));
+    let live = Ctx::default();
     tx.send(batch(0, 5, &HashSet::new(), &live)).await.unwrap();
     let abort = AbortSignal::new();
     let task = tokio::spawn(out.run(rx, abort.clone()));
@@ -444,9 +497,10 @@ async fn every_url_out_is_degraded_with_the_reason() {
         r.contains("http_5xx") && r.contains(&a.addr().to_string()),
         "{r}"
     );
-    abort.abort();
+    abort.cancel();
     drop(tx);
-    assert_eq!(task.await.unwrap().undelivered_events, 5);
+    task.await.unwrap();
+    assert_eq!(live.outcome().undelivered, 5);
 }
 
 #[test]
@@ -486,7 +540,7 @@ async fn slow_indexer_handling_bounds_what_an_incident_duplicates() {
             },
             false,
         );
-        let live = Arc::new(AtomicUsize::new(0));
+        let live = Ctx::default();
         let none = HashSet::new();
         let mut cfg = config(vec![s.event_url()]);
         cfg.timeout = timeout;
@@ -503,11 +557,11 @@ async fn slow_indexer_handling_bounds_what_an_incident_duplicates() {
         let task = tokio::spawn(out.run(rx, AbortSignal::new()));
         tokio::time::sleep(Duration::from_secs(2)).await;
         s.update_faults(|f| f.delay = None);
-        let report = tokio::time::timeout(Duration::from_secs(60), task)
+        tokio::time::timeout(Duration::from_secs(60), task)
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(report, DrainReport::default());
+        assert_eq!(live.outcome().undelivered, 0);
         let rep = s.seq_report(Some(8 * per));
         assert_eq!(rep.missing, 0);
         eprintln!(
@@ -564,7 +618,7 @@ async fn behind_a_connection_balancer_acks_follow_the_connection() {
         let a = sink(Faults::default(), true);
         let b = sink(Faults::default(), true);
         let lb = round_robin_balancer(vec![a.addr(), b.addr()]).await;
-        let live = Arc::new(AtomicUsize::new(0));
+        let live = Ctx::default();
         let none = HashSet::new();
         let batches = (0..40).map(|i| batch(i, 100, &none, &live)).collect();
         let mut cfg = config(vec![format!("http://{lb}/services/collector/event")]);
@@ -574,8 +628,8 @@ async fn behind_a_connection_balancer_acks_follow_the_connection() {
             max_pending: 4,
         });
         cfg.connection_close = close;
-        let (report, stats) = run(cfg, batches).await;
-        assert_eq!(report, DrainReport::default());
+        let stats = run(cfg, batches).await;
+        assert_eq!(live.outcome().undelivered, 0);
         let indexed = a.accepted_events() + b.accepted_events();
         let ack = stats.ack.snapshot();
         let dups = indexed - 4000;
@@ -594,7 +648,7 @@ async fn behind_a_connection_balancer_acks_follow_the_connection() {
             "one connection per worker ({connections})"
         );
         figures.push((dups, ack.timed_out_requests));
-        assert_eq!(live.load(Ordering::SeqCst), 0);
+        assert_eq!(live.holds(), 0);
     }
     assert_eq!(
         figures[0],

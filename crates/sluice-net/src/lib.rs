@@ -92,7 +92,8 @@
 //!   the socket's cumulative drop counter to every datagram it delivers; this is the same
 //!   counter as the `drops` column of `/proc/net/udp`. It only travels with the next
 //!   datagram, so an idle receive (a timeout) re-reads it with `SO_MEMINFO`
-//!   (`SK_MEMINFO_DROPS`), the per-socket counter syslog-ng exports too. `SO_MEMINFO` was chosen
+//!   (`SK_MEMINFO_DROPS`), the per-socket counter syslog-ng exports too; so does a
+//!   [`DropProbe`] on a timer while the receiver is not reading at all (its pipeline full). `SO_MEMINFO` was chosen
 //!   over parsing `/proc/net/udp{,6}` because it addresses the socket directly (no inode
 //!   matching, no text parsing, one system call).
 //! * **Stream sockets** ([`apply_rcvbuf`], [`raise_fd_limit`]). The TCP/TLS listeners use the
@@ -120,6 +121,6 @@ pub use group::{DEFAULT_BATCH, DEFAULT_RCVBUF, MAX_BATCH, UdpGroup, UdpGroupConf
 pub use holders::{PortHolder, port_holders};
 pub use limits::{FdLimit, raise_fd_limit};
 pub use rcvbuf::{RcvbufReport, apply as apply_rcvbuf};
-pub use recv::{DEFAULT_MAX_DATAGRAM, Datagram, Datagrams, SocketMemInfo, UdpReceiver};
+pub use recv::{DEFAULT_MAX_DATAGRAM, Datagram, Datagrams, DropProbe, SocketMemInfo, UdpReceiver};
 pub use send::{UdpSender, UdpSenderConfig};
 pub use stats::{SocketStats, StatsSnapshot};

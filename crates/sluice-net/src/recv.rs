@@ -17,6 +17,8 @@
 //!   reported as IPv4;
 //! * `SO_RXQ_OVFL` control messages are parsed per datagram and the newest cumulative drop
 //!   count is published once per call, together with the received/bytes/truncated counters;
+//!   while the caller does not call `recv` at all (its consumer is full), a [`DropProbe`] read
+//!   on a timer from another thread keeps the drop counter current;
 //! * nothing is allocated per call: payload slots (`batch × (max_datagram + 1)` bytes, zeroed
 //!   lazily by the OS so only touched pages cost memory), address slots, 64-byte control
 //!   buffers and the `mmsghdr`/`iovec` arrays are allocated once in the constructor.
@@ -302,6 +304,7 @@ impl UdpReceiver {
         let mut bytes = 0u64;
         let mut truncated = 0u64;
         let mut drops_changed = false;
+        let mut newest_drops = 0;
         for i in 0..got {
             let h = &self.hdrs[i].0;
             let len = h.msg_len as usize;
@@ -309,8 +312,11 @@ impl UdpReceiver {
             let len = len.min(self.max_datagram);
             let source =
                 sys::sockaddr_to_std(&self.names[i], h.msg_hdr.msg_namelen).unwrap_or(NO_SOURCE);
-            if let Some(raw) = rxq_ovfl(&h.msg_hdr) {
-                drops_changed |= self.drops.observe(raw);
+            if let Some(raw) = rxq_ovfl(&h.msg_hdr)
+                && self.drops.observe(raw)
+            {
+                drops_changed = true;
+                newest_drops = raw;
             }
             bytes += len as u64;
             truncated += u64::from(cut);
@@ -327,8 +333,10 @@ impl UdpReceiver {
             h.msg_len = 0;
         }
         self.stats.add_batch(got as u64, bytes, truncated);
+        // The local counter only filters: the shared one (which a DropProbe may have moved
+        // further) decides what the total is.
         if drops_changed {
-            self.stats.set_kernel_drops(self.drops.total());
+            self.stats.observe_drops(newest_drops);
         }
     }
 
@@ -346,10 +354,20 @@ impl UdpReceiver {
     /// yourself when the socket has no read timeout and may sit idle after drops.
     pub fn refresh_kernel_drops(&mut self) -> io::Result<u64> {
         let info = sys::meminfo(&self.socket)?;
-        if self.drops.observe(info.drops) {
-            self.stats.set_kernel_drops(self.drops.total());
-        }
-        Ok(self.drops.total())
+        self.drops.observe(info.drops);
+        Ok(self.stats.observe_drops(info.drops))
+    }
+
+    /// A handle that reads this socket's drop counter from another thread (its own duplicate
+    /// of the descriptor), for when this receiver is not reading: a receive thread waiting on
+    /// a full pipeline calls neither `recv` nor [`refresh_kernel_drops`](Self::refresh_kernel_drops),
+    /// and drops are exactly what happens then. The probe keeps the socket open: drop it
+    /// together with the receiver.
+    pub fn drop_probe(&self) -> io::Result<DropProbe> {
+        Ok(DropProbe {
+            socket: self.socket.try_clone()?,
+            stats: Arc::clone(&self.stats),
+        })
     }
 
     /// The socket's receive queue accounting now (`SO_MEMINFO`): bytes queued, limit, drops.
@@ -360,6 +378,27 @@ impl UdpReceiver {
             rcvbuf: m.rcvbuf,
             drops: m.drops,
         })
+    }
+}
+
+/// Reads one socket's kernel drop counter (`SO_MEMINFO`) into its [`SocketStats`] from any
+/// thread; see [`UdpReceiver::drop_probe`].
+#[derive(Debug)]
+pub struct DropProbe {
+    socket: Socket,
+    stats: Arc<SocketStats>,
+}
+
+impl DropProbe {
+    /// Reads the counter now and publishes it; returns the cumulative total.
+    pub fn refresh(&self) -> io::Result<u64> {
+        let info = sys::meminfo(&self.socket)?;
+        Ok(self.stats.observe_drops(info.drops))
+    }
+
+    /// The counters this probe publishes to.
+    pub fn stats(&self) -> &Arc<SocketStats> {
+        &self.stats
     }
 }
 

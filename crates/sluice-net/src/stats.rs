@@ -1,6 +1,7 @@
 //! Per-socket counters, written by the socket's receive thread once per `recv` call and read by
 //! anyone (the daemon's `/metrics`) without locks.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Counters of one socket of a group. Shared as `Arc<SocketStats>` between the receiver (the
@@ -14,6 +15,10 @@ pub struct SocketStats {
     truncated: AtomicU64,
     kernel_drops: AtomicU64,
     batches: AtomicU64,
+    /// The 64-bit extension of the kernel's counter, shared by the receive thread and any
+    /// [`crate::DropProbe`]: readings from both are merged here, so neither can move the
+    /// total backwards. Locked only when a reading is new (drops happened).
+    drops: Mutex<DropCounter>,
 }
 
 /// A copy of [`SocketStats`] at one moment.
@@ -63,8 +68,8 @@ impl SocketStats {
         self.truncated.load(Ordering::Relaxed)
     }
 
-    /// Kernel drops, cumulative. Current as of the last datagram received or the last read
-    /// timeout (whichever came later); see [`crate::UdpReceiver::refresh_kernel_drops`].
+    /// Kernel drops, cumulative. Current as of the last datagram received, the last read
+    /// timeout or the last [`crate::DropProbe::refresh`], whichever came later.
     pub fn kernel_drops(&self) -> u64 {
         self.kernel_drops.load(Ordering::Relaxed)
     }
@@ -95,8 +100,13 @@ impl SocketStats {
         self.batches.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn set_kernel_drops(&self, total: u64) {
-        self.kernel_drops.store(total, Ordering::Relaxed);
+    /// Merges a reading of the kernel's 32-bit counter; returns the cumulative total.
+    pub(crate) fn observe_drops(&self, raw: u32) -> u64 {
+        let mut c = self.drops.lock().unwrap_or_else(|e| e.into_inner());
+        if c.observe(raw) {
+            self.kernel_drops.store(c.total(), Ordering::Relaxed);
+        }
+        c.total()
     }
 }
 
@@ -160,7 +170,12 @@ mod tests {
         let s = SocketStats::new(3);
         s.add_batch(10, 8000, 0);
         s.add_batch(2, 100, 1);
-        s.set_kernel_drops(7);
+        assert_eq!(s.observe_drops(7), 7);
+        assert_eq!(
+            s.observe_drops(5),
+            7,
+            "a stale reading does not move the total back"
+        );
         assert_eq!(
             s.snapshot(),
             StatsSnapshot {

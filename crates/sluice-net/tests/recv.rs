@@ -263,6 +263,42 @@ fn kernel_drops_match_proc_net_udp() {
     assert_eq!(rx.stats().received(), queued + 1 + received);
 }
 
+/// A receiver that is not reading (its pipeline is full) reports nothing itself; its probe,
+/// read from another thread, keeps the drop counter current, and the receiver's own later
+/// readings never move it back.
+#[test]
+fn a_drop_probe_counts_drops_while_the_receiver_is_not_reading() {
+    let (group, mut rx) = single("127.0.0.1:0", |c| c.rcvbuf = Some(4096));
+    let addr = group.local_addr();
+    let probe = rx.drop_probe().unwrap();
+    let mut tx = sender_to(&group);
+    let payload = pattern(1000, 2);
+    let burst: Vec<&[u8]> = (0..200).map(|_| payload.as_slice()).collect();
+    tx.send_all(&burst).unwrap();
+    let dropped = proc_udp_drops(addr);
+    assert!(dropped > 0);
+    assert_eq!(group.stats()[0].kernel_drops(), 0, "nobody read yet");
+
+    let from_thread = std::thread::spawn(move || {
+        let total = probe.refresh().unwrap();
+        (total, probe)
+    });
+    let (total, probe) = from_thread.join().unwrap();
+    assert_eq!(total, dropped);
+    assert_eq!(group.stats()[0].kernel_drops(), dropped);
+    assert!(std::sync::Arc::ptr_eq(probe.stats(), rx.stats()));
+
+    // The receiver drains the queued datagrams (stamped before any drop) and one stamped
+    // with the count: the total stays where the probe put it.
+    rx.set_read_timeout(None).unwrap();
+    let queued = rx.recv(64).unwrap().len() as u64;
+    tx.send_all(&burst[..1]).unwrap();
+    assert_eq!(rx.recv(64).unwrap().len(), 1);
+    assert_eq!(queued + dropped, 200);
+    assert_eq!(rx.stats().kernel_drops(), dropped);
+    assert_eq!(probe.refresh().unwrap(), proc_udp_drops(addr));
+}
+
 fn ipv6_available() -> bool {
     std::net::UdpSocket::bind("[::1]:0").is_ok()
 }

@@ -5,7 +5,9 @@
 //! isolation, in the manner of `quinn-proto`.
 #![forbid(unsafe_code)]
 
+pub mod batch;
 pub mod classify;
+pub mod delivery;
 pub mod event;
 pub mod framing;
 pub mod json;
@@ -15,10 +17,12 @@ pub mod proxy;
 pub mod record;
 pub mod time;
 
+pub use batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
 pub use classify::{
     BuildError, Classification, Classifier, ContextError, Settings, SourceMeta, Template,
     Transport, classify,
 };
+pub use delivery::{AbandonReason, Completion, CompletionSink, Delivery, Rejection};
 pub use event::{EncodeOptions, IndexedFields, encode_event};
 pub use framing::{Decoder, Frame, FramingStats};
 pub use message::{Format, Message, Priority, StructuredData, Timestamp};

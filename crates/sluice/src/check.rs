@@ -62,7 +62,16 @@ type Section = fn(&Check<'_>, &mut Out);
 
 /// The summary, in order. A new part of the configuration (the disk buffer) adds a function
 /// here; its settings are listed below the summary without one.
-pub const SECTIONS: &[Section] = &[listeners, status, output, tls, edge, parse, environment];
+pub const SECTIONS: &[Section] = &[
+    listeners,
+    status,
+    output,
+    buffer,
+    tls,
+    edge,
+    parse,
+    environment,
+];
 
 /// Builds the report for a loaded configuration.
 pub fn report(traced: &Traced) -> CheckReport {
@@ -363,6 +372,48 @@ fn output(c: &Check<'_>, out: &mut Out) {
             c.from("hec.token")
         ));
     }
+}
+
+/// The HEC destination's disk buffer: mode, directory and the effective total size.
+fn buffer(c: &Check<'_>, out: &mut Out) {
+    let config = c.config();
+    if !config.uses_hec() {
+        return;
+    }
+    let b = &config.buffer;
+    if !b.enable {
+        out.line(format!(
+            "  disk buffer: off; a HEC outage is held in memory only (window.max_bytes)  <- {}",
+            c.from("buffer.enable")
+        ));
+        return;
+    }
+    let size = b.effective_size(config.hec.workers);
+    let mode = if b.reliable {
+        format!(
+            "reliable (every event fsynced before it counts as received, group commit {} ms)",
+            b.group_commit_window.as_millis()
+        )
+    } else {
+        format!(
+            "normal (what HEC cannot take now, fsynced every {} ms or {} bytes)",
+            b.flush_interval.as_millis(),
+            b.flush_bytes.0
+        )
+    };
+    out.line(format!(
+        "  disk buffer: {mode}  <- {}",
+        c.from("buffer.reliable")
+    ));
+    out.line(format!(
+        "    in {}  <- {}",
+        b.dir.display(),
+        c.from("buffer.dir")
+    ));
+    out.line(format!(
+        "    up to {} bytes in all: {}",
+        size.bytes, size.how
+    ));
 }
 
 fn tls(c: &Check<'_>, out: &mut Out) {

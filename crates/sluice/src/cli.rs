@@ -66,8 +66,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     crate::daemon::init_logging(&env);
     let (config, report) = load_config_from(&args, &env)?;
-    crate::daemon::run(args, config, report)?;
-    Ok(ExitCode::SUCCESS)
+    let outcome = crate::daemon::run(args, config, report)?;
+    // Stopped, but not everything received was kept (the daemon logged how much and why):
+    // a supervisor must see that, so the exit is not 0. Startup errors are 2.
+    Ok(if outcome.is_clean() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// `run --check`: loads the configuration as `run` does, tracing every value to its layer,

@@ -4,9 +4,17 @@
 //! Startup binds every socket before anything starts, so a port conflict or a missing
 //! privilege is one clear error naming the setting to change. The listeners are a
 //! [`Topology`] run by [`Running`]; a reload ([`crate::reload`]) changes them in place.
-//! Shutdown follows the order of the data: stop reading, flush every open batch into the
-//! output channel, let the output deliver until the channel is empty or the drain timeout
-//! passes, then exit 0. Whatever is still undelivered at the timeout is logged with its count.
+//! Shutdown follows the order of the data:
+//! 1. stop accepting and stop reading new data: UDP threads finish their current batch; TCP
+//!    connections read what their senders already sent (in the kernel's buffers) until they
+//!    are quiet, and deliver it;
+//! 2. flush every open batch to its destination;
+//! 3. let each destination deliver until its queue is empty or the drain timeout passes;
+//!    then what is still undelivered completes as abandoned;
+//! 4. exit 0 when every event received was delivered or refused by the destination (counted
+//!    as `hec_rejected`), otherwise exit 1 saying how many events were lost.
+//!
+//! Every number comes from the completions: nothing is inferred from what is left over.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -16,8 +24,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use sluice_hec::{AbortSignal, BatchPolicy, DrainReport, EncodedBatch, HecOutput, HecStats};
+use sluice_hec::{HecOutput, HecStats};
 use sluice_net::{NetError, PortClaimConfig};
+use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{
     BuildError, Classifier, Settings, VendorSelection, context::ContextFiles,
 };
@@ -28,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
 use crate::metrics::{OutputMetrics, Registry};
-use crate::output::{FileOutput, FileStats};
+use crate::output::{Destination, FileOutput, FileStats, Output};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
 use crate::topology::Topology;
@@ -55,7 +64,28 @@ pub fn init_logging_at(env: &crate::env::Env, default: &str) {
         .try_init();
 }
 
-pub fn run(args: RunArgs, config: Config, report: EnvReport) -> anyhow::Result<()> {
+/// How a run ended, after a signal (or the output's failure) and the drain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOutcome {
+    pub received: u64,
+    pub delivered: u64,
+    /// Refused for good by the destination (HEC 400/413), counted and logged as they came.
+    pub rejected: u64,
+    /// Received and neither delivered nor refused: not delivered by the drain timeout, or
+    /// lost to an output failure. Non-zero makes the exit status 1.
+    pub lost: u64,
+    /// The output stopped before shutdown began.
+    pub output_failed: bool,
+}
+
+impl RunOutcome {
+    /// Whether the run kept everything it received: exit 0.
+    pub fn is_clean(&self) -> bool {
+        self.lost == 0 && !self.output_failed
+    }
+}
+
+pub fn run(args: RunArgs, config: Config, report: EnvReport) -> anyhow::Result<RunOutcome> {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2);
@@ -85,7 +115,7 @@ async fn run_async(
     config: Config,
     report: EnvReport,
     rt: tokio::runtime::Handle,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<RunOutcome> {
     // First of all: SIGHUP's default action kills the process, and a reload asked for while
     // sluice starts must wait for it instead (tokio keeps the signal until it is read).
     let signals = Signals::install();
@@ -104,9 +134,6 @@ async fn run_async(
 
     let processor = build_processor(&config)?;
     let stopping = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = async_channel::unbounded::<EncodedBatch>();
-    // Only with HEC: an unused sender would keep the output's channel open through the drain.
-    let metrics_tx = config.uses_hec().then(|| tx.clone());
     let memory = MemoryBudget::new(config.window.max_bytes.0);
     let udp_window = Window::new("udp", config.udp.window);
     let tcp_window = Window::new("tcp", config.tcp.window);
@@ -128,19 +155,37 @@ async fn run_async(
         },
     };
 
+    // --- output ------------------------------------------------------------------------
+    // Started before the listeners are bound (they hand their batches to it); it opens no
+    // connection until the first batch, and its reachability is probed after binding.
+    let (output, output_metrics, hec): (Box<dyn Output>, OutputMetrics, Option<HecOutput>) =
+        if config.uses_hec() {
+            let stats = Arc::new(HecStats::default());
+            let hec = HecOutput::new(config.hec.client_config()?, stats.clone())
+                .context("cannot set up the HEC client")?;
+            (Box::new(hec.clone()), OutputMetrics::Hec(stats), Some(hec))
+        } else {
+            let stats = Arc::new(FileStats::default());
+            let file = FileOutput::open(&config.output.file, stats.clone())?;
+            tracing::info!(
+                path = %config.output.file.display(),
+                "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
+            );
+            (Box::new(file), OutputMetrics::File(stats), None)
+        };
+    let (mut destination, submit) = Destination::start("default", output);
+
     // --- bind everything first --------------------------------------------------------
-    let mut running = Running::new(shared, tx);
+    // The topology holds the only handles into the destination: the output ends once the
+    // receivers are gone.
+    // Only with HEC: an unused handle would keep the destination open through the drain.
+    let metrics_submit = config.uses_hec().then(|| submit.clone());
+    let mut running = Running::new(shared, submit);
     let startup =
         running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
     let mut reloader = Reloader::new(args, config)?;
     let config = reloader.config();
-
-    // --- output ------------------------------------------------------------------------
-    let abort = AbortSignal::new();
-    let (output_metrics, mut output_task) = if config.uses_hec() {
-        let stats = Arc::new(HecStats::default());
-        let hec = HecOutput::new(config.hec.client_config()?, stats.clone())
-            .context("cannot set up the HEC client")?;
+    if let Some(hec) = &hec {
         for p in hec.probe().await {
             if p.reachable && p.token_accepted != Some(false) {
                 tracing::info!(url = %p.url, "{}", p.message);
@@ -148,20 +193,8 @@ async fn run_async(
                 tracing::error!(url = %p.url, "{}", p.message);
             }
         }
-        let abort2 = abort.clone();
-        let task = tokio::spawn(async move { hec.run(rx, abort2).await });
-        (OutputMetrics::Hec(stats), task)
-    } else {
-        let stats = Arc::new(FileStats::default());
-        let file = FileOutput::open(&config.output.file, stats.clone())?;
-        tracing::info!(
-            path = %config.output.file.display(),
-            "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
-        );
-        let abort2 = abort.clone();
-        let task = tokio::task::spawn_blocking(move || file.run(rx, abort2));
-        (OutputMetrics::File(stats), task)
-    };
+    }
+    drop(hec);
 
     // --- receivers ---------------------------------------------------------------------
     let errors = running.commit(startup);
@@ -176,13 +209,14 @@ async fn run_async(
         retired: running.retired(),
         windows: vec![udp_window, tcp_window],
         memory,
+        destinations: vec![destination.stats().clone()],
         output: output_metrics,
         stopping: stopping.clone(),
         reload: reloader.stats(),
     });
     let metrics_stop = CancellationToken::new();
-    if let Some(tx) = metrics_tx {
-        crate::sc4s_metrics::spawn_to_hec(&config, &registry, tx, metrics_stop.clone());
+    if let Some(submit) = metrics_submit {
+        crate::sc4s_metrics::spawn_to_hec(&config, &registry, submit, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
@@ -213,16 +247,20 @@ async fn run_async(
     let _watchdog = notify.spawn_watchdog();
 
     // --- serve: reload on request, until a signal or the output's end ----------------------
-    let early_output_end = serve(
+    let output_failed = serve(
         signals,
         &mut reloader,
         &mut running,
         &mut reload_rx,
-        &mut output_task,
+        &mut destination,
     )
     .await;
-    if early_output_end.is_none() {
-        tracing::info!("stopping: no longer reading; delivering what is in flight");
+    if output_failed {
+        tracing::error!("the output stopped unexpectedly; shutting down");
+    } else {
+        tracing::info!(
+            "stopping: no longer accepting; reading what senders already sent, then delivering what is in flight"
+        );
     }
     let drain_timeout = reloader.config().shutdown.drain_timeout;
 
@@ -230,6 +268,7 @@ async fn run_async(
     notify.stopping("stopping: delivering what is in flight");
     stopping.store(true, Ordering::Relaxed);
     let drain_start = Instant::now();
+    let deadline = tokio::time::Instant::now() + drain_timeout;
     running.shutdown().await;
     metrics_stop.cancel();
     let received = registry.received_total();
@@ -238,37 +277,49 @@ async fn run_async(
         "receivers stopped; every open batch has been handed to the output"
     );
 
-    let report: DrainReport = match early_output_end {
-        Some(r) => r.context("the output task failed")?,
-        None => {
-            let budget = drain_timeout.saturating_sub(drain_start.elapsed());
-            match tokio::time::timeout(budget, &mut output_task).await {
-                Ok(r) => r.context("the output task failed")?,
-                Err(_) => {
-                    abort.abort();
-                    output_task.await.context("the output task failed")?
-                }
-            }
-        }
-    };
+    let summary = destination.drain(deadline).await;
     admin_stop.cancel();
     drop(pid_file);
-    let delivered = registry.delivered_total();
-    if report.undelivered_events > 0 {
+    // TCP chunks that never reached their port's combiner (a bug; counted when it happens).
+    let chunks_lost = registry.chunks_lost_total();
+    let outcome = RunOutcome {
+        received,
+        delivered: summary.delivered,
+        rejected: summary.rejected,
+        lost: summary.lost + chunks_lost,
+        output_failed,
+    };
+    let RunOutcome {
+        delivered,
+        rejected,
+        lost,
+        ..
+    } = outcome;
+    if lost > 0 {
+        let why = if summary.timed_out {
+            format!("the drain timeout ({drain_timeout:?}, SLUICE_DRAIN_TIMEOUT) ran out")
+        } else {
+            "the output failed".to_owned()
+        };
         tracing::error!(
             received,
             delivered,
-            undelivered = report.undelivered_events,
-            batches = report.undelivered_batches,
-            "drain timeout ({drain_timeout:?}) reached: these events were not delivered",
+            rejected,
+            lost,
+            "stopped with loss: {why}; {lost} events received were not delivered"
+        );
+    } else if output_failed {
+        tracing::error!(
+            received,
+            delivered,
+            rejected,
+            "stopped after an output failure"
         );
     } else {
-        tracing::info!(received, delivered, elapsed = ?drain_start.elapsed(), "stopped cleanly");
+        tracing::info!(received, delivered, rejected, elapsed = ?drain_start.elapsed(), "stopped cleanly");
     }
-    Ok(())
+    Ok(outcome)
 }
-
-type OutputTask = tokio::task::JoinHandle<DrainReport>;
 
 /// SIGTERM, SIGINT and SIGHUP, caught from startup on.
 struct Signals {
@@ -296,32 +347,33 @@ impl Signals {
 
 /// Runs until SIGTERM/SIGINT or the output's end, reloading on SIGHUP and on requests from
 /// the status server, and forgetting stream ports whose connections have drained. Returns
-/// the output's result when it ended first.
+/// whether the output ended first (it failed).
 async fn serve(
     signals: Option<Signals>,
     reloader: &mut Reloader,
     running: &mut Running,
     requests: &mut tokio::sync::mpsc::Receiver<ReloadRequest>,
-    output: &mut OutputTask,
-) -> Option<Result<DrainReport, tokio::task::JoinError>> {
+    output: &mut Destination,
+) -> bool {
     let Some(Signals {
         mut term,
         mut int,
         mut hup,
     }) = signals
     else {
-        return Some(output.await);
+        output.ended().await;
+        return true;
     };
     let mut reap = tokio::time::interval(Duration::from_secs(5));
     loop {
         tokio::select! {
             _ = term.recv() => {
                 tracing::info!(signal = "SIGTERM", "signal received");
-                return None;
+                return false;
             }
             _ = int.recv() => {
                 tracing::info!(signal = "SIGINT", "signal received");
-                return None;
+                return false;
             }
             _ = hup.recv() => {
                 let _ = reloader.reload(running, "SIGHUP");
@@ -330,7 +382,7 @@ async fn serve(
                 let _ = reply.send(reloader.reload(running, "POST /reload"));
             }
             _ = reap.tick() => running.reap(),
-            r = &mut *output => return Some(r),
+            () = output.ended() => return true,
         }
     }
 }

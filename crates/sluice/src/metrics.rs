@@ -16,10 +16,11 @@ use std::time::Instant;
 
 use sluice_hec::HecStats;
 use sluice_net::{RcvbufReport, SocketStats};
+use sluice_proto::delivery::{AbandonReason, CompletionKind};
 
 use crate::admin::{PromWriter, Status};
 use crate::edge::{CloseReason, Edge};
-use crate::output::FileStats;
+use crate::output::{DestinationStats, FileStats};
 use crate::pipeline::{FORMATS, ReceiverCounters};
 use crate::tcp::TcpStats;
 use crate::tls::{Failure, TlsEndpoint, TlsManager};
@@ -60,6 +61,8 @@ pub struct TcpPortMetrics {
     pub rcvbuf: Vec<RcvbufReport>,
 }
 
+/// What an output counts about itself (requests, writes), beside its destination's
+/// completions.
 #[derive(Debug)]
 pub enum OutputMetrics {
     Hec(Arc<HecStats>),
@@ -91,6 +94,8 @@ pub struct Registry {
     pub retired: Arc<Retired>,
     pub windows: Vec<Arc<Window>>,
     pub memory: Arc<MemoryBudget>,
+    /// Every destination's completion sink.
+    pub destinations: Vec<Arc<DestinationStats>>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
@@ -119,12 +124,17 @@ impl Registry {
             .sum()
     }
 
-    /// Events the output has finished with successfully.
+    /// Events of TCP chunks that never reached a destination (their port's combiner was
+    /// gone: a bug, counted and logged when it happens).
+    pub fn chunks_lost_total(&self) -> u64 {
+        receiver_counters(&self.ports.load(), &self.retired)
+            .map(|c| c.lost_events.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Events delivered, over every destination.
     pub fn delivered_total(&self) -> u64 {
-        match &self.output {
-            OutputMetrics::Hec(h) => h.snapshot().delivered_events,
-            OutputMetrics::File(f) => f.events.load(Ordering::Relaxed),
-        }
+        self.destinations.iter().map(|d| d.delivered_events()).sum()
     }
 }
 
@@ -406,25 +416,11 @@ impl Status for Registry {
         )
         .sample("sluice_memory_full_total", &[], self.memory.full_count());
 
-        // Output.
-        let lost: u64 = receiver_counters(&ports, &self.retired)
-            .map(|c| c.lost_events.load(Ordering::Relaxed))
-            .sum();
+        // Destinations: what their completions said.
+        render_destinations(&mut w, &self.destinations, self.chunks_lost_total());
         match &self.output {
-            OutputMetrics::Hec(h) => render_hec(&mut w, h, lost),
+            OutputMetrics::Hec(h) => render_hec(&mut w, h),
             OutputMetrics::File(f) => {
-                w.family("sluice_delivered_total", "counter", "Events delivered.")
-                    .sample(
-                        "sluice_delivered_total",
-                        &[("output", "file")],
-                        f.events.load(Ordering::Relaxed),
-                    );
-                w.family(
-                    "sluice_dropped_total",
-                    "counter",
-                    "Events dropped, by reason.",
-                )
-                .sample("sluice_dropped_total", &[("reason", "output_gone")], lost);
                 w.family(
                     "sluice_output_write_errors_total",
                     "counter",
@@ -637,23 +633,8 @@ fn render_tls(w: &mut PromWriter, tls: &TlsManager, tcp: &[Arc<TcpPortMetrics>])
     );
 }
 
-fn render_hec(w: &mut PromWriter, h: &HecStats, lost: u64) {
+fn render_hec(w: &mut PromWriter, h: &HecStats) {
     let s = h.snapshot();
-    w.family("sluice_delivered_total", "counter", "Events delivered.")
-        .sample(
-            "sluice_delivered_total",
-            &[("output", "hec")],
-            s.delivered_events,
-        );
-    w.family(
-        "sluice_dropped_total",
-        "counter",
-        "Events dropped, by reason.",
-    );
-    for (reason, n) in &s.dropped_events {
-        w.sample("sluice_dropped_total", &[("reason", reason)], n);
-    }
-    w.sample("sluice_dropped_total", &[("reason", "output_gone")], lost);
     w.family(
         "sluice_retried_total",
         "counter",
@@ -707,4 +688,129 @@ fn render_hec(w: &mut PromWriter, h: &HecStats, lost: u64) {
         s.request_seconds.count,
     );
     crate::hec_metrics::render(w, h);
+}
+
+/// Completions per destination, and the classic delivered/dropped totals derived from them.
+fn render_destinations(w: &mut PromWriter, dests: &[Arc<DestinationStats>], chunks_lost: u64) {
+    w.family(
+        "sluice_delivered_total",
+        "counter",
+        "Events delivered (completions Delivered, and the accepted part of Rejected).",
+    );
+    for d in dests {
+        w.sample(
+            "sluice_delivered_total",
+            &[("output", d.output()), ("destination", d.name())],
+            d.delivered_events(),
+        );
+    }
+    // Summed over destinations: the reasons are what an operator alerts on.
+    w.family(
+        "sluice_dropped_total",
+        "counter",
+        "Events given up, by reason: refused by the destination (hec_rejected), not delivered \
+         by the drain timeout (drain_timeout), the output gone (output_gone), a delivery never \
+         completed (uncompleted: a bug), handed back with no buffer to keep them \
+         (retry_without_buffer).",
+    );
+    let mut rejected: Vec<(&str, u64)> = Vec::new();
+    for d in dests {
+        match rejected.iter_mut().find(|(r, _)| *r == d.rejected_reason()) {
+            Some((_, n)) => *n += d.rejected_events(),
+            None => rejected.push((d.rejected_reason(), d.rejected_events())),
+        }
+    }
+    for (reason, n) in rejected {
+        w.sample("sluice_dropped_total", &[("reason", reason)], n);
+    }
+    for reason in AbandonReason::ALL {
+        let mut n: u64 = dests.iter().map(|d| d.abandoned_lost_events(*reason)).sum();
+        if *reason == AbandonReason::OutputGone {
+            n += chunks_lost;
+        }
+        w.sample("sluice_dropped_total", &[("reason", reason.label())], n);
+    }
+    w.sample(
+        "sluice_dropped_total",
+        &[("reason", "retry_without_buffer")],
+        dests.iter().map(|d| d.retry_lost_events()).sum::<u64>(),
+    );
+
+    w.family(
+        "sluice_delivery_completions_total",
+        "counter",
+        "Batches completed per destination, by completion: delivered, rejected (some or all \
+         events refused), retry (handed back), abandoned.",
+    );
+    for d in dests {
+        for kind in CompletionKind::ALL {
+            w.sample(
+                "sluice_delivery_completions_total",
+                &[
+                    ("output", d.output()),
+                    ("destination", d.name()),
+                    ("kind", kind.label()),
+                ],
+                d.completions(*kind),
+            );
+        }
+    }
+    w.family(
+        "sluice_delivery_events_total",
+        "counter",
+        "Events completed per destination, by outcome (abandoned includes events a buffer \
+         still holds).",
+    );
+    for d in dests {
+        let abandoned: u64 = AbandonReason::ALL
+            .iter()
+            .map(|r| d.abandoned_events(*r))
+            .sum();
+        for (outcome, n) in [
+            ("delivered", d.delivered_events()),
+            ("rejected", d.rejected_events()),
+            ("retry", d.retry_events()),
+            ("abandoned", abandoned),
+        ] {
+            w.sample(
+                "sluice_delivery_events_total",
+                &[
+                    ("output", d.output()),
+                    ("destination", d.name()),
+                    ("outcome", outcome),
+                ],
+                n,
+            );
+        }
+    }
+    for (name, kind, help, value) in [
+        (
+            "sluice_delivery_in_flight_events",
+            "gauge",
+            "Events handed to the destination's output and not completed yet.",
+            DestinationStats::in_flight_events as fn(&DestinationStats) -> u64,
+        ),
+        (
+            "sluice_delivery_persisted_events_total",
+            "counter",
+            "Events a buffer persisted before their completion (their window slots freed).",
+            DestinationStats::persisted_events,
+        ),
+        (
+            "sluice_delivery_uncompleted_total",
+            "counter",
+            "Deliveries dropped without a completion: a bug; their events count as dropped \
+             (reason uncompleted).",
+            DestinationStats::uncompleted,
+        ),
+    ] {
+        w.family(name, kind, help);
+        for d in dests {
+            w.sample(
+                name,
+                &[("output", d.output()), ("destination", d.name())],
+                value(d),
+            );
+        }
+    }
 }

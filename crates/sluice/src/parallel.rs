@@ -16,7 +16,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
+use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch};
 use sluice_proto::classify::SourceMeta;
 use sluice_proto::framing::Frame;
 use tokio_util::sync::CancellationToken;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
+use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
 use sluice_proto::classify::{Classifier, SourceMeta, classify};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
@@ -14,6 +14,7 @@ use sluice_proto::{Format, ParseOptions, parse};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::output::Submit;
 use crate::window::{MemoryBudget, Permit};
 
 /// Everything a receiver needs to turn bytes into events; built from the configuration at
@@ -70,8 +71,9 @@ pub struct ReceiverCounters {
     pub truncated: AtomicU64,
     /// Batches handed to the output.
     pub batches: AtomicU64,
-    /// Batches that could not be handed over because the output was gone (a bug or a crash
-    /// of the output stage; never expected).
+    /// Events of TCP chunks that could not be handed to the port's batch combiner because it
+    /// was gone (a bug; never expected). A batch the output cannot take is counted by its
+    /// destination instead.
     pub lost_events: AtomicU64,
 }
 
@@ -181,14 +183,14 @@ impl Processor {
     }
 }
 
-/// Hands batches to the output together with the window permits of their events.
+/// Hands batches to the destination together with the window permits of their events.
 ///
 /// A receiver holds permits for every event in its open batch. When a batch is finished,
-/// exactly its event count moves into the batch; they return to the window when the output
-/// is done with it.
+/// exactly its event count moves into the batch as its event hold; they return to the window
+/// only through the batch's completion (or when a buffer persisted it).
 #[derive(Debug)]
 pub struct Emitter {
-    out: async_channel::Sender<EncodedBatch>,
+    out: Submit,
     held: Option<Permit>,
     counters: Arc<ReceiverCounters>,
     memory: Arc<MemoryBudget>,
@@ -198,7 +200,7 @@ pub struct Emitter {
 
 impl Emitter {
     pub fn new(
-        out: async_channel::Sender<EncodedBatch>,
+        out: Submit,
         counters: Arc<ReceiverCounters>,
         memory: Arc<MemoryBudget>,
         rt: tokio::runtime::Handle,
@@ -231,35 +233,35 @@ impl Emitter {
     pub fn emit(&mut self, mut batch: EncodedBatch) {
         if let Some(m) = self
             .memory
-            .acquire_blocking(batch.body.len(), &self.rt, &self.stop)
+            .acquire_blocking(batch.body().len(), &self.rt, &self.stop)
         {
-            batch.attach(m);
+            batch.hold(HoldKind::Bytes, m);
         }
-        let n = batch.events as usize;
+        let n = batch.events() as usize;
         if let Some(h) = &mut self.held {
             if h.num_permits() <= n {
                 if let Some(all) = self.held.take() {
-                    batch.attach(all);
+                    batch.hold(HoldKind::Events, all);
                 }
             } else if let Some(part) = h.split(n) {
-                batch.attach(part);
+                batch.hold(HoldKind::Events, part);
             }
         }
         self.counters.batches.fetch_add(1, Ordering::Relaxed);
-        hand_over(&self.out, batch, &self.counters);
+        self.out.submit(batch);
     }
 }
 
-/// Hands a finished batch (or a TCP chunk) to the next stage. The channels are unbounded —
-/// the input windows bound what is in them — so this never waits; it fails only when the next
-/// stage is gone, which would be a bug. The loss is then counted and logged, never silent.
+/// Hands a TCP chunk to its port's batch combiner. The channel is unbounded — the input
+/// window bounds what is in it — so this never waits; it fails only when the combiner is
+/// gone, which would be a bug. The loss is then counted and logged, never silent.
 pub fn hand_over(
     next: &async_channel::Sender<EncodedBatch>,
     batch: EncodedBatch,
     counters: &ReceiverCounters,
 ) {
     if let Err(e) = next.try_send(batch) {
-        let lost = e.into_inner().events;
+        let lost = e.into_inner().events();
         counters
             .lost_events
             .fetch_add(u64::from(lost), Ordering::Relaxed);

@@ -297,20 +297,21 @@ pub fn stats(registry: &crate::metrics::Registry) -> Vec<Stat> {
             value: received,
         },
     ];
-    if let crate::metrics::OutputMetrics::Hec(h) = &registry.output {
-        let s = h.snapshot();
-        let dropped: u64 = s.dropped_events.iter().map(|(_, n)| n).sum();
-        let queued: u64 = registry.windows.iter().map(|w| w.in_use()).sum();
+    if let (crate::metrics::OutputMetrics::Hec(h), Some(dest)) =
+        (&registry.output, registry.destinations.first())
+    {
+        let delivered = dest.delivered_events();
+        let dropped = dest.rejected_events() + dest.lost_events();
         let url = h
             .urls()
             .and_then(|b| b.get(0).map(|u| u.url.clone()))
             .unwrap_or_default();
         let instance = format!("d_hec_fmt,http,{url}");
         for (metric, value) in [
-            ("processed", s.delivered_events + dropped),
+            ("processed", delivered + dropped),
             ("dropped", dropped),
-            ("queued", queued),
-            ("written", s.delivered_events),
+            ("queued", dest.in_flight_events()),
+            ("written", delivered),
         ] {
             out.push(Stat {
                 kind: "dst",
@@ -357,13 +358,13 @@ pub fn spawn(
     });
 }
 
-/// Sends the metric events of `config`'s form into the HEC output's channel, one batch per
-/// interval, until `stop`. Holds a sender of the channel until then: cancel `stop` before
-/// waiting for the output to drain.
+/// Submits the metric events of `config`'s form to the HEC destination, one batch per
+/// interval, until `stop`. Holds a handle into the destination until then: cancel `stop`
+/// before waiting for the destination to drain.
 pub fn spawn_to_hec(
     config: &crate::config::Config,
     registry: &Arc<crate::metrics::Registry>,
-    tx: async_channel::Sender<sluice_hec::EncodedBatch>,
+    submit: crate::output::Submit,
     stop: tokio_util::sync::CancellationToken,
 ) {
     let Ok(form) = config.hec.metrics_form() else {
@@ -402,10 +403,13 @@ pub fn spawn_to_hec(
             if lines.is_empty() {
                 return;
             }
-            let n = lines.len() as u32;
-            let batch = sluice_hec::EncodedBatch::new(bytes::Bytes::from(lines.join("\n")), n);
-            if tx.try_send(batch).is_err() {
-                tracing::debug!("the HEC output is gone; sluice's metrics are not sent");
+            match sluice_proto::batch::EncodedBatch::from_lines(bytes::Bytes::from(
+                lines.join("\n"),
+            )) {
+                Ok(batch) => submit.submit(batch),
+                Err(e) => {
+                    tracing::warn!(error = %e, "sluice's metrics do not fit one batch; not sent")
+                }
             }
         },
     );

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_hec::EncodedBatch;
 use sluice_net::{PortClaim, PortClaimConfig, Transport as NetTransport};
 use sluice_proto::classify::Transport;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ListenerKind;
 use crate::edge::{CloseLogs, Edge};
 use crate::metrics::TcpPortMetrics;
+use crate::output::Submit;
 use crate::pipeline::{ReceiverCounters, SharedProcessor};
 use crate::tcp::{TcpContext, TcpPort, TcpStats};
 use crate::tls::TlsManager;
@@ -115,7 +115,7 @@ pub fn start(
     shared: &StreamShared,
     tls: Option<&TlsManager>,
     reuse: Option<&TcpPortMetrics>,
-    out: &async_channel::Sender<EncodedBatch>,
+    out: &Submit,
 ) -> ActiveStream {
     let BoundStream { plan, mut port } = bound;
     let spec = &plan.spec;

@@ -35,8 +35,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
-use sluice_hec::{BatchBuilder, BatchPolicy, EncodedBatch};
 use sluice_net::RcvbufReport;
+use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
 use sluice_proto::classify::{SourceMeta, Transport};
 use sluice_proto::framing::{Decoder, Frame, FramingStats};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +46,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::edge::{CloseLogs, CloseReason, ConnGuard, Edge};
+use crate::output::Submit;
 use crate::pipeline::{LocalCounts, ReceiverCounters, RecvTime, SharedProcessor, hand_over};
 use crate::proxy::Prefixed;
 use crate::tls::{Failure, TlsEndpoint};
@@ -59,6 +60,11 @@ pub const FRAME_TIMEOUT_TAG: &str = "sluice:frame_timeout";
 const INITIAL_BUFFER: usize = 8 * 1024;
 /// Reads are made with at least this much room once a connection is busy.
 const READ_CHUNK: usize = 64 * 1024;
+/// At shutdown a connection is read until it has been quiet this long. Not until the first
+/// empty read: data the sender wrote while our receive window was closed is still in its send
+/// buffer and arrives one round trip after we read (our window update), and it counts as
+/// sent.
+const SHUTDOWN_QUIET: Duration = Duration::from_millis(200);
 
 /// Limits applied to every connection of a listener.
 #[derive(Clone, Debug, PartialEq)]
@@ -205,7 +211,7 @@ impl TcpContext {
 
 /// Serves a port until `ctx.stop` fires and every connection has finished; batches go to
 /// `out`. Returns when the last batch of this port has been handed over.
-pub async fn serve(port: TcpPort, ctx: Arc<TcpContext>, out: async_channel::Sender<EncodedBatch>) {
+pub async fn serve(port: TcpPort, ctx: Arc<TcpContext>, out: Submit) {
     let dest_port = port.local_addr.port();
     let (chunk_tx, chunk_rx) = async_channel::unbounded::<EncodedBatch>();
     let combiner = tokio::spawn(combine(
@@ -493,6 +499,36 @@ async fn read_loop<S: AsyncRead + Unpin>(
         ctx.stats.add_framing(decoder.stats(), &mut framing_seen);
     };
 
+    // Shutdown (the accept loop stopped accepting): what the sender already sent, in our
+    // receive buffer or still in its own send buffer, is read and delivered now — beyond the
+    // window, which no longer waits — until the connection is quiet for SHUTDOWN_QUIET or
+    // ends. `frame_timeout` caps it: a sender that never pauses cannot hold shutdown up.
+    if matches!(end, End::Stop) {
+        let until = Instant::now() + ctx.limits.frame_timeout;
+        loop {
+            if buf.capacity() - buf.len() < 4096 {
+                let want = (buf.capacity() * 2).clamp(INITIAL_BUFFER, cap.max(READ_CHUNK));
+                buf.reserve(want - buf.len().min(want));
+            }
+            let quiet = (Instant::now() + SHUTDOWN_QUIET).min(until);
+            match tokio::time::timeout_at(quiet, stream.read_buf(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => break,
+            }
+            frames.clear();
+            let consumed = {
+                let mut it = decoder.frames(&buf);
+                frames.extend(it.by_ref().map(|(f, _)| f));
+                it.consumed()
+            };
+            if !frames.is_empty() {
+                deliver(&buf, &frames, src, ctx, &mut chunk, &mut counts, chunks).await;
+            }
+            buf.advance(consumed);
+            ctx.stats.add_framing(decoder.stats(), &mut framing_seen);
+        }
+    }
+
     let reason = match &end {
         End::Eof => CloseReason::Eof,
         End::Stop => CloseReason::Shutdown,
@@ -612,10 +648,10 @@ async fn deliver_tagged(
     let mut running = permit.is_some();
     if let Some(mut c) = encode_chunk(buf, frames, src, ctx, chunk, counts, partial_tag) {
         if let Some(p) = permit {
-            c.attach(p);
+            c.hold(HoldKind::Events, p);
         }
-        match ctx.memory.acquire(c.body.len(), &ctx.stop).await {
-            Some(m) => c.attach(m),
+        match ctx.memory.acquire(c.body().len(), &ctx.stop).await {
+            Some(m) => c.hold(HoldKind::Bytes, m),
             None => running = false,
         }
         hand_over(chunks, c, &ctx.counters);
@@ -648,17 +684,18 @@ fn encode_chunk(
     chunk.take()
 }
 
-/// Merges per-read chunks into HEC-sized batches and flushes partial ones on time.
+/// Merges per-read chunks (with their holds) into HEC-sized batches and flushes partial ones
+/// on time; finished batches go to the destination.
 async fn combine(
     rx: async_channel::Receiver<EncodedBatch>,
     policy: BatchPolicy,
-    out: async_channel::Sender<EncodedBatch>,
+    out: Submit,
     counters: Arc<ReceiverCounters>,
 ) {
     let mut builder = BatchBuilder::new(policy);
     let send = |b: EncodedBatch| {
         counters.batches.fetch_add(1, Ordering::Relaxed);
-        hand_over(&out, b, &counters);
+        out.submit(b);
     };
     loop {
         let deadline = builder.deadline();

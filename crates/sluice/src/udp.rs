@@ -28,14 +28,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use sluice_hec::EncodedBatch;
-use sluice_net::{PortClaimConfig, UdpGroup, UdpGroupConfig, UdpReceiver};
+use sluice_net::{DropProbe, PortClaimConfig, UdpGroup, UdpGroupConfig, UdpReceiver};
 use sluice_proto::classify::{SourceMeta, Transport};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Balance;
 use crate::metrics::UdpPortMetrics;
+use crate::output::Submit;
 use crate::pipeline::{Emitter, LocalCounts, ReceiverCounters, RecvTime, SharedProcessor};
 use crate::topology::UdpPlan;
 use crate::window::{MemoryBudget, Window};
@@ -99,6 +99,8 @@ pub struct UdpPort {
     stop: CancellationToken,
     /// Read what the kernel still holds before the threads end (set when the port closes).
     drain: Arc<AtomicBool>,
+    /// Stops the kernel-drop watch ([`watch_kernel_drops`]) when the port goes away.
+    drop_watch: CancellationToken,
 }
 
 /// What every receive thread of a port shares.
@@ -118,13 +120,23 @@ pub struct UdpContext {
 
 impl UdpPort {
     /// Starts one receive thread per socket of `group`, each with its own counters.
-    pub fn start(
-        mut group: UdpGroup,
-        ctx: UdpContext,
-        out: &async_channel::Sender<EncodedBatch>,
-    ) -> std::io::Result<UdpPort> {
+    pub fn start(mut group: UdpGroup, ctx: UdpContext, out: &Submit) -> std::io::Result<UdpPort> {
         let local_addr = group.local_addr();
         let idle = group.take_receivers();
+        let mut probes = Vec::with_capacity(idle.len());
+        for rx in &idle {
+            match rx.drop_probe() {
+                Ok(p) => probes.push(p),
+                Err(e) => tracing::warn!(
+                    port = local_addr.port(),
+                    socket = rx.index(),
+                    error = %e,
+                    "cannot watch this socket's kernel drops while its window is full"
+                ),
+            }
+        }
+        let drop_watch = CancellationToken::new();
+        watch_kernel_drops(&ctx.rt, probes, DROP_WATCH_INTERVAL, drop_watch.clone());
         let counters = idle
             .iter()
             .map(|_| Arc::new(ReceiverCounters::default()))
@@ -137,16 +149,13 @@ impl UdpPort {
             idle,
             stop: ctx.stop.clone(),
             drain: Arc::new(AtomicBool::new(false)),
+            drop_watch,
         };
         port.spawn(ctx, out)?;
         Ok(port)
     }
 
-    fn spawn(
-        &mut self,
-        ctx: UdpContext,
-        out: &async_channel::Sender<EncodedBatch>,
-    ) -> std::io::Result<()> {
+    fn spawn(&mut self, ctx: UdpContext, out: &Submit) -> std::io::Result<()> {
         self.stop = ctx.stop.clone();
         self.drain = Arc::new(AtomicBool::new(false));
         let port = self.local_addr.port();
@@ -188,11 +197,7 @@ impl UdpPort {
 
     /// Stops the threads and starts new ones with `ctx` around the same sockets. Datagrams
     /// that arrive in between wait in the socket buffers.
-    pub fn restart(
-        &mut self,
-        ctx: UdpContext,
-        out: &async_channel::Sender<EncodedBatch>,
-    ) -> std::io::Result<()> {
+    pub fn restart(&mut self, ctx: UdpContext, out: &Submit) -> std::io::Result<()> {
         self.stop();
         self.spawn(ctx, out)
     }
@@ -221,8 +226,55 @@ impl UdpPort {
     }
 }
 
+impl Drop for UdpPort {
+    fn drop(&mut self) {
+        // The probes hold duplicates of the sockets' descriptors: they must go with the port.
+        self.drop_watch.cancel();
+    }
+}
+
 /// How long a closing port keeps reading what is queued in its sockets.
 pub const DRAIN_LIMIT: Duration = Duration::from_millis(500);
+
+/// How often [`watch_kernel_drops`] reads the counters.
+pub const DROP_WATCH_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Reads every socket's kernel drop counter every `every` until `stop`, then drops the probes
+/// (closing their descriptors). A receive thread updates the counter itself whenever it reads
+/// — but not while it waits for window space, which is exactly when the kernel drops: without
+/// this, `sluice_kernel_dropped_total` would stand still for as long as the window is full.
+pub fn watch_kernel_drops(
+    rt: &Handle,
+    probes: Vec<DropProbe>,
+    every: Duration,
+    stop: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    rt.spawn(async move {
+        if probes.is_empty() {
+            return;
+        }
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failing = false;
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                () = stop.cancelled() => break,
+            }
+            for p in &probes {
+                if let Err(e) = p.refresh()
+                    && !std::mem::replace(&mut failing, true)
+                {
+                    tracing::warn!(socket = p.stats().index(), error = %e, "cannot read a socket's kernel drop counter");
+                }
+            }
+        }
+        // A last reading, so the counters are current when the port closes.
+        for p in &probes {
+            let _ = p.refresh();
+        }
+    })
+}
 
 /// Pause after a short batch (see the module docs).
 pub const COALESCE: Duration = Duration::from_millis(1);

@@ -1,13 +1,24 @@
-//! The input window: a bound on events received and not yet delivered.
+//! The input window: a bound on events received and not yet safe.
 //!
 //! SC4S's `log-iw-size` is counted in messages, so this is too. It is a semaphore whose
-//! permits travel with the events: a receiver acquires permits before it reads (UDP: one
-//! `fetch_limit`-sized acquisition per `recvmmsg`; TCP: one per read chunk, after framing),
-//! moves them into the batch that carries those events, and they return to the window only
-//! when the batch leaves memory — delivered to HEC, written to the output file, or
-//! deliberately dropped and counted. Acquisition is the only place a receiver waits; waiting
-//! means not reading, which for TCP is backpressure on the sender and for UDP lets the
-//! (large) kernel buffer absorb the pause.
+//! permits travel with the events: a receiver acquires permits when it reads (UDP: one
+//! acquisition per `recvmmsg`, for the datagrams it returned; TCP: one per read, for the
+//! frames found), moves exactly its batch's share into the batch as its event hold
+//! ([`sluice_proto::batch::HoldKind::Events`]), and the batch goes to its destination inside
+//! a [`sluice_proto::delivery::Delivery`].
+//!
+//! Permits come back by one rule, explicitly: when the events are *safe*. That is the
+//! delivery's completion — `Delivered`, or `Rejected` (refused for good, counted as dropped)
+//! — or, earlier, a buffer persisting the events (`Delivery::persisted`). A completion that
+//! leaves events unsafe (`Abandoned` at the drain timeout, `Retry` with no buffer) releases
+//! them too, but counts them as lost; a delivery dropped without any completion is a bug
+//! that is counted and logged the same way. Nothing else returns permits, so
+//! [`Window::in_use`] is exactly the events received and not yet safe or given up.
+//!
+//! Acquisition is the only place a receiver waits; waiting means not reading, which for TCP
+//! is backpressure on the sender and for UDP lets the (large) kernel buffer absorb the pause.
+//! At shutdown the wait ends (`None`): what a receiver already read is delivered beyond the
+//! window rather than lost.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +28,8 @@ use tokio::runtime::Handle;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
 
-/// Permits for some number of in-flight events. Dropping it returns them to the window.
+/// Permits for some number of in-flight events. Dropping it returns them to the window; a
+/// receiver does that only through a delivery's completion (see the module docs).
 pub type Permit = OwnedSemaphorePermit;
 
 #[derive(Debug)]
@@ -53,7 +65,7 @@ impl Window {
         self.capacity
     }
 
-    /// Events currently received and not yet delivered.
+    /// Events currently received and not yet safe (or given up).
     pub fn in_use(&self) -> u64 {
         u64::from(self.capacity) - self.sem.available_permits() as u64
     }
@@ -179,8 +191,10 @@ mod tests {
 /// Splunk down that is ~20 GB of events before any backpressure, and an out-of-memory kill
 /// would lose all of them. This budget stops that earlier and the same way a full window
 /// does: a receiver waits (stops reading) before handing over a batch that does not fit. It is
-/// charged once per batch or TCP chunk, on its encoded size, and released with it. Counted in
-/// KiB so one `u32` semaphore covers budgets up to 4 TiB.
+/// charged once per batch or TCP chunk, on its encoded size, and released when the batch
+/// leaves memory: its delivery's completion (`HoldKind::Bytes`; persisting the events does
+/// not release it, the body is still held). Counted in KiB so one `u32` semaphore covers
+/// budgets up to 4 TiB.
 #[derive(Debug)]
 pub struct MemoryBudget {
     kib: Arc<Window>,

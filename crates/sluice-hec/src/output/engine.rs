@@ -9,14 +9,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tracing::{debug, error, warn};
 
-use super::{AbortSignal, Inner, Verdict, gzip, judge_response};
+use super::{Inner, Verdict, gzip, judge_response};
 use crate::ack::{self, AckTracker};
-use crate::batch::EncodedBatch;
 use crate::deadletter::DeadEvent;
 use crate::health::UrlResult;
 use crate::reject::{BadRequestKind, HecAnswer, Isolation, Piece, PieceAnswer, event_starts};
 use crate::stats::{RequestOutcome, RetryReason};
+use sluice_proto::delivery::Delivery;
 use std::sync::atomic::Ordering::Relaxed;
+use tokio_util::sync::CancellationToken as AbortSignal;
 
 /// What the worker hands out.
 pub(super) trait Job: Send {
@@ -28,12 +29,18 @@ pub(super) trait Job: Send {
     }
 }
 
-impl Job for EncodedBatch {
+impl Job for Delivery {
     fn body(&self) -> &Bytes {
-        &self.body
+        self.batch().body()
     }
     fn events(&self) -> u32 {
-        self.events
+        Delivery::events(self)
+    }
+    fn event_starts(&self) -> Vec<u32> {
+        let b = self.batch();
+        (0..b.events())
+            .map(|i| b.event_range(i).map_or(0, |r| r.start as u32))
+            .collect()
     }
 }
 
@@ -134,7 +141,7 @@ impl Inner {
         let max_pending = ack.map_or(1, |a| a.max_pending);
         let mut open = true;
         loop {
-            if abort.is_aborted() {
+            if abort.is_cancelled() {
                 self.abandon_all(&mut w, finish);
                 return;
             }
@@ -153,7 +160,7 @@ impl Inner {
             if open && w.live() < max_pending {
                 let job = tokio::select! {
                     biased;
-                    _ = abort.aborted() => continue,
+                    _ = abort.cancelled() => continue,
                     r = rx.recv() => r,
                     _ = tokio::time::sleep_until(w.next_poll.into()), if waiting => continue,
                 };
@@ -179,7 +186,7 @@ impl Inner {
             } else if waiting {
                 tokio::select! {
                     biased;
-                    _ = abort.aborted() => {}
+                    _ = abort.cancelled() => {}
                     _ = tokio::time::sleep_until(w.next_poll.into()) => {}
                 }
             } else if w.live() == 0 {
@@ -376,7 +383,7 @@ impl Inner {
         let n_urls = self.urls.len().max(1) as u32;
         let mut failures: u32 = 0;
         loop {
-            if abort.is_aborted() {
+            if abort.is_cancelled() {
                 return Sent::Aborted;
             }
             let idx = self.board.pick(cursor);
@@ -396,7 +403,7 @@ impl Inner {
             let started = Instant::now();
             let result = tokio::select! {
                 biased;
-                _ = abort.aborted() => return Sent::Aborted,
+                _ = abort.cancelled() => return Sent::Aborted,
                 r = self.send(client, idx, payload, gz, channel, timeout) => r,
             };
             let elapsed = started.elapsed();
@@ -478,7 +485,7 @@ impl Inner {
                         let wait = self.cfg.backoff.delay(failures / n_urls);
                         tokio::select! {
                             biased;
-                            _ = abort.aborted() => return Sent::Aborted,
+                            _ = abort.cancelled() => return Sent::Aborted,
                             _ = tokio::time::sleep(wait) => {}
                         }
                     }
@@ -515,7 +522,7 @@ impl Inner {
             self.stats.ack.queries.fetch_add(1, Relaxed);
             let answer = tokio::select! {
                 biased;
-                _ = abort.aborted() => return false,
+                _ = abort.cancelled() => return false,
                 a = self.query_acks(w.id, url, &channel, &ids) => a,
             };
             match answer {

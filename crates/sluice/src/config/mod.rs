@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod buffer;
 mod flatten;
 mod hec;
 mod origin;
@@ -29,6 +30,7 @@ mod service;
 mod validate;
 mod values;
 
+pub use buffer::{BufferSettings, EffectiveSize};
 pub use flatten::{Setting, tables};
 pub use origin::{EnvVar, Source, Traced, trace};
 pub use sc4s::{EnvReport, SUPPORTED_SC4S_VARS};
@@ -72,6 +74,8 @@ pub struct Config {
     pub fields: FieldsConfig,
     pub admin: AdminConfig,
     pub shutdown: ShutdownConfig,
+    /// The HEC destination's disk buffer (`SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_*`).
+    pub buffer: BufferSettings,
     /// What the service manager hands the process (`HOSTNAME`, `NOTIFY_SOCKET`, …); from the
     /// environment only, never from TOML.
     #[serde(skip)]
@@ -98,6 +102,11 @@ impl Config {
     /// Whether events go to Splunk (otherwise to the JSON-lines file).
     pub fn uses_hec(&self) -> bool {
         !self.hec.urls.is_empty()
+    }
+
+    /// Whether events for HEC go through the disk buffer.
+    pub fn uses_buffer(&self) -> bool {
+        self.uses_hec() && self.buffer.enable
     }
 }
 

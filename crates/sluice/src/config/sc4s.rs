@@ -278,6 +278,8 @@ impl Config {
             self.hec.headers = h;
         }
         self.apply_hec_env(env, &mut report)?;
+        let workers = self.hec.workers;
+        self.buffer.apply_env(env, workers, &mut report)?;
 
         set(
             env,
@@ -375,7 +377,10 @@ impl Config {
         self.service = super::ServiceEnv::from_env(env)?;
 
         for (name, _) in env.with_prefix("SC4S_") {
-            if !SUPPORTED_SC4S_VARS.contains(&name) && vendor_port_var(name).is_none() {
+            if !SUPPORTED_SC4S_VARS.contains(&name)
+                && !super::buffer::BUFFER_VARS.contains(&name)
+                && vendor_port_var(name).is_none()
+            {
                 report.unsupported.push(name.to_owned());
             }
         }

@@ -619,7 +619,7 @@ impl Default for HecConfig {
     fn default() -> Self {
         // The client's own defaults (SC4S's) are the one source for what both configs share.
         let client = sluice_hec::ClientConfig::default();
-        let batch = sluice_hec::BatchPolicy::default();
+        let batch = sluice_proto::batch::BatchPolicy::default();
         HecConfig {
             urls: Vec::new(),
             token: String::new(),

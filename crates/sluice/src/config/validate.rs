@@ -6,6 +6,7 @@ impl Config {
     /// Cross-field checks that no single setting can make.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: String| Err(ConfigError::Invalid(m));
+        self.buffer.validate()?;
         if self.udp.sockets == 0 || self.udp.rfc5426_sockets == 0 {
             return bad("udp.sockets and udp.rfc5426_sockets must be at least 1".into());
         }

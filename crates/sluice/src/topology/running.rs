@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use sluice_hec::EncodedBatch;
 use sluice_net::{PortClaimConfig, UdpGroup};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Change, Topology, Transition, UdpPlan};
 use crate::metrics::{Ports, Retired, TcpPortMetrics, UdpPortMetrics};
+use crate::output::Submit;
 use crate::pipeline::SharedProcessor;
 use crate::stream::{ActiveStream, BoundStream, StreamShared};
 use crate::tls::TlsManager;
@@ -72,8 +72,8 @@ pub struct Prepared {
 #[derive(Debug)]
 pub struct Running {
     shared: Shared,
-    /// Dropped at shutdown, so the output sees the end once the receivers are done.
-    out: async_channel::Sender<EncodedBatch>,
+    /// Dropped at shutdown, so the destination sees the end once the receivers are done.
+    out: Submit,
     plan: Topology,
     udp: BTreeMap<u16, ActiveUdp>,
     streams: BTreeMap<u16, ActiveStream>,
@@ -86,7 +86,7 @@ pub struct Running {
 impl Running {
     /// Nothing open yet; [`prepare`](Self::prepare) and [`commit`](Self::commit) the
     /// transition from the empty topology to start.
-    pub fn new(shared: Shared, out: async_channel::Sender<EncodedBatch>) -> Running {
+    pub fn new(shared: Shared, out: Submit) -> Running {
         Running {
             shared,
             out,

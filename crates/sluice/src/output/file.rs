@@ -1,10 +1,12 @@
-//! Where encoded batches go: Splunk HEC, or — with no HEC URL configured — a local
-//! JSON-lines file holding exactly the JSON objects HEC would have received, one per line.
+//! The JSON-lines file output, used when no HEC URL is configured: a local file holding
+//! exactly the JSON objects HEC would have received, one per line.
 //!
-//! The file output exists so `sluice run` is useful on a fresh machine with no Splunk, and so
-//! an operator can see precisely what would be sent. A batch is released (its window permits
-//! returned) only after its bytes were handed to the kernel with `write`; a failed write
-//! (disk full, permission) is retried with backoff and the batch is kept, never dropped.
+//! It exists so `sluice run` is useful on a fresh machine with no Splunk, and so an operator
+//! can see precisely what would be sent. A delivery completes as `Delivered` (releasing its
+//! window permits) only after its bytes were handed to the kernel with `write`; a failed
+//! write (disk full, permission) is retried with backoff and the batch is kept, never
+//! dropped. Only the drain timeout ends the retries: the delivery then completes as
+//! `Abandoned { reason: Shutdown }`.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -13,7 +15,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use sluice_hec::{AbortSignal, DrainReport, EncodedBatch};
+use sluice_proto::batch::EncodedBatch;
+use sluice_proto::delivery::{AbandonReason, Completion, Delivery};
+use tokio_util::sync::CancellationToken;
+
+use super::{Output, OutputTask};
 
 /// Counters for the file output.
 #[derive(Debug, Default)]
@@ -60,42 +66,43 @@ impl FileOutput {
         })
     }
 
-    /// Writes batches until the channel is closed and empty, or `abort` fires. Runs on a
+    /// Writes deliveries until the queue is closed and empty, or `abort` fires. Runs on a
     /// blocking thread: file writes are synchronous.
-    pub fn run(
-        mut self,
-        rx: async_channel::Receiver<EncodedBatch>,
-        abort: AbortSignal,
-    ) -> DrainReport {
-        let mut report = DrainReport::default();
-        while let Ok(batch) = rx.recv_blocking() {
-            if !self.write_with_retry(&batch, &abort) {
-                report.undelivered_events += u64::from(batch.events);
-                report.undelivered_batches += 1;
+    pub fn run_blocking(mut self, rx: async_channel::Receiver<Delivery>, abort: CancellationToken) {
+        while let Ok(delivery) = rx.recv_blocking() {
+            if self.write_with_retry(delivery.batch(), &abort) {
+                delivery.complete(Completion::Delivered);
+            } else {
+                delivery.complete(Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
+                });
                 break;
             }
         }
-        // Only reached early on abort: count what is left so the daemon can report it.
-        while let Ok(batch) = rx.try_recv() {
-            report.undelivered_events += u64::from(batch.events);
-            report.undelivered_batches += 1;
+        // Only reached early on abort: what is still queued is not written.
+        if abort.is_cancelled() {
+            rx.close();
+            while let Ok(d) = rx.try_recv() {
+                d.complete(Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
+                });
+            }
         }
-        report
     }
 
-    fn write_with_retry(&mut self, batch: &EncodedBatch, abort: &AbortSignal) -> bool {
+    fn write_with_retry(&mut self, batch: &EncodedBatch, abort: &CancellationToken) -> bool {
         let mut backoff = Duration::from_millis(100);
         loop {
             // One write per batch: the body plus its terminating newline, so lines from two
             // batches never interleave even if the file is shared.
-            let mut buf = Vec::with_capacity(batch.body.len() + 1);
-            buf.extend_from_slice(&batch.body);
+            let mut buf = Vec::with_capacity(batch.body().len() + 1);
+            buf.extend_from_slice(batch.body());
             buf.push(b'\n');
             match self.file.write_all(&buf) {
                 Ok(()) => {
                     self.stats
                         .events
-                        .fetch_add(u64::from(batch.events), Ordering::Relaxed);
+                        .fetch_add(u64::from(batch.events()), Ordering::Relaxed);
                     self.stats.batches.fetch_add(1, Ordering::Relaxed);
                     self.stats
                         .bytes
@@ -109,11 +116,11 @@ impl FileOutput {
                     tracing::error!(
                         path = %self.path.display(),
                         error = %e,
-                        events = batch.events,
+                        events = batch.events(),
                         "writing to the output file failed; keeping the batch and retrying in {:?}",
                         backoff
                     );
-                    if abort.is_aborted() {
+                    if abort.is_cancelled() {
                         return false;
                     }
                     std::thread::sleep(backoff);
@@ -121,5 +128,25 @@ impl FileOutput {
                 }
             }
         }
+    }
+}
+
+impl Output for FileOutput {
+    fn kind(&self) -> &'static str {
+        "file"
+    }
+
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(async move {
+            let task = tokio::task::spawn_blocking(move || self.run_blocking(queue, abort));
+            if let Err(e) = task.await {
+                // The delivery it held completed itself as uncompleted (counted and logged).
+                tracing::error!(error = %e, "the file output failed");
+            }
+        })
     }
 }

@@ -1,0 +1,765 @@
+//! A destination with a disk buffer (`sluice_buffer`) between its receivers and its output.
+//!
+//! ```text
+//! Submit ─► intake ─► router ─┬─────────────► output queue (bounded) ─► Output
+//!                             └─► disk buffer ─► replay ─┘
+//! ```
+//!
+//! * **Normal mode.** The router hands a batch straight to the output while the output
+//!   queue has room and the input windows (and the memory budget) are below their high-water
+//!   mark. Otherwise — the output is slow or down, or a burst fills the window — the batch is
+//!   *spilled*: appended to the buffer, which makes its events safe at once (their window
+//!   slots return, so the receivers keep reading), and completed as `Retry { Buffered }`.
+//!   The buffer writes and fsyncs on its flush policy, so a crash loses at most about one
+//!   flush interval of what was spilled.
+//! * **Reliable mode.** Every batch is appended, and counts as safe only once its group
+//!   commit's fsync is done; then its window slots return. Nothing reported safe is lost by a
+//!   crash.
+//! * **Replay.** One task reads the buffer in order (after a restart, from where the last
+//!   run stopped) and offers every record to the output as a delivery that is safe from the
+//!   start ([`Delivery::from_buffer`]). A record is acknowledged — and its segment can be
+//!   deleted — when that delivery completes `Delivered` or `Rejected`.
+//! * **Full.** When the buffer refuses an append (its budget or the filesystem is full, or
+//!   the disk cannot keep up) the router waits for room with the batch in hand; meanwhile the
+//!   windows fill and the receivers stop: TCP pushes back, UDP drops in the kernel (counted as
+//!   `buffer_full`). It recovers by itself when the output drains the buffer.
+//! * **Rescue.** A batch the output gives up on (the drain timeout at shutdown) is written to
+//!   the buffer instead of being lost ([`super::Rescue`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, SystemTime};
+
+use sluice_buffer::{
+    Acker, AppendError, Appended, Buffer, BufferStats, FullReason, RecordId, RecordRef, Writer,
+};
+use sluice_proto::batch::EncodedBatch;
+use sluice_proto::delivery::{AbandonReason, Completion, CompletionSink, Delivery, RetryReason};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::destination::{DestinationStats, Rescue};
+use crate::admin::PromWriter;
+use crate::window::{MemoryBudget, Window};
+
+/// How a destination uses its buffer.
+#[derive(Debug)]
+pub struct BufferOptions {
+    pub buffer: Buffer,
+    /// Persist every batch before its events count as safe (SC4S `reliable(yes)`).
+    pub reliable: bool,
+    /// The input windows and the memory budget whose high-water mark makes normal mode
+    /// spill.
+    pub windows: Vec<Arc<Window>>,
+    pub memory: Arc<MemoryBudget>,
+    /// Share of a window's capacity (0..=1) past which normal mode spills.
+    pub high_water: f64,
+    /// Batches that may wait in memory for the output beyond what it holds.
+    pub queue: usize,
+}
+
+/// Batches a reliable-mode group may hold before the router commits it.
+const GROUP_MAX: usize = 256;
+/// How often a router or replay that waits for room looks again.
+const RETRY_EVERY: Duration = Duration::from_millis(5);
+
+/// The buffer as `/metrics` and `/health` see it.
+#[derive(Debug)]
+pub struct BufferMetrics {
+    writer: Writer,
+    pub reliable: bool,
+    pub dir: PathBuf,
+    /// Events spilled to disk by normal mode (the output could not take them now).
+    spilled_events: AtomicU64,
+    /// Events read back from the buffer and delivered (or refused) by the output.
+    replayed_events: AtomicU64,
+    /// Events found in the buffer at start, to replay.
+    pub recovered_events: u64,
+    /// Why the router is waiting for room right now (a [`full_code`]), 0 when it is not.
+    full_now: AtomicU8,
+    /// Kernel drops of UDP sockets counted while the buffer was full.
+    udp_buffer_full_drops: AtomicU64,
+}
+
+fn full_code(r: FullReason) -> u8 {
+    match r {
+        FullReason::MaxBytes => 1,
+        FullReason::DiskFull => 2,
+        FullReason::Backlog => 3,
+        FullReason::WriteFailing => 4,
+    }
+}
+
+fn full_reason(code: u8) -> Option<FullReason> {
+    Some(match code {
+        1 => FullReason::MaxBytes,
+        2 => FullReason::DiskFull,
+        3 => FullReason::Backlog,
+        4 => FullReason::WriteFailing,
+        _ => return None,
+    })
+}
+
+impl BufferMetrics {
+    pub fn stats(&self) -> BufferStats {
+        self.writer.stats()
+    }
+
+    pub fn spilled_events(&self) -> u64 {
+        self.spilled_events.load(Relaxed)
+    }
+
+    pub fn replayed_events(&self) -> u64 {
+        self.replayed_events.load(Relaxed)
+    }
+
+    /// Why appends wait for room now (receivers are being held back), if they do.
+    pub fn full(&self) -> Option<FullReason> {
+        full_reason(self.full_now.load(Relaxed))
+    }
+
+    /// Counts UDP kernel drops that happened while the buffer was full.
+    pub fn add_buffer_full_drops(&self, n: u64) {
+        self.udp_buffer_full_drops.fetch_add(n, Relaxed);
+    }
+
+    pub fn buffer_full_drops(&self) -> u64 {
+        self.udp_buffer_full_drops.load(Relaxed)
+    }
+
+    /// `/health`'s reason to say "degraded", if any: the buffer is full (receivers held
+    /// back), or it holds events (the output is behind).
+    pub fn degraded(&self) -> Option<String> {
+        if let Some(r) = self.full() {
+            return Some(format!(
+                "disk buffer full ({r}): receivers are held back; UDP drops count as \
+                 reason=\"buffer_full\""
+            ));
+        }
+        let s = self.stats();
+        (s.events > 0).then(|| {
+            format!(
+                "buffering: {} events ({} bytes) on disk wait for HEC",
+                s.events, s.bytes
+            )
+        })
+    }
+
+    fn set_full(&self, r: Option<FullReason>) {
+        self.full_now.store(r.map_or(0, full_code), Relaxed);
+    }
+}
+
+/// The running parts of a buffered destination.
+#[derive(Debug)]
+pub(super) struct Stage {
+    buffer: Buffer,
+    router: JoinHandle<()>,
+    replay: JoinHandle<()>,
+    replay_stop: CancellationToken,
+    pub metrics: Arc<BufferMetrics>,
+}
+
+/// What closing the buffer left.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferClose {
+    /// Events on disk that the next start replays.
+    pub kept_events: u64,
+    /// Events accepted by the buffer that could not be written (disk full or failing): lost.
+    pub unwritten_events: u64,
+}
+
+impl Stage {
+    /// Starts the router (from `intake`) and the replay (from the buffer), both feeding
+    /// `out`; `stats` is the destination's sink, which also gets the buffer as its rescue.
+    pub(super) fn start(
+        opts: BufferOptions,
+        reader_name: &str,
+        stats: &Arc<DestinationStats>,
+        intake: async_channel::Receiver<Delivery>,
+        out: async_channel::Sender<Delivery>,
+    ) -> Result<Stage, String> {
+        let BufferOptions {
+            buffer,
+            reliable,
+            windows,
+            memory,
+            high_water,
+            queue: _,
+        } = opts;
+        let reader = buffer
+            .reader(reader_name)
+            .ok_or_else(|| format!("the disk buffer has no reader {reader_name:?}"))?;
+        let writer = buffer.writer();
+        let recovery = buffer.recovery();
+        let metrics = Arc::new(BufferMetrics {
+            writer: writer.clone(),
+            reliable,
+            dir: buffer.dir().to_owned(),
+            spilled_events: AtomicU64::new(0),
+            replayed_events: AtomicU64::new(0),
+            recovered_events: recovery.replayed_events,
+            full_now: AtomicU8::new(0),
+            udp_buffer_full_drops: AtomicU64::new(0),
+        });
+        stats.set_rescue(Arc::new(WriterRescue {
+            writer: writer.clone(),
+        }));
+        let router = if reliable {
+            tokio::spawn(route_reliable(intake, writer, metrics.clone()))
+        } else {
+            let spill = Spill {
+                windows,
+                memory,
+                high_water,
+            };
+            tokio::spawn(route_normal(
+                intake,
+                out.clone(),
+                writer,
+                spill,
+                metrics.clone(),
+            ))
+        };
+        let replay_stop = CancellationToken::new();
+        let replay = tokio::spawn(replay(
+            reader,
+            out,
+            stats.clone(),
+            metrics.clone(),
+            replay_stop.clone(),
+        ));
+        Ok(Stage {
+            buffer,
+            router,
+            replay,
+            replay_stop,
+            metrics,
+        })
+    }
+
+    /// Shutdown, once the receivers are gone: the replay stops (what it did not hand out
+    /// stays on disk for the next start) and the router finishes the intake — to the output
+    /// or to disk — by `deadline`. After this nothing but the output holds the output queue.
+    pub(super) async fn stop_intake(&mut self, deadline: Instant) {
+        self.replay_stop.cancel();
+        let _ = (&mut self.replay).await;
+        if tokio::time::timeout_at(deadline, &mut self.router)
+            .await
+            .is_err()
+        {
+            // Waiting for room that never came: the batches it held complete as uncompleted,
+            // which the rescue cannot keep either; they are counted as lost.
+            tracing::error!("the disk buffer stayed full until the drain timeout");
+            self.router.abort();
+            let _ = (&mut self.router).await;
+        }
+    }
+
+    /// Writes and syncs what is queued, persists the read position and closes the buffer.
+    pub(super) async fn close(self) -> BufferClose {
+        let Stage { buffer, .. } = self;
+        let dir = buffer.dir().to_owned();
+        match tokio::task::spawn_blocking(move || buffer.close()).await {
+            Ok(Ok(r)) => BufferClose {
+                kept_events: r.events_kept,
+                unwritten_events: 0,
+            },
+            Ok(Err(sluice_buffer::CloseError::Unwritten { events, reason, .. })) => {
+                tracing::error!(dir = %dir.display(), events, "the disk buffer could not write everything before closing: {reason}");
+                BufferClose {
+                    kept_events: 0,
+                    unwritten_events: events,
+                }
+            }
+            Ok(Err(e)) => {
+                tracing::error!(dir = %dir.display(), "closing the disk buffer: {e}");
+                BufferClose::default()
+            }
+            Err(e) => {
+                tracing::error!(dir = %dir.display(), "closing the disk buffer: {e}");
+                BufferClose::default()
+            }
+        }
+    }
+}
+
+fn record(batch: &EncodedBatch) -> RecordRef<'_> {
+    RecordRef::new(batch.body(), batch.events(), SystemTime::now()).with_offsets(batch.starts())
+}
+
+/// The buffer takes `d` over: its events are safe, and the buffer delivers them itself.
+fn hand_over(mut d: Delivery) {
+    d.persisted();
+    d.complete(Completion::Retry {
+        after: Duration::ZERO,
+        reason: RetryReason::Buffered,
+    });
+}
+
+/// Appends `d`'s batch, waiting for room while the buffer is full. `Err` when the buffer can
+/// never take it (too large, closed): the caller keeps `d` in memory.
+async fn append_waiting(
+    writer: &Writer,
+    d: &Delivery,
+    metrics: &BufferMetrics,
+) -> Result<Appended, AppendError> {
+    loop {
+        match writer.append(record(d.batch())) {
+            Ok(a) => {
+                metrics.set_full(None);
+                return Ok(a);
+            }
+            Err(AppendError::Full { reason }) => {
+                if metrics.full().is_none() {
+                    tracing::warn!(
+                        dir = %metrics.dir.display(),
+                        "disk buffer full ({reason}): holding the receivers back until it has room"
+                    );
+                }
+                metrics.set_full(Some(reason));
+                let size = d.batch().body().len() as u64 + 4 * u64::from(d.events());
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(1), writer.wait_for_space(size)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// What makes normal mode spill besides a full output queue.
+struct Spill {
+    windows: Vec<Arc<Window>>,
+    memory: Arc<MemoryBudget>,
+    high_water: f64,
+}
+
+impl Spill {
+    fn past_high_water(&self) -> bool {
+        let over = |used: u64, cap: u64| used as f64 >= self.high_water * cap as f64;
+        self.windows
+            .iter()
+            .any(|w| over(w.in_use(), u64::from(w.capacity())))
+            || over(self.memory.in_use_bytes(), self.memory.capacity_bytes())
+    }
+}
+
+async fn route_normal(
+    intake: async_channel::Receiver<Delivery>,
+    out: async_channel::Sender<Delivery>,
+    writer: Writer,
+    spill: Spill,
+    metrics: Arc<BufferMetrics>,
+) {
+    while let Ok(d) = intake.recv().await {
+        let d = if spill.past_high_water() {
+            d
+        } else {
+            match out.try_send(d) {
+                Ok(()) => continue,
+                Err(async_channel::TrySendError::Full(d)) => d,
+                Err(async_channel::TrySendError::Closed(d)) => {
+                    d.complete(Completion::Abandoned {
+                        reason: AbandonReason::OutputGone,
+                    });
+                    continue;
+                }
+            }
+        };
+        spill_one(d, &out, &writer, &metrics).await;
+    }
+}
+
+/// Normal mode: to disk, or — while the buffer is full — to whichever has room first.
+async fn spill_one(
+    d: Delivery,
+    out: &async_channel::Sender<Delivery>,
+    writer: &Writer,
+    metrics: &BufferMetrics,
+) {
+    let mut d = d;
+    loop {
+        match writer.append(record(d.batch())) {
+            Ok(_) => {
+                metrics.set_full(None);
+                metrics
+                    .spilled_events
+                    .fetch_add(u64::from(d.events()), Relaxed);
+                hand_over(d);
+                return;
+            }
+            Err(AppendError::Full { reason }) => {
+                if metrics.full().is_none() {
+                    tracing::warn!(
+                        dir = %metrics.dir.display(),
+                        "disk buffer full ({reason}): events wait in memory; receivers are held back once the windows fill"
+                    );
+                }
+                metrics.set_full(Some(reason));
+            }
+            Err(e) => {
+                // Never fits (or closed): it waits for the output in memory.
+                tracing::error!(
+                    events = d.events(),
+                    "cannot spill a batch to the disk buffer: {e}"
+                );
+                if let Err(e) = out.send(d).await {
+                    e.into_inner().complete(Completion::Abandoned {
+                        reason: AbandonReason::OutputGone,
+                    });
+                }
+                return;
+            }
+        }
+        d = match out.try_send(d) {
+            Ok(()) => {
+                metrics.set_full(None);
+                return;
+            }
+            Err(async_channel::TrySendError::Full(d)) => d,
+            Err(async_channel::TrySendError::Closed(d)) => {
+                d.complete(Completion::Abandoned {
+                    reason: AbandonReason::OutputGone,
+                });
+                return;
+            }
+        };
+        let size = d.batch().body().len() as u64;
+        let _ = tokio::time::timeout(RETRY_EVERY * 4, writer.wait_for_space(size)).await;
+    }
+}
+
+async fn route_reliable(
+    intake: async_channel::Receiver<Delivery>,
+    writer: Writer,
+    metrics: Arc<BufferMetrics>,
+) {
+    // Groups are appended here and committed by a second task, so the next group is
+    // appended while the previous one's fsync runs.
+    let (commit_tx, commit_rx) = async_channel::unbounded::<(Appended, Vec<Delivery>)>();
+    let committer = tokio::spawn(commit(commit_rx));
+    while let Ok(first) = intake.recv().await {
+        let mut group = vec![first];
+        while group.len() < GROUP_MAX {
+            match intake.try_recv() {
+                Ok(d) => group.push(d),
+                Err(_) => break,
+            }
+        }
+        let mut last = None;
+        let mut kept = Vec::with_capacity(group.len());
+        for d in group {
+            match append_waiting(&writer, &d, &metrics).await {
+                Ok(a) => {
+                    last = Some(a);
+                    kept.push(d);
+                }
+                Err(e) => {
+                    // The buffer can never take it; it is not safe, so it is not handed over:
+                    // completing it as abandoned lets the sink count the loss.
+                    tracing::error!(
+                        events = d.events(),
+                        "cannot write a batch to the disk buffer: {e}"
+                    );
+                    d.complete(Completion::Abandoned {
+                        reason: AbandonReason::OutputGone,
+                    });
+                }
+            }
+        }
+        if let Some(a) = last
+            && let Err(e) = commit_tx.send((a, kept)).await
+        {
+            for d in e.into_inner().1 {
+                d.complete(Completion::Abandoned {
+                    reason: AbandonReason::OutputGone,
+                });
+            }
+        }
+    }
+    drop(commit_tx);
+    let _ = committer.await;
+}
+
+/// Reliable mode: once a group's last record is durable, so is every record before it.
+async fn commit(groups: async_channel::Receiver<(Appended, Vec<Delivery>)>) {
+    while let Ok((last, deliveries)) = groups.recv().await {
+        match last.durable().await {
+            Ok(_) => deliveries.into_iter().for_each(hand_over),
+            Err(e) => {
+                tracing::error!("the disk buffer closed before a group was written: {e}");
+                for d in deliveries {
+                    d.complete(Completion::Abandoned {
+                        reason: AbandonReason::OutputGone,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The completion sink of a delivery read back from the buffer: the destination counts it,
+/// and a final one (`Delivered`, `Rejected`) acknowledges the record.
+#[derive(Debug)]
+struct RecordSink {
+    stats: Arc<DestinationStats>,
+    metrics: Arc<BufferMetrics>,
+    acker: Acker,
+    id: RecordId,
+}
+
+impl CompletionSink for RecordSink {
+    fn completed(&self, batch: &EncodedBatch, completion: &Completion, persisted: bool) {
+        self.stats.completed(batch, completion, persisted);
+        if matches!(
+            completion,
+            Completion::Delivered | Completion::Rejected { .. }
+        ) {
+            self.acker.ack(self.id);
+            self.metrics
+                .replayed_events
+                .fetch_add(u64::from(batch.events()), Relaxed);
+        }
+    }
+}
+
+async fn replay(
+    mut reader: sluice_buffer::Reader,
+    out: async_channel::Sender<Delivery>,
+    stats: Arc<DestinationStats>,
+    metrics: Arc<BufferMetrics>,
+    stop: CancellationToken,
+) {
+    let acker = reader.acker();
+    loop {
+        let rec = tokio::select! {
+            r = reader.next() => r,
+            () = stop.cancelled() => return,
+        };
+        let Some(rec) = rec else { return };
+        let id = rec.id();
+        let (body, events, offsets) = rec.into_parts();
+        let batch = match offsets {
+            Some(o) => EncodedBatch::from_parts(body, o).map_err(|e| e.to_string()),
+            None => EncodedBatch::from_lines(body).map_err(|e| e.to_string()),
+        };
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                // The record's CRCs held, so this is not damage on disk but a record no
+                // batch could have produced: it can never be delivered.
+                tracing::error!(record = id.0, events, "skipping a disk buffer record: {e}");
+                acker.ack(id);
+                continue;
+            }
+        };
+        stats.submitted(batch.events());
+        let sink = Arc::new(RecordSink {
+            stats: stats.clone(),
+            metrics: metrics.clone(),
+            acker: acker.clone(),
+            id,
+        });
+        let mut d = Delivery::from_buffer(batch, sink);
+        loop {
+            d = match out.try_send(d) {
+                Ok(()) => break,
+                Err(async_channel::TrySendError::Full(d)) => d,
+                Err(async_channel::TrySendError::Closed(d)) => {
+                    d.complete(Completion::Abandoned {
+                        reason: AbandonReason::OutputGone,
+                    });
+                    return;
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(RETRY_EVERY) => {}
+                () = stop.cancelled() => {
+                    // Still on disk, unacknowledged: the next start delivers it.
+                    d.complete(Completion::Abandoned { reason: AbandonReason::Shutdown });
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The buffer as the destination's rescue: a batch that would be lost is appended instead.
+#[derive(Debug)]
+struct WriterRescue {
+    writer: Writer,
+}
+
+impl Rescue for WriterRescue {
+    fn keep(&self, batch: &EncodedBatch) -> bool {
+        match self.writer.append(record(batch)) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::error!(
+                    events = batch.events(),
+                    "cannot keep an undelivered batch in the disk buffer: {e}"
+                );
+                false
+            }
+        }
+    }
+}
+
+/// The buffer's metrics, in the registry's style.
+pub fn render(w: &mut PromWriter, m: &BufferMetrics) {
+    let s = m.stats();
+    let mode = if m.reliable { "reliable" } else { "normal" };
+    let gauges: [(&str, &str, u64); 5] = [
+        (
+            "sluice_buffer_bytes",
+            "Disk buffer use: segment files plus records not yet written.",
+            s.bytes,
+        ),
+        (
+            "sluice_buffer_max_bytes",
+            "The disk buffer's budget (buffer.max_bytes, or DISKBUFSIZE x workers).",
+            s.max_bytes,
+        ),
+        (
+            "sluice_buffer_events",
+            "Events in the disk buffer not yet delivered.",
+            s.events,
+        ),
+        (
+            "sluice_buffer_records",
+            "Records (batches) in the disk buffer not yet delivered.",
+            s.records,
+        ),
+        (
+            "sluice_buffer_segments",
+            "Segment files of the disk buffer.",
+            s.segments as u64,
+        ),
+    ];
+    for (name, help, v) in gauges {
+        w.family(name, "gauge", help)
+            .sample(name, &[("mode", mode)], v);
+    }
+    w.family(
+        "sluice_buffer_oldest_event_age_seconds",
+        "gauge",
+        "Age of the oldest event in the disk buffer (0 when it is empty).",
+    )
+    .sample(
+        "sluice_buffer_oldest_event_age_seconds",
+        &[],
+        format!(
+            "{:.3}",
+            s.oldest_event_age.unwrap_or_default().as_secs_f64()
+        ),
+    );
+    w.family(
+        "sluice_buffer_full",
+        "gauge",
+        "1 while the disk buffer refuses appends and receivers are held back, by reason.",
+    );
+    for r in [
+        FullReason::MaxBytes,
+        FullReason::DiskFull,
+        FullReason::Backlog,
+        FullReason::WriteFailing,
+    ] {
+        w.sample(
+            "sluice_buffer_full",
+            &[("reason", r.as_str())],
+            u8::from(m.full() == Some(r)),
+        );
+    }
+    w.family(
+        "sluice_buffer_full_total",
+        "counter",
+        "Appends the disk buffer refused, by reason (each retried later; nothing is dropped).",
+    );
+    for (r, n) in [
+        (FullReason::MaxBytes, s.full_max_bytes_total),
+        (FullReason::DiskFull, s.full_disk_total),
+        (FullReason::Backlog, s.full_backlog_total),
+        (FullReason::WriteFailing, s.full_write_failing_total),
+    ] {
+        w.sample("sluice_buffer_full_total", &[("reason", r.as_str())], n);
+    }
+    let counters: [(&str, &str, u64); 7] = [
+        (
+            "sluice_buffer_appended_events_total",
+            "Events written to the disk buffer.",
+            s.appended_events_total,
+        ),
+        (
+            "sluice_buffer_appended_bytes_total",
+            "Bytes written to the disk buffer.",
+            s.appended_bytes_total,
+        ),
+        (
+            "sluice_buffer_spilled_events_total",
+            "Events normal mode sent to disk because HEC could not take them now.",
+            m.spilled_events(),
+        ),
+        (
+            "sluice_buffer_replayed_events_total",
+            "Events read back from the disk buffer and delivered (or refused) by HEC.",
+            m.replayed_events(),
+        ),
+        (
+            "sluice_buffer_recovered_events",
+            "Events found in the disk buffer at start, to deliver.",
+            m.recovered_events,
+        ),
+        (
+            "sluice_buffer_corrupt_records_total",
+            "Disk buffer records lost to damage (torn tail, flipped bits, truncated segment).",
+            s.corrupt_records,
+        ),
+        (
+            "sluice_buffer_write_errors_total",
+            "Failed writes or fsyncs of the disk buffer (retried).",
+            s.write_errors_total,
+        ),
+    ];
+    for (name, help, v) in counters {
+        let kind = if name.ends_with("_total") {
+            "counter"
+        } else {
+            "gauge"
+        };
+        w.family(name, kind, help).sample(name, &[], v);
+    }
+    for (name, help, h) in [
+        (
+            "sluice_buffer_write_seconds",
+            "Time of the write calls of one disk buffer flush.",
+            &s.write_latency,
+        ),
+        (
+            "sluice_buffer_fsync_seconds",
+            "Time of the fdatasync calls of one disk buffer flush.",
+            &s.fsync_latency,
+        ),
+        (
+            "sluice_buffer_commit_seconds",
+            "From a group's first append to its fsync: what reliable mode waits at most.",
+            &s.commit_latency,
+        ),
+    ] {
+        w.family(name, "histogram", help);
+        let mut count = 0;
+        for (le, n) in h.cumulative() {
+            let le = if le.is_infinite() {
+                "+Inf".to_string()
+            } else {
+                le.to_string()
+            };
+            w.sample(&format!("{name}_bucket"), &[("le", &le)], n);
+            count = n;
+        }
+        let sum = h.mean().map_or(0.0, |m| m.as_secs_f64() * count as f64);
+        w.sample(&format!("{name}_sum"), &[], format!("{sum:.6}"));
+        w.sample(&format!("{name}_count"), &[], count);
+    }
+}

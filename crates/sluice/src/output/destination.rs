@@ -1,0 +1,447 @@
+//! One destination: queue → output → completions, and the sink that counts them.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use sluice_proto::batch::EncodedBatch;
+use sluice_proto::delivery::{
+    AbandonReason, Completion, CompletionKind, CompletionSink, Delivery, RetryReason,
+};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::Output;
+use super::buffered::{BufferMetrics, BufferOptions, Stage};
+use crate::edge::LogLimiter;
+
+/// Somewhere to keep a batch the output could not deliver, rather than lose it: the
+/// destination's disk buffer. `keep` must not block.
+pub trait Rescue: Send + Sync + std::fmt::Debug {
+    /// Takes a copy of `batch`'s events; `false` when it cannot (full, closed).
+    fn keep(&self, batch: &EncodedBatch) -> bool;
+}
+
+fn counters<const N: usize>() -> [AtomicU64; N] {
+    std::array::from_fn(|_| AtomicU64::new(0))
+}
+
+/// The completion sink of one destination: every completion is counted here, once, and
+/// every loss is logged here. Read by `/metrics` and by the shutdown summary.
+#[derive(Debug)]
+pub struct DestinationStats {
+    name: String,
+    output: &'static str,
+    /// `sluice_dropped_total` reason of refused events: `hec_rejected` for HEC.
+    rejected_reason: String,
+    submitted_events: AtomicU64,
+    completions: [AtomicU64; CompletionKind::COUNT],
+    delivered_events: AtomicU64,
+    rejected_events: AtomicU64,
+    /// Events of `Retry` completions, and those of them no buffer held (lost).
+    retry_events: AtomicU64,
+    retry_lost_events: AtomicU64,
+    /// Events of `Abandoned` completions by reason, and those of them no buffer held.
+    abandoned_events: [AtomicU64; AbandonReason::COUNT],
+    abandoned_lost_events: [AtomicU64; AbandonReason::COUNT],
+    persisted_events: AtomicU64,
+    uncompleted_batches: AtomicU64,
+    /// Events a buffer took over (`Retry { reason: Buffered }`): it delivers them itself.
+    buffered_events: AtomicU64,
+    /// Events handed back or abandoned that the rescue kept (see [`Rescue`]).
+    rescued_events: AtomicU64,
+    rescue: OnceLock<Arc<dyn Rescue>>,
+    loss_log: LogLimiter,
+}
+
+/// Plain numbers of a [`DestinationStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DrainSummary {
+    pub delivered: u64,
+    pub rejected: u64,
+    /// Received for this destination and neither delivered, refused, nor held by a buffer:
+    /// handed back or abandoned (the drain timeout, a bug).
+    pub lost: u64,
+    /// The drain timeout fired before the output finished.
+    pub timed_out: bool,
+    /// Events left in the disk buffer for the next start (safe, not lost).
+    pub kept: u64,
+    /// Of those, events the output gave up on at shutdown that were written to the buffer.
+    pub rescued: u64,
+}
+
+impl DestinationStats {
+    pub fn new(name: &str, output: &'static str) -> DestinationStats {
+        DestinationStats {
+            name: name.to_owned(),
+            output,
+            rejected_reason: format!("{output}_rejected"),
+            submitted_events: AtomicU64::new(0),
+            completions: counters(),
+            delivered_events: AtomicU64::new(0),
+            rejected_events: AtomicU64::new(0),
+            retry_events: AtomicU64::new(0),
+            retry_lost_events: AtomicU64::new(0),
+            abandoned_events: counters(),
+            abandoned_lost_events: counters(),
+            persisted_events: AtomicU64::new(0),
+            uncompleted_batches: AtomicU64::new(0),
+            buffered_events: AtomicU64::new(0),
+            rescued_events: AtomicU64::new(0),
+            rescue: OnceLock::new(),
+            loss_log: LogLimiter::new(Duration::from_secs(5)),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn output(&self) -> &'static str {
+        self.output
+    }
+
+    pub fn rejected_reason(&self) -> &str {
+        &self.rejected_reason
+    }
+
+    /// From now on, batches that would be lost are offered to `rescue` first.
+    pub fn set_rescue(&self, rescue: Arc<dyn Rescue>) {
+        let _ = self.rescue.set(rescue);
+    }
+
+    pub(crate) fn submitted(&self, events: u32) {
+        self.submitted_events.fetch_add(u64::from(events), Relaxed);
+    }
+
+    /// Completions (batches) of `kind`.
+    pub fn completions(&self, kind: CompletionKind) -> u64 {
+        self.completions[kind as usize].load(Relaxed)
+    }
+
+    pub fn delivered_events(&self) -> u64 {
+        self.delivered_events.load(Relaxed)
+    }
+
+    pub fn rejected_events(&self) -> u64 {
+        self.rejected_events.load(Relaxed)
+    }
+
+    pub fn retry_events(&self) -> u64 {
+        self.retry_events.load(Relaxed)
+    }
+
+    /// Events handed back (`Retry`) that no buffer held: lost.
+    pub fn retry_lost_events(&self) -> u64 {
+        self.retry_lost_events.load(Relaxed)
+    }
+
+    pub fn abandoned_events(&self, reason: AbandonReason) -> u64 {
+        self.abandoned_events[reason as usize].load(Relaxed)
+    }
+
+    /// Events abandoned for `reason` that no buffer held: lost.
+    pub fn abandoned_lost_events(&self, reason: AbandonReason) -> u64 {
+        self.abandoned_lost_events[reason as usize].load(Relaxed)
+    }
+
+    pub fn persisted_events(&self) -> u64 {
+        self.persisted_events.load(Relaxed)
+    }
+
+    /// Events a buffer took over to deliver them itself.
+    pub fn buffered_events(&self) -> u64 {
+        self.buffered_events.load(Relaxed)
+    }
+
+    /// Events that would have been lost and were written to the buffer instead.
+    pub fn rescued_events(&self) -> u64 {
+        self.rescued_events.load(Relaxed)
+    }
+
+    /// Deliveries dropped without a completion (a bug in an output).
+    pub fn uncompleted(&self) -> u64 {
+        self.uncompleted_batches.load(Relaxed)
+    }
+
+    /// Events handed to the output and not completed yet.
+    pub fn in_flight_events(&self) -> u64 {
+        let done = self.delivered_events()
+            + self.rejected_events()
+            + self.retry_events()
+            + self.buffered_events()
+            + AbandonReason::ALL
+                .iter()
+                .map(|r| self.abandoned_events(*r))
+                .sum::<u64>();
+        self.submitted_events.load(Relaxed).saturating_sub(done)
+    }
+
+    /// Every event lost so far: handed back or abandoned without a buffer holding it.
+    pub fn lost_events(&self) -> u64 {
+        self.retry_lost_events()
+            + AbandonReason::ALL
+                .iter()
+                .map(|r| self.abandoned_lost_events(*r))
+                .sum::<u64>()
+    }
+
+    pub fn summary(&self, timed_out: bool) -> DrainSummary {
+        DrainSummary {
+            delivered: self.delivered_events(),
+            rejected: self.rejected_events(),
+            lost: self.lost_events(),
+            timed_out,
+            kept: 0,
+            rescued: self.rescued_events(),
+        }
+    }
+}
+
+impl CompletionSink for DestinationStats {
+    fn completed(&self, batch: &EncodedBatch, completion: &Completion, persisted: bool) {
+        let events = batch.events();
+        let n = completion.counts(events);
+        self.completions[completion.kind() as usize].fetch_add(1, Relaxed);
+        self.delivered_events
+            .fetch_add(u64::from(n.delivered), Relaxed);
+        self.rejected_events
+            .fetch_add(u64::from(n.rejected), Relaxed);
+        // Outputs log their own rejections, with the context they have (URL, answer); losses
+        // are logged here, because only here is it known that no buffer holds the events.
+        // Not delivered and nobody holds them: the buffer may still take them.
+        let undelivered = matches!(
+            completion,
+            Completion::Retry { .. } | Completion::Abandoned { .. }
+        );
+        let persisted = persisted
+            || (undelivered && self.rescue.get().is_some_and(|r| r.keep(batch)) && {
+                self.rescued_events.fetch_add(u64::from(events), Relaxed);
+                true
+            });
+        match completion {
+            Completion::Delivered | Completion::Rejected { .. } => {}
+            Completion::Retry {
+                reason: RetryReason::Buffered,
+                ..
+            } if persisted => {
+                self.buffered_events.fetch_add(u64::from(events), Relaxed);
+            }
+            Completion::Retry { reason, .. } => {
+                self.retry_events.fetch_add(u64::from(events), Relaxed);
+                if !persisted {
+                    self.retry_lost_events.fetch_add(u64::from(events), Relaxed);
+                    if let Some(suppressed) = self.loss_log.allow() {
+                        tracing::error!(
+                            destination = %self.name,
+                            events,
+                            reason = reason.label(),
+                            suppressed,
+                            "the output handed a batch back and no buffer holds it; its events \
+                             are lost"
+                        );
+                    }
+                }
+            }
+            Completion::Abandoned { reason } => {
+                self.abandoned_events[*reason as usize].fetch_add(u64::from(events), Relaxed);
+                if !persisted {
+                    self.abandoned_lost_events[*reason as usize]
+                        .fetch_add(u64::from(events), Relaxed);
+                }
+                match reason {
+                    // Summed up once by the drain (one line, not one per batch).
+                    AbandonReason::Shutdown => {}
+                    AbandonReason::Uncompleted => {
+                        self.uncompleted_batches.fetch_add(1, Relaxed);
+                        tracing::error!(
+                            destination = %self.name,
+                            events,
+                            persisted,
+                            "a delivery was dropped without a completion (this is a bug); its \
+                             events count as abandoned"
+                        );
+                    }
+                    AbandonReason::OutputGone => {
+                        if let Some(suppressed) = self.loss_log.allow() {
+                            tracing::error!(
+                                destination = %self.name,
+                                events,
+                                persisted,
+                                suppressed,
+                                "the output is gone; a batch could not be delivered"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn persisted(&self, batch: &EncodedBatch) {
+        self.persisted_events
+            .fetch_add(u64::from(batch.events()), Relaxed);
+    }
+}
+
+/// What receivers hold to hand finished batches to one destination. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Submit {
+    tx: async_channel::Sender<Delivery>,
+    stats: Arc<DestinationStats>,
+    sink: Arc<dyn CompletionSink>,
+}
+
+impl Submit {
+    /// Wraps `batch` (with its holds) in a delivery bound to this destination and queues it.
+    /// Never waits: the queue is unbounded (the windows bound it). If the output is gone the
+    /// delivery completes at once as `Abandoned { reason: OutputGone }` — counted and logged.
+    pub fn submit(&self, batch: EncodedBatch) {
+        self.stats.submitted(batch.events());
+        let delivery = Delivery::new(batch, Arc::clone(&self.sink));
+        if let Err(e) = self.tx.try_send(delivery) {
+            e.into_inner().complete(Completion::Abandoned {
+                reason: AbandonReason::OutputGone,
+            });
+        }
+    }
+
+    pub fn stats(&self) -> &Arc<DestinationStats> {
+        &self.stats
+    }
+}
+
+/// A running destination: its output task, its queue and its completion sink.
+#[derive(Debug)]
+pub struct Destination {
+    stats: Arc<DestinationStats>,
+    rx: async_channel::Receiver<Delivery>,
+    abort: CancellationToken,
+    task: JoinHandle<()>,
+    ended: bool,
+    /// The disk buffer's router and replay, when the destination has one.
+    stage: Option<Stage>,
+}
+
+impl Destination {
+    /// Starts `output` on the current runtime. The returned [`Submit`] is the only way in:
+    /// the output ends after every clone of it is dropped and the queue is empty.
+    pub fn start(name: &str, output: Box<dyn Output>) -> (Destination, Submit) {
+        let stats = Arc::new(DestinationStats::new(name, output.kind()));
+        let (tx, rx) = async_channel::unbounded();
+        let abort = CancellationToken::new();
+        let task = tokio::spawn(output.run(rx.clone(), abort.clone()));
+        let sink: Arc<dyn CompletionSink> = stats.clone();
+        let submit = Submit {
+            tx,
+            stats: Arc::clone(&stats),
+            sink,
+        };
+        (
+            Destination {
+                stats,
+                rx,
+                abort,
+                task,
+                ended: false,
+                stage: None,
+            },
+            submit,
+        )
+    }
+
+    /// [`start`](Self::start) with a disk buffer between the receivers and the output (see
+    /// [`super::buffered`]). The buffer replays what an earlier run left in it.
+    pub fn start_buffered(
+        name: &str,
+        output: Box<dyn Output>,
+        opts: BufferOptions,
+    ) -> Result<(Destination, Submit), String> {
+        let stats = Arc::new(DestinationStats::new(name, output.kind()));
+        let (tx, intake) = async_channel::unbounded();
+        let (out_tx, rx) = async_channel::bounded(opts.queue.max(1));
+        let stage = Stage::start(opts, name, &stats, intake, out_tx)?;
+        let abort = CancellationToken::new();
+        let task = tokio::spawn(output.run(rx.clone(), abort.clone()));
+        let sink: Arc<dyn CompletionSink> = stats.clone();
+        let submit = Submit {
+            tx,
+            stats: Arc::clone(&stats),
+            sink,
+        };
+        Ok((
+            Destination {
+                stats,
+                rx,
+                abort,
+                task,
+                ended: false,
+                stage: Some(stage),
+            },
+            submit,
+        ))
+    }
+
+    /// The disk buffer's metrics, when there is one.
+    pub fn buffer(&self) -> Option<&Arc<BufferMetrics>> {
+        self.stage.as_ref().map(|s| &s.metrics)
+    }
+
+    pub fn stats(&self) -> &Arc<DestinationStats> {
+        &self.stats
+    }
+
+    /// Completes when the output task ends. Only expected after the queue closed; before, it
+    /// means the output died. Cancel-safe.
+    pub async fn ended(&mut self) {
+        if self.ended {
+            return std::future::pending().await;
+        }
+        let r = (&mut self.task).await;
+        self.ended = true;
+        if let Err(e) = r {
+            // What it held completed itself as uncompleted (counted and logged).
+            tracing::error!(destination = %self.stats.name, error = %e, "the output task failed");
+        }
+    }
+
+    /// Lets the output finish what is queued until `deadline`, then aborts it. Whatever is
+    /// still queued after the output ended is completed as abandoned (`Shutdown` after an
+    /// abort, `OutputGone` when the output had ended by itself). Returns the destination's
+    /// totals.
+    pub async fn drain(mut self, deadline: Instant) -> DrainSummary {
+        if let Some(stage) = &mut self.stage {
+            stage.stop_intake(deadline).await;
+        }
+        let mut timed_out = false;
+        if !self.ended
+            && tokio::time::timeout_at(deadline, self.ended())
+                .await
+                .is_err()
+        {
+            timed_out = true;
+            self.abort.cancel();
+            self.ended().await;
+        }
+        self.rx.close();
+        let reason = if timed_out {
+            AbandonReason::Shutdown
+        } else {
+            AbandonReason::OutputGone
+        };
+        while let Ok(d) = self.rx.try_recv() {
+            d.complete(Completion::Abandoned { reason });
+        }
+        let mut summary = self.stats.summary(timed_out);
+        if let Some(stage) = self.stage.take() {
+            let closed = stage.close().await;
+            summary.kept = closed.kept_events;
+            summary.lost += closed.unwritten_events;
+        }
+        summary
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,244 @@
+use std::time::Duration;
+
+use bytes::Bytes;
+use sluice_proto::batch::HoldKind;
+use sluice_proto::delivery::{Rejection, RetryReason};
+
+use super::*;
+use crate::output::OutputTask;
+use crate::window::Window;
+
+/// What the scripted output does with each delivery.
+#[derive(Clone, Debug)]
+enum Mode {
+    /// Completes it with this.
+    Complete(Completion),
+    /// Marks it persisted, then completes it with this.
+    PersistThen(Completion),
+    /// Keeps it until the abort, then abandons it as the drain timeout.
+    HoldUntilAbort,
+    /// Drops it without a completion (a bug).
+    Drop,
+    /// Ends at once without taking anything.
+    Exit,
+}
+
+struct Scripted(Mode);
+
+impl Output for Scripted {
+    fn kind(&self) -> &'static str {
+        "hec"
+    }
+
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(async move {
+            if let Mode::Exit = self.0 {
+                return;
+            }
+            let mut held = Vec::new();
+            loop {
+                let d = tokio::select! {
+                    () = abort.cancelled() => break,
+                    r = queue.recv() => match r { Ok(d) => d, Err(_) => break },
+                };
+                match &self.0 {
+                    Mode::Complete(c) => d.complete(c.clone()),
+                    Mode::PersistThen(c) => {
+                        let mut d = d;
+                        d.persisted();
+                        d.complete(c.clone());
+                    }
+                    Mode::HoldUntilAbort => held.push(d),
+                    Mode::Drop => drop(d),
+                    Mode::Exit => unreachable!(),
+                }
+            }
+            // Like HEC retrying a refused batch: nothing finishes until the abort.
+            if !held.is_empty() {
+                abort.cancelled().await;
+            }
+            for d in held {
+                d.complete(Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
+                });
+            }
+        })
+    }
+}
+
+/// A batch of `n` events holding `n` permits of `window`.
+async fn batch(window: &Arc<Window>, n: u32) -> EncodedBatch {
+    let body = vec!["{}"; n as usize].join("\n");
+    let mut b = EncodedBatch::from_lines(Bytes::from(body)).unwrap();
+    let permit = window
+        .acquire(n, &CancellationToken::new())
+        .await
+        .expect("window open");
+    b.hold(HoldKind::Events, permit);
+    b
+}
+
+fn soon() -> Instant {
+    Instant::now() + Duration::from_secs(10)
+}
+
+async fn run_one(mode: Mode, events: u32) -> (Arc<Window>, DrainSummary, Arc<DestinationStats>) {
+    let window = Window::new("test", 100);
+    let (dest, submit) = Destination::start("default", Box::new(Scripted(mode)));
+    let stats = dest.stats().clone();
+    submit.submit(batch(&window, events).await);
+    drop(submit);
+    let summary = dest.drain(soon()).await;
+    (window, summary, stats)
+}
+
+#[tokio::test]
+async fn delivered_releases_the_window_and_counts_delivered_events() {
+    let (window, summary, stats) = run_one(Mode::Complete(Completion::Delivered), 7).await;
+    assert_eq!(window.in_use(), 0);
+    assert_eq!(
+        summary,
+        DrainSummary {
+            delivered: 7,
+            rejected: 0,
+            lost: 0,
+            timed_out: false,
+            kept: 0,
+            rescued: 0,
+        }
+    );
+    assert_eq!(stats.completions(CompletionKind::Delivered), 1);
+    assert_eq!(stats.in_flight_events(), 0);
+}
+
+#[tokio::test]
+async fn rejected_releases_the_window_and_counts_the_refused_events_only() {
+    let rejected = Completion::Rejected {
+        events: vec![
+            Rejection {
+                index: 0,
+                code: Some(400),
+                text: "Invalid data format".into(),
+            },
+            Rejection {
+                index: 4,
+                code: Some(400),
+                text: "Invalid data format".into(),
+            },
+        ],
+    };
+    let (window, summary, stats) = run_one(Mode::Complete(rejected), 5).await;
+    assert_eq!(window.in_use(), 0);
+    assert_eq!(
+        (summary.delivered, summary.rejected, summary.lost),
+        (3, 2, 0)
+    );
+    assert_eq!(stats.rejected_reason(), "hec_rejected");
+    assert_eq!(stats.completions(CompletionKind::Rejected), 1);
+}
+
+#[tokio::test]
+async fn retry_of_an_unbuffered_batch_releases_the_window_and_is_a_counted_loss() {
+    let retry = Completion::Retry {
+        after: Duration::from_secs(1),
+        reason: RetryReason::Throttled,
+    };
+    let (window, summary, stats) = run_one(Mode::Complete(retry.clone()), 4).await;
+    assert_eq!(window.in_use(), 0);
+    assert_eq!(summary.lost, 4);
+    assert_eq!(stats.retry_lost_events(), 4);
+
+    // Persisted first: the buffer holds the events, so handing them back loses nothing.
+    let (window, summary, stats) = run_one(Mode::PersistThen(retry), 4).await;
+    assert_eq!(window.in_use(), 0);
+    assert_eq!(summary.lost, 0);
+    assert_eq!(stats.retry_events(), 4);
+    assert_eq!(stats.persisted_events(), 4);
+}
+
+#[tokio::test]
+async fn persisted_releases_the_window_before_the_completion() {
+    let window = Window::new("test", 100);
+    let stats = Arc::new(DestinationStats::new("default", "hec"));
+    let mut b = batch(&window, 6).await;
+    b.hold(HoldKind::Bytes, "memory");
+    let mut d = Delivery::new(b, stats.clone());
+    assert_eq!(window.in_use(), 6);
+    d.persisted();
+    assert_eq!(window.in_use(), 0, "persisted events are safe");
+    d.complete(Completion::Abandoned {
+        reason: AbandonReason::Shutdown,
+    });
+    assert_eq!(stats.abandoned_events(AbandonReason::Shutdown), 6);
+    assert_eq!(stats.lost_events(), 0, "the buffer replays them");
+}
+
+#[tokio::test]
+async fn the_drain_timeout_abandons_what_is_held_and_queued_and_reports_it_lost() {
+    let window = Window::new("test", 100);
+    let (dest, submit) = Destination::start("default", Box::new(Scripted(Mode::HoldUntilAbort)));
+    let stats = dest.stats().clone();
+    for _ in 0..3 {
+        submit.submit(batch(&window, 10).await);
+    }
+    drop(submit);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(window.in_use(), 30, "held deliveries keep their permits");
+    assert_eq!(stats.in_flight_events(), 30);
+    let summary = dest
+        .drain(Instant::now() + Duration::from_millis(100))
+        .await;
+    assert!(summary.timed_out);
+    assert_eq!(summary.lost, 30);
+    assert_eq!(stats.abandoned_lost_events(AbandonReason::Shutdown), 30);
+    assert_eq!(stats.completions(CompletionKind::Abandoned), 3);
+    assert_eq!(window.in_use(), 0);
+}
+
+#[tokio::test]
+async fn a_delivery_dropped_by_the_output_is_counted_as_uncompleted_and_released() {
+    let (window, summary, stats) = run_one(Mode::Drop, 9).await;
+    assert_eq!(window.in_use(), 0);
+    assert_eq!(stats.uncompleted(), 1);
+    assert_eq!(stats.abandoned_lost_events(AbandonReason::Uncompleted), 9);
+    assert_eq!(summary.lost, 9);
+}
+
+#[tokio::test]
+async fn batches_left_behind_by_a_dead_output_are_abandoned_as_output_gone() {
+    let window = Window::new("test", 100);
+    let (mut dest, submit) = Destination::start("default", Box::new(Scripted(Mode::Exit)));
+    dest.ended().await;
+    submit.submit(batch(&window, 5).await);
+    assert_eq!(window.in_use(), 5, "queued, still held");
+    drop(submit);
+    let stats = dest.stats().clone();
+    let summary = dest.drain(soon()).await;
+    assert_eq!(window.in_use(), 0);
+    assert!(!summary.timed_out);
+    assert_eq!(summary.lost, 5);
+    assert_eq!(stats.abandoned_lost_events(AbandonReason::OutputGone), 5);
+}
+
+#[tokio::test]
+async fn each_completion_is_counted_exactly_once() {
+    let window = Window::new("test", 1000);
+    let (dest, submit) = Destination::start(
+        "default",
+        Box::new(Scripted(Mode::Complete(Completion::Delivered))),
+    );
+    let stats = dest.stats().clone();
+    for n in 1..=20 {
+        submit.submit(batch(&window, n).await);
+    }
+    drop(submit);
+    let summary = dest.drain(soon()).await;
+    assert_eq!(stats.completions(CompletionKind::Delivered), 20);
+    assert_eq!(summary.delivered, (1..=20).sum::<u64>());
+    assert_eq!(stats.in_flight_events(), 0);
+    assert_eq!(window.in_use(), 0);
+}

@@ -1,0 +1,63 @@
+//! Where encoded batches go, and what comes back.
+//!
+//! An [`Output`] (Splunk HEC, or the JSON-lines file when no HEC URL is configured) takes
+//! [`Delivery`]s from its destination's queue and completes each exactly once with a
+//! [`Completion`](sluice_proto::delivery::Completion) (see [`sluice_proto::delivery`]). The
+//! pipeline talks to this trait and to [`Destination`], never to an output's own types.
+//!
+//! A [`Destination`] is one named place events go to: its queue, its output and its
+//! completion sink ([`DestinationStats`]), which counts every completion by kind, logs
+//! losses, and is where the disk buffer will acknowledge. Receivers hand batches to it with a
+//! [`Submit`] handle. Today there is one destination (`default`); with several, each has its
+//! own batches (a message routed to two is encoded into both) and its own completions.
+//!
+//! The queue is unbounded on purpose: the input windows and the memory budget already bound
+//! what can be in it, and a receive thread must never wait on the queue itself (only on the
+//! window, which it acquires before reading).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use sluice_proto::delivery::Delivery;
+use tokio_util::sync::CancellationToken;
+
+pub mod buffered;
+mod destination;
+pub mod file;
+
+pub use buffered::{BufferMetrics, BufferOptions};
+pub use destination::{Destination, DestinationStats, DrainSummary, Rescue, Submit};
+pub use file::{FileOpenError, FileOutput, FileStats};
+
+/// What [`Output::run`] returns: a future the destination spawns.
+pub type OutputTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// A destination's delivery engine.
+pub trait Output: Send + 'static {
+    /// The `output` label of its metrics: `hec`, `file`.
+    fn kind(&self) -> &'static str;
+
+    /// Delivers from `queue` until it is closed and empty, or until `abort` is cancelled
+    /// (the drain timeout). Every delivery taken is completed exactly once; after an abort,
+    /// what the output still holds completes as `Abandoned { reason: Shutdown }`. What is left
+    /// in the queue when the task ends is the destination's to complete.
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) -> OutputTask;
+}
+
+impl Output for sluice_hec::HecOutput {
+    fn kind(&self) -> &'static str {
+        "hec"
+    }
+
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(sluice_hec::HecOutput::run(*self, queue, abort))
+    }
+}
