@@ -216,7 +216,7 @@ async fn run_async(
     });
     let metrics_stop = CancellationToken::new();
     if let Some(submit) = metrics_submit {
-        crate::sc4s_metrics::spawn_to_hec(&config, &registry, submit, metrics_stop.clone());
+        crate::sc4s_metrics::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);

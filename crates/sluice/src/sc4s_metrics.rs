@@ -105,8 +105,7 @@ fn flat(instance: &str) -> String {
         .replace(',', ".")
         .replace(':', "_")
         .replace("//", "_")
-        .replace('/', "_")
-        .replace('-', "_")
+        .replace(['/', '-'], "_")
         .replace('#', "")
 }
 

@@ -234,7 +234,7 @@ impl Inner {
             let Some(piece) = slot.iso.next_piece() else {
                 return true;
             };
-            let whole = piece.ranges() == [0..slot.job.events()];
+            let whole = matches!(piece.ranges(), [r] if r.start == 0 && r.end == slot.job.events());
             let body = if whole {
                 // The common case: no event boundaries needed.
                 slot.job.body().clone()
