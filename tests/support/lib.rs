@@ -226,6 +226,9 @@ impl Daemon {
             ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled".into()),
             ("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled".into()),
             ("SLUICE_LISTEN_ADDRESS", "127.0.0.1".into()),
+            // sluice's own metrics events would add to what tests count at the sink; a test
+            // that wants them sets the variable again.
+            ("SC4S_DEST_SPLUNK_SC4S_METRICS_HEC", "no".into()),
             // Tests kill their daemons (SIGKILL on drop), which leaves the port lock files
             // behind: keep them in the daemon's own directory rather than /run/sluice.
             (

@@ -1,7 +1,7 @@
 //! Measures the HEC client's delivery rate against the test sink over loopback.
 //!
 //! `cargo run --release -p sluice-hec --example hec_throughput -- [workers] [seconds]
-//! [events_per_batch] [gzip 0|1]` (defaults 4 3 5000 0). A producer feeds pre-built
+//! [events_per_batch] [gzip 0|1] [indexer ack 0|1]` (defaults 4 3 5000 0 0). A producer feeds pre-built
 //! SC4S-shaped batches through a bounded channel; the rate is the client's delivered count.
 
 use std::sync::Arc;
@@ -46,11 +46,13 @@ fn main() {
     let secs = arg(2, 3);
     let per = arg(3, 5000);
     let gzip = arg(4, 0) == 1;
+    let ack = arg(5, 0) == 1;
 
     let sink = SinkHandle::spawn_thread(SinkConfig {
         token: "bench".into(),
         track_seq: false,
         threads: 1,
+        indexer_ack: ack,
         ..SinkConfig::default()
     })
     .expect("sink starts");
@@ -69,6 +71,10 @@ fn main() {
         token: "bench".into(),
         workers,
         compression: gzip,
+        ack: ack.then(|| sluice_hec::AckConfig {
+            poll_interval: Duration::from_millis(100),
+            ..Default::default()
+        }),
         ..ClientConfig::default()
     };
     let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
@@ -99,7 +105,7 @@ fn main() {
     );
     println!(
         "client: {} events in {:.2}s = {:.0} events/s ({} batches of {per}, {} bytes/event, \
-         {:.0} MB/s raw, {:.0} MB/s on the wire, gzip={gzip}, {workers} workers; sink accepted {})",
+         {:.0} MB/s raw, {:.0} MB/s on the wire, gzip={gzip}, ack={ack}, {workers} workers; sink accepted {})",
         delivered,
         elapsed,
         delivered as f64 / elapsed,

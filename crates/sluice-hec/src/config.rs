@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use crate::HecError;
+use crate::deadletter::DeadLetterConfig;
+use crate::reject::ResendPolicy;
 
 /// The path every SC4S HEC URL is rewritten to.
 pub const EVENT_PATH: &str = "/services/collector/event";
@@ -60,8 +62,28 @@ pub struct ClientConfig {
     pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
     /// Parallel requests (and pooled keep-alive connections per host); SC4S default 10.
     pub workers: usize,
-    /// Whole-request timeout; SC4S default 30 s.
+    /// How long a request may take from sending it to HEC's status line and headers
+    /// (SC4S `_TIMEOUT`, default 30 s). Reading the answer's body has its own
+    /// [`body_timeout`](Self::body_timeout): a request whose answer is arriving is not
+    /// counted as failed.
     pub timeout: Duration,
+    /// TCP (and TLS) connection set-up.
+    pub connect_timeout: Duration,
+    /// Reading the answer's body once its headers arrived.
+    pub body_timeout: Duration,
+    /// After a request to a URL timed out, requests to it wait up to `timeout` times this
+    /// until one is answered within `timeout` again: a slow indexer is waited for rather
+    /// than sent the same events again. 1 turns it off.
+    pub slow_timeout_factor: u32,
+    /// A piece that timed out is sent again as two halves, at most this many times per
+    /// batch (request size backed off under latency). 0 turns it off.
+    pub latency_split_depth: u8,
+    /// Indexer acknowledgement; `None` = off (SC4S's behaviour).
+    pub ack: Option<AckConfig>,
+    /// Whether the events before an `invalid-event-number` are sent again.
+    pub resend_policy: ResendPolicy,
+    /// Where events HEC refused for good are kept; `None` counts and logs them only.
+    pub dead_letter: Option<DeadLetterConfig>,
     /// gzip request bodies (`Content-Encoding: gzip`).
     pub compression: bool,
     /// Extra headers, sent first (SC4S `_HEADERS`). [`sc4s_app_headers`] gives the two
@@ -83,11 +105,41 @@ impl Default for ClientConfig {
             tls: None,
             workers: 10,
             timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            slow_timeout_factor: 4,
+            latency_split_depth: 2,
+            ack: None,
+            resend_policy: ResendPolicy::All,
+            dead_letter: None,
             compression: false,
             headers: Vec::new(),
             connection_close: false,
             user_agent: concat!("sluice/", env!("CARGO_PKG_VERSION")).to_string(),
             backoff: Backoff::default(),
+        }
+    }
+}
+
+/// Indexer acknowledgement settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckConfig {
+    /// How often a worker asks for the acks it waits for.
+    pub poll_interval: Duration,
+    /// A request whose ack is still false after this long is sent again.
+    pub timeout: Duration,
+    /// Batches one worker may have waiting for acks before it stops taking new ones.
+    pub max_pending: usize,
+}
+
+impl Default for AckConfig {
+    fn default() -> Self {
+        AckConfig {
+            poll_interval: Duration::from_secs(1),
+            // Splunk acknowledges once the events are indexed, normally within seconds; a
+            // minute covers an indexer that is busy without resending into it.
+            timeout: Duration::from_secs(60),
+            max_pending: 64,
         }
     }
 }

@@ -20,6 +20,13 @@ pub enum HecError {
     NoWorkers(usize),
     #[error("HEC timeout must be greater than zero")]
     ZeroTimeout,
+    #[error("HEC dead-letter file {}: {reason} (set SLUICE_HEC_DEAD_LETTER_DIR / hec.dead_letter_dir to a writable directory, or SLUICE_HEC_DEAD_LETTER_MAX_BYTES=0 to keep no file)", path.display())]
+    DeadLetter {
+        path: std::path::PathBuf,
+        reason: String,
+    },
+    #[error("HEC indexer acknowledgement: {0}")]
+    Ack(String),
     #[error("building the HTTP client failed: {0}")]
     Client(String),
 }

@@ -41,16 +41,17 @@
 //!
 //! | answer | action | completion |
 //! |---|---|---|
-//! | 2xx | delivered | `Delivered` (when every piece was) |
-//! | 400 | HEC rejected the data (bad index, bad JSON, ack channel required…): the piece's events are given up, Splunk's text is logged (at most one line per 5 s, with the count of suppressed ones) — SC4S's `response-action(400 => drop)`. HEC does not say which event it objects to, so every event of the piece is named | `Rejected`, each event with code 400 and Splunk's text |
-//! | 413 | the piece is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is given up and logged | `Rejected`, that event with code 413 |
+//! | 2xx | delivered (with indexer acknowledgement: once acked) | `Delivered` (when every piece was) |
+//! | 400 about the data | HEC refused the request for one or more events: the one named by `invalid-event-number` is refused for good and the rest sent again without it; without the number the request is bisected ([`reject`]). Refused events go to the dead-letter file ([`deadletter`]) | `Rejected`, each refused event with its status and Splunk's text; `hec_rejected{reason}` |
+//! | 400 about the request (codes 10, 11, 14, 16: ack channel, ack disabled) | held and retried like a 401 | `retried{reason="http_400_request"}` |
+//! | 413 | the piece is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is refused (dead letter) | `Rejected`, that event with 413; `hec_rejected{reason="too_large"}` |
 //! | 401, 403 | token missing/invalid/disabled: retried (the token may be fixed in Splunk) | `retried{reason="http_401"/"http_403"}` |
 //! | 404 | retried (SC4S: `404 => retry`) | `retried{reason="http_404"}` |
 //! | 408, 429 | retried | `http_408`, `http_429` |
 //! | 5xx (503 = server busy) | retried | `http_5xx` |
 //! | other status (1xx, 3xx, other 4xx) | retried | `http_other` |
 //! | connect error | retried | `connect` |
-//! | request timeout ([`ClientConfig::timeout`]) | retried | `timeout` |
+//! | request timeout ([`ClientConfig::timeout`], to the answer's headers; the body has its own) | retried; the URL is treated as slow (longer timeout until an answer comes in time) and the piece goes again as two halves | `timeout` |
 //! | other transport error (reset, closed mid-response) | retried | `io` |
 //!
 //! Retries never give up: a batch stays in memory until HEC accepts it (the daemon's input
@@ -71,29 +72,47 @@
 //! completes as `Abandoned { reason: Shutdown }`, so the daemon's completion sink knows
 //! exactly how many events were not delivered. `run` closes the channel.
 //!
+//! # Indexer acknowledgement
+//!
+//! With [`ClientConfig::ack`] each worker has its own channel and connection; a batch is
+//! finished only when every request carrying its events reads true at
+//! `/services/collector/ack`; one that stays false past the ack timeout is sent again
+//! ([`ack`]).
+//!
+//! # URLs
+//!
+//! A URL whose request failed is out of service until a health probe brings it back
+//! ([`health`]); its counters are on [`HecStats::urls`].
+//!
 //! # Delivery guarantee
 //!
 //! At least once, as long as the process runs. Splunk may index a batch whose answer is
 //! lost (a timeout, a connection reset after the request was processed, an abort during the
-//! request): the batch is then sent again and those events are duplicated in Splunk. Nothing
-//! is lost except (a) batches HEC rejects with 400 or a single event rejected with 413 —
-//! completed as `Rejected` and logged — and (b) what is still held when the drain timeout
-//! fires, completed as `Abandoned` (of a batch split after a 413, halves already delivered
-//! are counted with it: an overcount, never an undercount). The client never hands a batch
-//! back (`Retry`): it retries itself. Indexer acknowledgement is not used (neither does SC4S); a token with
-//! acknowledgement enabled rejects every request (400, code 10), which the startup
-//! [`HecOutput::probe`] reports.
+//! request): the batch is then sent again and those events are duplicated in Splunk; with a
+//! slow indexer at most the batch each worker had in flight. After a 400 naming a bad event
+//! the events before it are sent again by default ([`ResendPolicy`]). Nothing is lost except
+//! (a) events HEC refuses for good — completed as `Rejected`, dead-lettered and logged — and
+//! (b) what is still held when the drain timeout fires, completed as `Abandoned` (pieces of
+//! it already delivered are counted with it: an overcount, never an undercount). The client
+//! never hands a batch back (`Retry`): it retries itself. Without acknowledgement a 2xx is
+//! taken as delivered.
 
 #![forbid(unsafe_code)]
 
+pub mod ack;
 pub mod config;
+pub mod deadletter;
 mod error;
+pub mod health;
 pub mod output;
+pub mod reject;
 pub mod stats;
 
-pub use config::{Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
+pub use config::{AckConfig, Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
+pub use deadletter::DeadLetterConfig;
 pub use error::HecError;
 pub use output::{HecOutput, ProbeResult};
+pub use reject::ResendPolicy;
 pub use stats::{
     HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome, RetryReason,
 };

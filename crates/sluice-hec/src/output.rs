@@ -1,22 +1,24 @@
 //! HEC workers: pooled keep-alive HTTP client, URL round-robin with failover, retries by
 //! response class, drain and abort. The response table is in the crate docs.
 
-use std::ops::Range;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use sluice_proto::batch::EncodedBatch;
 use sluice_proto::delivery::{AbandonReason, Completion, Delivery, Rejection};
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, error, info, warn};
+use tracing::{error, info, warn};
 
 use crate::HecError;
 use crate::config::{ClientConfig, check_url};
+use crate::deadletter::DeadLetter;
+use crate::health::UrlBoard;
 use crate::stats::{HecStats, RequestOutcome, RetryReason};
+
+mod engine;
 
 /// Result of the startup check of one URL ([`HecOutput::probe`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,20 +47,19 @@ pub struct HecOutput {
 struct Inner {
     cfg: ClientConfig,
     client: reqwest::Client,
+    /// With indexer acknowledgement, one client (a pool of one connection per URL) per
+    /// worker, so a worker's ack queries follow its requests to the same indexer.
+    worker_clients: Vec<reqwest::Client>,
     urls: Vec<reqwest::Url>,
-    url_state: Vec<UrlState>,
+    /// Which URLs are in service, and their counters.
+    board: Arc<UrlBoard>,
+    dead_letter: DeadLetter,
     epoch: Instant,
     stats: Arc<HecStats>,
     log_rejected: LogLimit,
     log_retry: LogLimit,
-}
-
-/// A URL that just failed is skipped by URL selection until `down_until` (milliseconds since
-/// `epoch`), so failover does not pay a dead endpoint's connect error or timeout per batch.
-#[derive(Debug, Default)]
-struct UrlState {
-    down_until_ms: AtomicU64,
-    failures: AtomicU32,
+    log_ack: LogLimit,
+    warned_no_ack_id: std::sync::atomic::AtomicBool,
 }
 
 /// At most one log line per interval per kind; the lines in between are counted and the
@@ -88,18 +89,23 @@ impl LogLimit {
 }
 
 enum Verdict {
-    Delivered,
-    Rejected(String),
+    /// 2xx, with the answer body (it carries the ackId).
+    Delivered(Bytes),
+    /// 400, with the answer body.
+    Rejected(Bytes, String),
     TooLarge(String),
     Retry(RetryReason, String),
 }
 
-/// How sending one piece of a batch (the whole batch, or a part after a 413) ended.
-enum Piece {
-    Delivered,
-    Rejected(String),
-    TooLarge(String),
-    Aborted,
+/// Why a request got no usable answer.
+#[derive(Debug)]
+enum SendError {
+    /// No status line within the (possibly slow-indexer) request timeout, or the body did
+    /// not arrive within the body timeout.
+    Timeout,
+    /// The answer's status arrived but its body could not be read.
+    Body(StatusCode, reqwest::Error),
+    Http(reqwest::Error),
 }
 
 fn header_value(name: &str, value: &str) -> Result<HeaderValue, HecError> {
@@ -175,7 +181,7 @@ impl HecOutput {
         if cfg.workers == 0 {
             return Err(HecError::NoWorkers(0));
         }
-        if cfg.timeout.is_zero() {
+        if cfg.timeout.is_zero() || cfg.connect_timeout.is_zero() || cfg.body_timeout.is_zero() {
             return Err(HecError::ZeroTimeout);
         }
 
@@ -194,7 +200,16 @@ impl HecOutput {
             .map_err(|e| HecError::InvalidToken(e.to_string()))?;
         auth.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, auth);
-        if cfg.connection_close {
+        if cfg.connection_close && cfg.ack.is_some() {
+            // An ackId is known only to the indexer that issued it, and every indexer counts
+            // a channel's IDs from 0: behind a load balancer, a query on a new connection may
+            // reach another indexer and read *its* ID as true. Keeping the worker's
+            // connection is what pins its acks to the right indexer.
+            warn!(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE is ignored with indexer \
+                 acknowledgement: acks must be asked for over the connection that sent the data"
+            );
+        } else if cfg.connection_close {
             headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         let user_agent =
@@ -202,38 +217,67 @@ impl HecOutput {
                 value: cfg.user_agent.clone(),
             })?;
 
-        let mut builder = reqwest::Client::builder();
-        if let Some(tls) = &cfg.tls {
-            builder = builder.use_preconfigured_tls((**tls).clone());
+        let build = |pool: usize| {
+            let mut builder = reqwest::Client::builder();
+            if let Some(tls) = &cfg.tls {
+                builder = builder.use_preconfigured_tls((**tls).clone());
+            }
+            builder
+                .default_headers(headers.clone())
+                .user_agent(user_agent.clone())
+                // No whole-request timeout: the request timeout ends at the answer's headers
+                // and the body has its own (see `send`).
+                .connect_timeout(cfg.connect_timeout)
+                .tcp_nodelay(true)
+                .tcp_keepalive(Some(Duration::from_secs(60)))
+                // One connection per worker, like SC4S's http() workers; HTTP/2 would
+                // multiplex every worker onto one TCP stream.
+                .http1_only()
+                .pool_max_idle_per_host(pool)
+                .pool_idle_timeout(Some(Duration::from_secs(90)))
+                // A redirect is an answer about configuration, not a place to send events.
+                .redirect(reqwest::redirect::Policy::none())
+                .danger_accept_invalid_certs(!cfg.tls_verify)
+                .build()
+                .map_err(|e| HecError::Client(error_chain(&e)))
+        };
+        let client = build(cfg.workers)?;
+        let worker_clients = if cfg.ack.is_some() {
+            (0..cfg.workers)
+                .map(|_| build(1))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            Vec::new()
+        };
+        if let Some(ack) = &cfg.ack
+            && (ack.poll_interval.is_zero() || ack.timeout.is_zero() || ack.max_pending == 0)
+        {
+            return Err(HecError::Ack(
+                "poll interval, timeout and pending batches must be greater than zero".into(),
+            ));
         }
-        let client = builder
-            .default_headers(headers)
-            .user_agent(user_agent)
-            .timeout(cfg.timeout)
-            .connect_timeout(cfg.timeout.min(Duration::from_secs(10)))
-            .tcp_nodelay(true)
-            .tcp_keepalive(Some(Duration::from_secs(60)))
-            // One connection per worker, like SC4S's http() workers; HTTP/2 would multiplex
-            // every worker onto one TCP stream.
-            .http1_only()
-            .pool_max_idle_per_host(cfg.workers)
-            .pool_idle_timeout(Some(Duration::from_secs(90)))
-            .danger_accept_invalid_certs(!cfg.tls_verify)
-            .build()
-            .map_err(|e| HecError::Client(error_chain(&e)))?;
+        let dead_letter = match &cfg.dead_letter {
+            Some(dl) => DeadLetter::open(dl)?,
+            None => DeadLetter::disabled(),
+        };
 
         stats.set_url_count(urls.len());
-        let url_state = urls.iter().map(|_| UrlState::default()).collect();
+        let board = Arc::new(UrlBoard::new(urls.iter().map(|u| u.to_string())));
+        stats.set_urls(Arc::clone(&board));
         Ok(HecOutput {
             inner: Arc::new(Inner {
                 cfg,
                 client,
+                worker_clients,
                 urls,
-                url_state,
+                board,
+                dead_letter,
                 epoch: Instant::now(),
                 stats,
                 log_rejected: LogLimit::default(),
                 log_retry: LogLimit::default(),
+                log_ack: LogLimit::default(),
+                warned_no_ack_id: Default::default(),
             }),
         })
     }
@@ -253,6 +297,7 @@ impl HecOutput {
     /// [`AbandonReason::Shutdown`], and the channel is closed (a later send fails and hands
     /// the delivery back to the sender).
     pub async fn run(self, rx: async_channel::Receiver<Delivery>, abort: CancellationToken) {
+        let prober = tokio::spawn(Arc::clone(&self.inner).probe_out_urls());
         let mut set = tokio::task::JoinSet::new();
         for id in 0..self.inner.cfg.workers {
             let inner = Arc::clone(&self.inner);
@@ -262,11 +307,12 @@ impl HecOutput {
         }
         while let Some(joined) = set.join_next().await {
             if let Err(e) = joined {
-                // Unreachable unless there is a bug: the delivery it held completed itself
-                // as uncompleted when the task was dropped, which is counted and logged.
+                // Unreachable unless there is a bug: the deliveries it held completed
+                // themselves as uncompleted when the task was dropped, counted and logged.
                 error!(error = %e, "HEC worker task failed");
             }
         }
+        prober.abort();
         if abort.is_cancelled() {
             rx.close();
             while let Ok(d) = rx.try_recv() {
@@ -293,240 +339,65 @@ impl Inner {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// Round-robin from this worker's cursor, skipping URLs that failed recently unless all
-    /// of them did.
-    fn pick(&self, cursor: &mut usize) -> usize {
-        let n = self.urls.len();
-        let now = self.now_ms();
-        for k in 0..n {
-            let idx = (*cursor + k) % n;
-            if self.url_state[idx].down_until_ms.load(Relaxed) <= now {
-                *cursor = idx + 1;
-                return idx;
-            }
-        }
-        let idx = *cursor % n;
-        *cursor = idx + 1;
-        idx
-    }
-
-    fn url_ok(&self, idx: usize) {
-        let st = &self.url_state[idx];
-        st.failures.store(0, Relaxed);
-        st.down_until_ms.store(0, Relaxed);
-    }
-
-    fn url_failed(&self, idx: usize) {
-        let st = &self.url_state[idx];
-        let n = st.failures.fetch_add(1, Relaxed).saturating_add(1);
-        let wait = self.cfg.backoff.delay(n);
-        st.down_until_ms
-            .store(self.now_ms() + wait.as_millis() as u64, Relaxed);
-    }
-
     async fn worker(
         &self,
         id: usize,
         rx: async_channel::Receiver<Delivery>,
         abort: CancellationToken,
     ) {
-        let mut cursor = id % self.urls.len();
-        loop {
-            let delivery = tokio::select! {
-                biased;
-                () = abort.cancelled() => return,
-                r = rx.recv() => match r {
-                    Ok(d) => d,
-                    Err(_) => return,
+        let stats = &self.stats;
+        let mut finish = |delivery: Delivery, end: engine::Finish| {
+            stats.release(delivery.events());
+            let completion = match end {
+                engine::Finish::Done { refused } if refused.is_empty() => Completion::Delivered,
+                engine::Finish::Done { refused } => Completion::Rejected {
+                    events: refused
+                        .into_iter()
+                        .map(|r| Rejection {
+                            index: r.index,
+                            code: Some(r.status),
+                            text: r.text,
+                        })
+                        .collect(),
+                },
+                engine::Finish::Abandoned => Completion::Abandoned {
+                    reason: AbandonReason::Shutdown,
                 },
             };
-            let events = delivery.events();
-            self.stats.hold(events);
-            let completion = self.deliver(delivery.batch(), &mut cursor, &abort).await;
-            self.stats.release(events);
             delivery.complete(completion);
-        }
-    }
-
-    /// Sends one batch until every event is delivered or refused for good, splitting it at
-    /// event boundaries after a 413; or until the abort fires. One completion for the whole
-    /// batch, whatever the pieces did.
-    async fn deliver(
-        &self,
-        batch: &EncodedBatch,
-        cursor: &mut usize,
-        abort: &CancellationToken,
-    ) -> Completion {
-        // Pieces still to send, as event ranges; the next one is at the end.
-        let mut pending: Vec<Range<u32>> = Vec::with_capacity(1);
-        if !batch.is_empty() {
-            pending.push(0..batch.events());
-        }
-        let mut rejected: Vec<Rejection> = Vec::new();
-        while let Some(range) = pending.pop() {
-            let count = range.end - range.start;
-            let body = batch.events_bytes(range.clone());
-            match self.send_piece(body, count, cursor, abort).await {
-                Piece::Delivered => {}
-                Piece::Rejected(text) => rejected.extend(range.map(|index| Rejection {
-                    index,
-                    code: Some(400),
-                    text: text.clone(),
-                })),
-                Piece::TooLarge(_) if count >= 2 => {
-                    debug!(
-                        events = count,
-                        "HEC answered 413; retrying the batch as two halves"
-                    );
-                    let mid = range.start + count / 2;
-                    pending.push(mid..range.end);
-                    pending.push(range.start..mid);
-                }
-                Piece::TooLarge(text) => {
-                    error!(
-                        bytes = batch.event(range.start).map_or(0, <[u8]>::len),
-                        response = %text,
-                        "HEC answered 413 to a single event; it is dropped \
-                         (raise max_content_length in Splunk's limits.conf)"
-                    );
-                    rejected.push(Rejection {
-                        index: range.start,
-                        code: Some(413),
-                        text,
-                    });
-                }
-                // Pieces already delivered may make this an overcount of what is lost, never
-                // an undercount.
-                Piece::Aborted => {
-                    return Completion::Abandoned {
-                        reason: AbandonReason::Shutdown,
-                    };
-                }
-            }
-        }
-        if rejected.is_empty() {
-            Completion::Delivered
-        } else {
-            Completion::Rejected { events: rejected }
-        }
-    }
-
-    /// Sends one piece (`events` events in `body`) until HEC answers something other than
-    /// "retry", or the abort fires.
-    async fn send_piece(
-        &self,
-        body: Bytes,
-        events: u32,
-        cursor: &mut usize,
-        abort: &CancellationToken,
-    ) -> Piece {
-        let raw_len = body.len();
-        let wire = if self.cfg.compression {
-            let raw = body.clone();
-            // Compressing 4 MiB takes milliseconds: keep it off the executor threads.
-            match tokio::task::spawn_blocking(move || gzip(&raw)).await {
-                Ok(Ok(z)) => Some(Bytes::from(z)),
-                Ok(Err(e)) => {
-                    warn!(error = %e, "gzip failed; sending the batch uncompressed");
-                    None
-                }
-                Err(e) => {
-                    warn!(error = %e, "gzip task failed; sending the batch uncompressed");
-                    None
-                }
-            }
-        } else {
-            None
         };
-        let n_urls = self.urls.len() as u32;
-        let mut failures: u32 = 0;
-        loop {
-            if abort.is_cancelled() {
-                return Piece::Aborted;
-            }
-            let idx = self.pick(cursor);
-            let (payload, gz) = match &wire {
-                Some(z) => (z.clone(), true),
-                None => (body.clone(), false),
-            };
-            self.stats.sent_bytes(raw_len, payload.len());
-            let started = Instant::now();
-            let result = tokio::select! {
-                biased;
-                () = abort.cancelled() => return Piece::Aborted,
-                r = self.send(idx, payload, gz) => r,
-            };
-            let (outcome, verdict) = judge_response(result);
-            self.stats.request(idx, outcome, started.elapsed());
-            match verdict {
-                Verdict::Delivered => {
-                    self.url_ok(idx);
-                    return Piece::Delivered;
-                }
-                Verdict::Rejected(text) => {
-                    self.url_ok(idx);
-                    if let Some(suppressed) = self.log_rejected.allow(self.now_ms()) {
-                        error!(
-                            url = %self.urls[idx],
-                            events,
-                            response = %text,
-                            suppressed_since_last = suppressed,
-                            "HEC rejected a batch with 400; its events are dropped"
-                        );
-                    }
-                    return Piece::Rejected(text);
-                }
-                Verdict::TooLarge(text) => {
-                    self.url_ok(idx);
-                    return Piece::TooLarge(text);
-                }
-                Verdict::Retry(reason, detail) => {
-                    self.stats.retried(reason, events);
-                    self.url_failed(idx);
-                    failures = failures.saturating_add(1);
-                    if let Some(suppressed) = self.log_retry.allow(self.now_ms()) {
-                        warn!(
-                            url = %self.urls[idx],
-                            reason = reason.label(),
-                            detail = %detail,
-                            events,
-                            suppressed_since_last = suppressed,
-                            "HEC request failed; the batch stays in memory and is retried"
-                        );
-                    }
-                    // Fail over to the next URL at once; back off once every URL has failed
-                    // this batch in the current round.
-                    if failures.is_multiple_of(n_urls) {
-                        let wait = self.cfg.backoff.delay(failures / n_urls);
-                        tokio::select! {
-                            biased;
-                            () = abort.cancelled() => return Piece::Aborted,
-                            () = tokio::time::sleep(wait) => {}
-                        }
-                    }
-                }
-            }
-        }
+        self.run_worker(id, rx, &abort, &mut finish).await;
     }
 
+    /// One request: the status line and headers within `timeout`, the body within the body
+    /// timeout.
     async fn send(
         &self,
+        client: &reqwest::Client,
         idx: usize,
         body: Bytes,
         gz: bool,
-    ) -> Result<(StatusCode, Bytes), reqwest::Error> {
-        let mut req = self.client.post(self.urls[idx].clone()).body(body);
+        channel: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(StatusCode, Bytes), SendError> {
+        let mut req = client.post(self.urls[idx].clone()).body(body);
         if gz {
             req = req.header(header::CONTENT_ENCODING, "gzip");
         }
-        let resp = req.send().await?;
+        if let Some(ch) = channel {
+            req = req.header(crate::ack::CHANNEL_HEADER, ch);
+        }
+        let resp = match tokio::time::timeout(timeout, req.send()).await {
+            Err(_) => return Err(SendError::Timeout),
+            Ok(r) => r.map_err(SendError::Http)?,
+        };
         let status = resp.status();
-        // The body is read to the end so the connection goes back to the pool.
-        match resp.bytes().await {
-            Ok(b) => Ok((status, b)),
-            // A 2xx status means HEC accepted the data even if the short answer got lost.
-            Err(_) if status.is_success() => Ok((status, Bytes::new())),
-            Err(e) => Err(e),
+        // The body is read to the end so the connection goes back to the pool. Its own
+        // timeout: an answer that is arriving is not a failed request.
+        match tokio::time::timeout(self.cfg.body_timeout, resp.bytes()).await {
+            Ok(Ok(b)) => Ok((status, b)),
+            Ok(Err(e)) => Err(SendError::Body(status, e)),
+            Err(_) => Err(SendError::Timeout),
         }
     }
 
@@ -553,14 +424,15 @@ impl Inner {
             Ok(r) => r,
             Err(e) => return unreachable(&e),
         };
-        let token = match status_and_text(
-            self.client
-                .post(url.clone())
-                .timeout(timeout)
-                .body(Bytes::new()),
-        )
-        .await
-        {
+        let mut token_req = self
+            .client
+            .post(url.clone())
+            .timeout(timeout)
+            .body(Bytes::new());
+        if self.cfg.ack.is_some() {
+            token_req = token_req.header(crate::ack::CHANNEL_HEADER, crate::ack::new_channel());
+        }
+        let token = match status_and_text(token_req).await {
             Ok(r) => r,
             Err(e) => return unreachable(&e),
         };
@@ -575,13 +447,13 @@ impl Inner {
             .and_then(|v| v.get("code").and_then(serde_json::Value::as_i64));
         let (token_accepted, token_msg) = match token.0.as_u16() {
             // Codes 10/11: the token requires an indexer-acknowledgement channel, which
-            // sluice does not send, so every batch would be answered 400 and dropped.
+            // sluice sends only with acknowledgement on; every batch would be held.
             400 if matches!(hec_code, Some(10 | 11)) => (
                 Some(true),
                 format!(
                     "token accepted, but it has indexer acknowledgement enabled ({}) — every \
-                     batch would be rejected with 400 and dropped; disable acknowledgement on \
-                     this token",
+                     batch would be refused and held; set SLUICE_HEC_INDEXER_ACK=yes \
+                     (hec.indexer_ack) or disable acknowledgement on this token",
                     token.1
                 ),
             ),
@@ -617,11 +489,27 @@ impl Inner {
 }
 
 fn judge_response(
-    result: Result<(StatusCode, Bytes), reqwest::Error>,
+    result: Result<(StatusCode, Bytes), SendError>,
+    ack: bool,
 ) -> (RequestOutcome, Verdict) {
     let (status, body) = match result {
         Ok(r) => r,
-        Err(e) => {
+        Err(SendError::Timeout) => {
+            return (
+                RequestOutcome::Timeout,
+                Verdict::Retry(RetryReason::Timeout, "no answer in time".into()),
+            );
+        }
+        // A 2xx status means HEC accepted the data even if the short answer got lost;
+        // with indexer acknowledgement the lost answer held the ackId, so it is sent again.
+        Err(SendError::Body(status, _)) if status.is_success() && !ack => (status, Bytes::new()),
+        Err(SendError::Body(_, e)) => {
+            return (
+                RequestOutcome::Io,
+                Verdict::Retry(RetryReason::Io, root_cause(&e)),
+            );
+        }
+        Err(SendError::Http(e)) => {
             let detail = root_cause(&e);
             return if e.is_timeout() {
                 (
@@ -640,8 +528,11 @@ fn judge_response(
     };
     let text = || format!("{} {}", status.as_u16(), response_text(&body));
     match status.as_u16() {
-        200..=299 => (RequestOutcome::Success, Verdict::Delivered),
-        400 => (RequestOutcome::BadRequest, Verdict::Rejected(text())),
+        200..=299 => (RequestOutcome::Success, Verdict::Delivered(body)),
+        400 => {
+            let t = text();
+            (RequestOutcome::BadRequest, Verdict::Rejected(body, t))
+        }
         413 => (RequestOutcome::TooLarge, Verdict::TooLarge(text())),
         401 => (
             RequestOutcome::Unauthorized,
@@ -718,22 +609,25 @@ mod tests {
     #[test]
     fn statuses_map_to_the_documented_classes() {
         let v = |code: u16| {
-            judge_response(Ok((
-                StatusCode::from_u16(code).unwrap(),
-                Bytes::from_static(b"{}"),
-            )))
+            judge_response(
+                Ok((
+                    StatusCode::from_u16(code).unwrap(),
+                    Bytes::from_static(b"{}"),
+                )),
+                false,
+            )
         };
         assert!(matches!(
             v(200),
-            (RequestOutcome::Success, Verdict::Delivered)
+            (RequestOutcome::Success, Verdict::Delivered(_))
         ));
         assert!(matches!(
             v(204),
-            (RequestOutcome::Success, Verdict::Delivered)
+            (RequestOutcome::Success, Verdict::Delivered(_))
         ));
         assert!(matches!(
             v(400),
-            (RequestOutcome::BadRequest, Verdict::Rejected(_))
+            (RequestOutcome::BadRequest, Verdict::Rejected(..))
         ));
         assert!(matches!(
             v(413),

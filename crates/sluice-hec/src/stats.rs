@@ -53,6 +53,7 @@ labelled_enum!(
         Http401 => "http_401",
         Http403 => "http_403",
         Http404 => "http_404",
+        Http400Request => "http_400_request",
         Http408 => "http_408",
         Http429 => "http_429",
         Http5xx => "http_5xx",
@@ -86,6 +87,25 @@ pub struct HecStats {
     url_count: AtomicUsize,
     // Bit i (URL index mod 64) set while URL i's most recent request failed.
     url_failing: AtomicU64,
+    /// Indexer acknowledgement.
+    pub ack: crate::ack::AckStats,
+    /// Events HEC refused for good, by reason, and the dead-letter file.
+    pub dead_letter: crate::deadletter::DeadLetterStats,
+    /// Bad-event isolation and latency splits.
+    pub isolation: IsolationStats,
+    urls: std::sync::OnceLock<std::sync::Arc<crate::health::UrlBoard>>,
+}
+
+/// What bad-event isolation and slow-HEC handling cost.
+#[derive(Debug, Default)]
+pub struct IsolationStats {
+    /// Batches HEC answered 400 (about the data) or 413 at least once.
+    pub isolated_batches: AtomicU64,
+    /// Events sent again because the request holding them was refused (400/413): the
+    /// at-least-once cost of isolation.
+    pub resent_events: AtomicU64,
+    /// Pieces sent again as halves after a timeout.
+    pub latency_splits: AtomicU64,
 }
 
 impl Default for HecStats {
@@ -104,6 +124,10 @@ impl Default for HecStats {
             consecutive_failures: AtomicU64::new(0),
             url_count: AtomicUsize::new(0),
             url_failing: AtomicU64::new(0),
+            ack: Default::default(),
+            dead_letter: Default::default(),
+            isolation: Default::default(),
+            urls: std::sync::OnceLock::new(),
         }
     }
 }
@@ -222,6 +246,20 @@ impl HecStats {
 
     pub(crate) fn set_url_count(&self, n: usize) {
         self.url_count.store(n, Relaxed);
+    }
+
+    /// Per-URL health of the output using these stats (set when it is built).
+    pub fn urls(&self) -> Option<&std::sync::Arc<crate::health::UrlBoard>> {
+        self.urls.get()
+    }
+
+    pub(crate) fn set_urls(&self, board: std::sync::Arc<crate::health::UrlBoard>) {
+        let _ = self.urls.set(board);
+    }
+
+    /// Why delivery is degraded (every URL out of service), if it is.
+    pub fn degraded_reason(&self) -> Option<String> {
+        self.urls().and_then(|b| b.reason())
     }
 
     pub(crate) fn request(&self, url: usize, outcome: RequestOutcome, elapsed: Duration) {

@@ -160,6 +160,8 @@ async fn run_async(
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
     // receivers are gone.
+    // Only with HEC: an unused handle would keep the destination open through the drain.
+    let metrics_submit = config.uses_hec().then(|| submit.clone());
     let mut running = Running::new(shared, submit);
     let startup =
         running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
@@ -193,6 +195,10 @@ async fn run_async(
         stopping: stopping.clone(),
         reload: reloader.stats(),
     });
+    let metrics_stop = CancellationToken::new();
+    if let Some(submit) = metrics_submit {
+        crate::sc4s_metrics::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
+    }
     let admin_stop = CancellationToken::new();
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     if config.admin.port != 0 {
@@ -245,6 +251,7 @@ async fn run_async(
     let drain_start = Instant::now();
     let deadline = tokio::time::Instant::now() + drain_timeout;
     running.shutdown().await;
+    metrics_stop.cancel();
     let received = registry.received_total();
     tracing::info!(
         received,

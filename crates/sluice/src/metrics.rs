@@ -140,7 +140,9 @@ impl Status for Registry {
         }
         match &self.output {
             OutputMetrics::Hec(h) if !h.stats().healthy() => {
-                Err("cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into())
+                Err(h.stats().degraded_reason().unwrap_or_else(|| {
+                    "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into()
+                }))
             }
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
                 Err("cannot write the output file".into())
@@ -267,6 +269,9 @@ impl Collector for Registry {
             encode_hec(enc, h)?;
         }
         let mut w = PromWriter::new();
+        if let OutputMetrics::Hec(h) = &self.output {
+            crate::hec_metrics::render(&mut w, h.stats());
+        }
         render_destinations(&mut w, &self.destinations, self.chunks_lost_total());
         w.encode(enc)
     }

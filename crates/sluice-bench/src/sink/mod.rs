@@ -113,6 +113,9 @@ pub struct Faults {
     /// With `reject_event_marker`: index the events before N anyway (what Splunk may do; its
     /// documentation does not say), so a client that resends them makes duplicates.
     pub index_before_invalid: bool,
+    /// With `reject_event_marker`: leave `invalid-event-number` out of the answer (as HEC
+    /// does for some refusals), so a client has to find the event itself.
+    pub omit_event_number: bool,
 }
 
 /// Sink settings.
@@ -609,7 +612,7 @@ impl Shared {
         let keep = invalid.unwrap_or(usize::MAX);
         if invalid.is_some() && !faults.index_before_invalid {
             self.count_reject(RejectReason::FaultEvent);
-            return Ok(self.reject_event(keep));
+            return Ok(self.reject_event(keep, faults.omit_event_number));
         }
 
         let mut ids: Vec<SeqId> = Vec::new();
@@ -678,7 +681,7 @@ impl Shared {
             .fetch_add(indexed as u64, Relaxed);
         if let Some(n) = invalid {
             self.count_reject(RejectReason::FaultEvent);
-            return Ok(self.reject_event(n));
+            return Ok(self.reject_event(n, faults.omit_event_number));
         }
         if reset_now {
             self.count_reject(RejectReason::FaultReset);
@@ -687,7 +690,10 @@ impl Shared {
         Ok(self.success(channel, true))
     }
 
-    fn reject_event(&self, n: usize) -> Response<Full<Bytes>> {
+    fn reject_event(&self, n: usize, omit_number: bool) -> Response<Full<Bytes>> {
+        if omit_number {
+            return json(400, r#"{"text":"Invalid data format","code":6}"#);
+        }
         json(
             400,
             format!(r#"{{"text":"Invalid data format","code":6,"invalid-event-number":{n}}}"#),

@@ -3,11 +3,107 @@
 //! the operator sets, `sluice_hec::ClientConfig` what the client runs with, and
 //! `sluice_proto::event` encodes the events both carry.
 
-use sluice_hec::{ClientConfig, normalize_urls};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use super::{ConfigError, HecConfig};
+use sluice_hec::{AckConfig, ClientConfig, DeadLetterConfig, ResendPolicy, normalize_urls};
+
+use super::sc4s::{get, set};
+use super::values::{any, non_empty, parse_bool, positive_size, positive_u64};
+use super::{ByteSize, Config, ConfigError, EnvReport, HecConfig};
+use crate::env::Env;
+
+/// Where the dead-letter file goes when no directory is configured: SC4S keeps its state in
+/// `SC4S_VAR`.
+fn default_dead_letter_dir(sc4s_var: Option<&str>) -> PathBuf {
+    match sc4s_var {
+        Some(var) => PathBuf::from(var).join("dead-letter"),
+        None => PathBuf::from("./dead-letter"),
+    }
+}
+
+impl Config {
+    /// The `SLUICE_HEC_*` delivery settings and `SC4S_VAR`.
+    pub(super) fn apply_hec_env(
+        &mut self,
+        env: &Env,
+        _report: &mut EnvReport,
+    ) -> Result<(), ConfigError> {
+        let h = &mut self.hec;
+        set(
+            env,
+            "SLUICE_HEC_INDEXER_ACK",
+            parse_bool,
+            &mut h.indexer_ack,
+        )?;
+        if let Some(ms) = get(env, "SLUICE_HEC_ACK_POLL_INTERVAL", positive_u64)? {
+            h.ack_poll_interval = Duration::from_millis(ms);
+        }
+        if let Some(s) = get(env, "SLUICE_HEC_ACK_TIMEOUT", positive_u64)? {
+            h.ack_timeout = Duration::from_secs(s);
+        }
+        if let Some(s) = get(env, "SLUICE_HEC_CONNECT_TIMEOUT", positive_u64)? {
+            h.connect_timeout = Duration::from_secs(s);
+        }
+        if let Some(s) = get(env, "SLUICE_HEC_BODY_TIMEOUT", positive_u64)? {
+            h.body_timeout = Duration::from_secs(s);
+        }
+        if let Some(f) = get(env, "SLUICE_HEC_SLOW_TIMEOUT_FACTOR", |v| {
+            positive_u64(v).and_then(|n| {
+                u32::try_from(n)
+                    .ok()
+                    .filter(|n| *n <= 100)
+                    .ok_or_else(|| "expected 1 to 100".to_string())
+            })
+        })? {
+            h.slow_timeout_factor = f;
+        }
+        set(
+            env,
+            "SLUICE_HEC_RESEND_BEFORE_INVALID",
+            parse_bool,
+            &mut h.resend_before_invalid,
+        )?;
+        if let Some(d) = get(env, "SLUICE_HEC_DEAD_LETTER_DIR", non_empty)? {
+            h.dead_letter_dir = Some(PathBuf::from(d));
+        } else if let Some(var) = get(env, "SC4S_VAR", any)?
+            && h.dead_letter_dir.is_none()
+            && !var.trim().is_empty()
+        {
+            h.dead_letter_dir = Some(default_dead_letter_dir(Some(var.trim())));
+        }
+        if let Some(v) = get(env, "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC", |v| {
+            crate::sc4s_metrics::MetricsForm::from_sc4s(Some(v)).map(|_| v.trim().to_owned())
+        })? {
+            h.sc4s_metrics = if v.is_empty() { "multi2".into() } else { v };
+        }
+        if let Some(s) = get(env, "SLUICE_HEC_METRICS_INTERVAL", positive_u64)? {
+            h.sc4s_metrics_interval = Duration::from_secs(s);
+        }
+        if let Some(v) = get(env, "SLUICE_HEC_DEAD_LETTER_MAX_BYTES", |v| {
+            if v.trim() == "0" {
+                Ok(ByteSize(0))
+            } else {
+                positive_size(v)
+            }
+        })? {
+            h.dead_letter_max_bytes = v;
+        }
+        Ok(())
+    }
+}
 
 impl HecConfig {
+    /// The form of sluice's own metrics to Splunk.
+    pub fn metrics_form(&self) -> Result<crate::sc4s_metrics::MetricsForm, ConfigError> {
+        crate::sc4s_metrics::MetricsForm::from_sc4s(Some(&self.sc4s_metrics)).map_err(|e| {
+            ConfigError::Invalid(format!(
+                "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC / hec.sc4s_metrics {:?}: {e}",
+                self.sc4s_metrics
+            ))
+        })
+    }
+
     /// The client settings; URL and header errors name the setting.
     pub fn client_config(&self) -> Result<ClientConfig, ConfigError> {
         let urls = normalize_urls(&self.urls.join(",")).map_err(|e| {
@@ -22,6 +118,7 @@ impl HecConfig {
             };
             headers.push((name.trim().to_owned(), value.trim().to_owned()));
         }
+        self.metrics_form()?;
         let tls = crate::tls::hec_client_config(&crate::tls::HecTls {
             verify: self.tls_verify,
             mount: self.tls_mount.clone(),
@@ -42,6 +139,26 @@ impl HecConfig {
             compression: self.compression,
             headers,
             connection_close: self.connection_close,
+            connect_timeout: self.connect_timeout,
+            body_timeout: self.body_timeout,
+            slow_timeout_factor: self.slow_timeout_factor.max(1),
+            ack: self.indexer_ack.then_some(AckConfig {
+                poll_interval: self.ack_poll_interval,
+                timeout: self.ack_timeout,
+                ..AckConfig::default()
+            }),
+            resend_policy: if self.resend_before_invalid {
+                ResendPolicy::All
+            } else {
+                ResendPolicy::AfterInvalid
+            },
+            dead_letter: Some(DeadLetterConfig {
+                dir: self
+                    .dead_letter_dir
+                    .clone()
+                    .unwrap_or_else(|| default_dead_letter_dir(None)),
+                max_bytes: self.dead_letter_max_bytes.0,
+            }),
             ..ClientConfig::default()
         })
     }
@@ -84,5 +201,78 @@ mod tests {
         };
         let e = bad.client_config().unwrap_err().to_string();
         assert!(e.contains("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL"), "{e}");
+    }
+
+    fn env(vars: &[(&str, &str)]) -> Env {
+        let mut e = Env::default();
+        e.merge_process(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        e
+    }
+
+    #[test]
+    fn delivery_settings_come_from_the_environment() {
+        let mut c = Config::default();
+        c.hec.urls = vec!["https://idx:8088".into()];
+        let mut report = EnvReport::default();
+        c.apply_hec_env(
+            &env(&[
+                ("SLUICE_HEC_INDEXER_ACK", "yes"),
+                ("SLUICE_HEC_ACK_POLL_INTERVAL", "250"),
+                ("SLUICE_HEC_ACK_TIMEOUT", "90"),
+                ("SLUICE_HEC_CONNECT_TIMEOUT", "3"),
+                ("SLUICE_HEC_BODY_TIMEOUT", "7"),
+                ("SLUICE_HEC_SLOW_TIMEOUT_FACTOR", "2"),
+                ("SLUICE_HEC_RESEND_BEFORE_INVALID", "no"),
+                ("SC4S_VAR", "/var/lib/sc4s"),
+                ("SLUICE_HEC_DEAD_LETTER_MAX_BYTES", "10mb"),
+            ]),
+            &mut report,
+        )
+        .unwrap();
+        let cc = c.hec.client_config().unwrap();
+        let ack = cc.ack.unwrap();
+        assert_eq!(ack.poll_interval, Duration::from_millis(250));
+        assert_eq!(ack.timeout, Duration::from_secs(90));
+        assert_eq!(cc.connect_timeout, Duration::from_secs(3));
+        assert_eq!(cc.body_timeout, Duration::from_secs(7));
+        assert_eq!(cc.slow_timeout_factor, 2);
+        assert_eq!(cc.resend_policy, ResendPolicy::AfterInvalid);
+        let dl = cc.dead_letter.unwrap();
+        assert_eq!(dl.dir, PathBuf::from("/var/lib/sc4s/dead-letter"));
+        assert!(dl.max_bytes >= 10_000_000);
+
+        // An explicit directory wins over SC4S_VAR; defaults are off / at least once.
+        let mut c = Config::default();
+        c.hec.urls = vec!["https://idx:8088".into()];
+        c.apply_hec_env(
+            &env(&[
+                ("SC4S_VAR", "/var/lib/sc4s"),
+                ("SLUICE_HEC_DEAD_LETTER_DIR", "/srv/dl"),
+            ]),
+            &mut report,
+        )
+        .unwrap();
+        let cc = c.hec.client_config().unwrap();
+        assert!(cc.ack.is_none());
+        assert_eq!(cc.resend_policy, ResendPolicy::All);
+        assert_eq!(cc.dead_letter.unwrap().dir, PathBuf::from("/srv/dl"));
+    }
+
+    #[test]
+    fn bad_delivery_values_name_the_variable() {
+        for (var, value) in [
+            ("SLUICE_HEC_INDEXER_ACK", "maybe"),
+            ("SLUICE_HEC_ACK_TIMEOUT", "0"),
+            ("SLUICE_HEC_SLOW_TIMEOUT_FACTOR", "1000"),
+            ("SLUICE_HEC_DEAD_LETTER_MAX_BYTES", "lots"),
+            ("SC4S_DEST_SPLUNK_SC4S_METRICS_HEC", "sometimes"),
+        ] {
+            let mut c = Config::default();
+            let e = c
+                .apply_hec_env(&env(&[(var, value)]), &mut EnvReport::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(var), "{e}");
+        }
     }
 }

@@ -69,6 +69,8 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
     "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS",
+    "SC4S_VAR",
+    "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC",
     "SC4S_DEFAULT_TIMEZONE",
     "SC4S_LISTEN_STATUS_PORT",
     "SC4S_CONTAINER_HOST",
@@ -275,6 +277,7 @@ impl Config {
         if let Some(h) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS", parse_headers)? {
             self.hec.headers = h;
         }
+        self.apply_hec_env(env, &mut report)?;
         let workers = self.hec.workers;
         self.buffer.apply_env(env, workers, &mut report)?;
 

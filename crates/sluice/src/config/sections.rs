@@ -575,6 +575,44 @@ pub struct HecConfig {
     pub connection_close: bool,
     /// Extra request headers, `Name: value` (`…_HEADERS`, comma separated).
     pub headers: Vec<String>,
+    /// Indexer acknowledgement (`SLUICE_HEC_INDEXER_ACK`): a batch is done only when Splunk
+    /// says its events are indexed.
+    pub indexer_ack: bool,
+    /// How often acks are asked for (`SLUICE_HEC_ACK_POLL_INTERVAL`, milliseconds).
+    #[serde(with = "millis")]
+    pub ack_poll_interval: Duration,
+    /// A request still unacknowledged after this long is sent again
+    /// (`SLUICE_HEC_ACK_TIMEOUT`, seconds).
+    #[serde(with = "secs")]
+    pub ack_timeout: Duration,
+    /// Connection set-up timeout (`SLUICE_HEC_CONNECT_TIMEOUT`, seconds).
+    #[serde(with = "secs")]
+    pub connect_timeout: Duration,
+    /// Reading an answer's body once its headers arrived (`SLUICE_HEC_BODY_TIMEOUT`,
+    /// seconds).
+    #[serde(with = "secs")]
+    pub body_timeout: Duration,
+    /// After a timeout, an indexer's requests wait this many times `timeout` until one is
+    /// answered in time (`SLUICE_HEC_SLOW_TIMEOUT_FACTOR`; 1 = off).
+    pub slow_timeout_factor: u32,
+    /// After a 400 naming a bad event, send the events before it again too
+    /// (`SLUICE_HEC_RESEND_BEFORE_INVALID`): at least once. `false` trusts that Splunk
+    /// indexed them: no duplicates, but loss if it did not.
+    pub resend_before_invalid: bool,
+    /// Where events HEC refused for good are written (`SLUICE_HEC_DEAD_LETTER_DIR`;
+    /// default `$SC4S_VAR/dead-letter`, else `./dead-letter`).
+    pub dead_letter_dir: Option<PathBuf>,
+    /// Size cap of the dead-letter file (`SLUICE_HEC_DEAD_LETTER_MAX_BYTES`); 0 keeps no
+    /// file, refusals are only counted and logged.
+    pub dead_letter_max_bytes: ByteSize,
+    /// sluice's counters to Splunk as SC4S sends syslog-ng's (`SC4S_DEST_SPLUNK_SC4S_METRICS_HEC`:
+    /// `multi2` (default, `_metrics`, `sc4s:metrics:v2`), `multi`, `single`/`yes`, `event`,
+    /// or `no`).
+    pub sc4s_metrics: String,
+    /// How often they are sent (`SLUICE_HEC_METRICS_INTERVAL`, seconds; syslog-ng's
+    /// `stats(freq())` in SC4S).
+    #[serde(with = "secs")]
+    pub sc4s_metrics_interval: Duration,
 }
 
 impl Default for HecConfig {
@@ -596,6 +634,17 @@ impl Default for HecConfig {
             compression: client.compression,
             connection_close: client.connection_close,
             headers: Vec::new(),
+            indexer_ack: false,
+            ack_poll_interval: sluice_hec::AckConfig::default().poll_interval,
+            ack_timeout: sluice_hec::AckConfig::default().timeout,
+            connect_timeout: client.connect_timeout,
+            body_timeout: client.body_timeout,
+            slow_timeout_factor: client.slow_timeout_factor,
+            resend_before_invalid: client.resend_policy == sluice_hec::ResendPolicy::All,
+            dead_letter_dir: None,
+            dead_letter_max_bytes: ByteSize(100 * 1024 * 1024),
+            sc4s_metrics: "multi2".into(),
+            sc4s_metrics_interval: crate::sc4s_metrics::INTERVAL,
         }
     }
 }

@@ -1,0 +1,373 @@
+//! Per-indexer health: which HEC URLs are in service, and what each one did.
+//!
+//! Every URL has its own counters (requests by status class, latency, last success,
+//! consecutive failures, failovers away from it). A URL whose request failed (no connection,
+//! timeout, 5xx, 429…) is taken out of service for its own backoff; URL selection skips it,
+//! and a probe (`GET /services/collector/health`) must answer 200 before it takes batches
+//! again — a batch is not the way to find out that an indexer is still down. When every URL
+//! is out, selection still returns the one that comes back soonest, so delivery never stops
+//! trying; `/health` then reports degraded with [`UrlBoard::reason`].
+//!
+//! Answers about the data (400, 413) say nothing bad about the indexer: it stays in.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Status classes of `sluice_hec_url_requests_total{class}`.
+pub const CLASSES: [&str; 5] = ["2xx", "4xx", "5xx", "other", "error"];
+
+/// How one request to a URL ended, for its health.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlResult {
+    /// 2xx.
+    Success,
+    /// An answer about the data (400, 413): the indexer works.
+    DataRefused,
+    /// A failure of the indexer or the path to it: status class index and reason word.
+    Failed { class: usize, reason: &'static str },
+}
+
+/// One URL's counters.
+#[derive(Debug)]
+pub struct UrlHealth {
+    pub url: String,
+    /// In service (false while taken out, until a probe brings it back).
+    up: AtomicBool,
+    /// Milliseconds since the board's epoch before which the URL is not probed.
+    out_until_ms: AtomicU64,
+    consecutive_failures: AtomicU32,
+    last_success_unix_ms: AtomicU64,
+    requests: [AtomicU64; CLASSES.len()],
+    latency_sum_nanos: AtomicU64,
+    latency_count: AtomicU64,
+    /// Requests that failed here and were sent to another URL next.
+    failovers: AtomicU64,
+    /// Times the URL was taken out of service, and brought back.
+    taken_out: AtomicU64,
+    probed_in: AtomicU64,
+    /// The last request here timed out and none has been answered in time since: requests
+    /// wait longer before they count as failed (see `ClientConfig::slow_timeout_factor`).
+    slow: AtomicBool,
+    last_reason: std::sync::Mutex<&'static str>,
+}
+
+/// Plain numbers of one URL, for `/metrics`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UrlSnapshot {
+    pub url: String,
+    pub up: bool,
+    pub last_success_unix_ms: Option<u64>,
+    pub consecutive_failures: u32,
+    /// `(class, count)` in [`CLASSES`] order.
+    pub requests: Vec<(&'static str, u64)>,
+    pub latency_sum_seconds: f64,
+    pub latency_count: u64,
+    pub failovers: u64,
+    pub taken_out: u64,
+    pub probed_in: u64,
+}
+
+impl UrlHealth {
+    fn new(url: String) -> UrlHealth {
+        UrlHealth {
+            url,
+            up: AtomicBool::new(true),
+            out_until_ms: AtomicU64::new(0),
+            consecutive_failures: AtomicU32::new(0),
+            last_success_unix_ms: AtomicU64::new(0),
+            requests: std::array::from_fn(|_| AtomicU64::new(0)),
+            latency_sum_nanos: AtomicU64::new(0),
+            latency_count: AtomicU64::new(0),
+            failovers: AtomicU64::new(0),
+            taken_out: AtomicU64::new(0),
+            probed_in: AtomicU64::new(0),
+            slow: AtomicBool::new(false),
+            last_reason: std::sync::Mutex::new(""),
+        }
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.up.load(Relaxed)
+    }
+
+    pub fn snapshot(&self) -> UrlSnapshot {
+        let last = self.last_success_unix_ms.load(Relaxed);
+        UrlSnapshot {
+            url: self.url.clone(),
+            up: self.is_up(),
+            last_success_unix_ms: (last != 0).then_some(last),
+            consecutive_failures: self.consecutive_failures.load(Relaxed),
+            requests: CLASSES
+                .iter()
+                .zip(&self.requests)
+                .map(|(c, v)| (*c, v.load(Relaxed)))
+                .collect(),
+            latency_sum_seconds: self.latency_sum_nanos.load(Relaxed) as f64 / 1e9,
+            latency_count: self.latency_count.load(Relaxed),
+            failovers: self.failovers.load(Relaxed),
+            taken_out: self.taken_out.load(Relaxed),
+            probed_in: self.probed_in.load(Relaxed),
+        }
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The URLs of one destination.
+#[derive(Debug)]
+pub struct UrlBoard {
+    urls: Vec<UrlHealth>,
+    epoch: Instant,
+}
+
+impl UrlBoard {
+    pub fn new(urls: impl IntoIterator<Item = String>) -> UrlBoard {
+        UrlBoard {
+            urls: urls.into_iter().map(UrlHealth::new).collect(),
+            epoch: Instant::now(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.urls.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.urls.is_empty()
+    }
+
+    pub fn get(&self, idx: usize) -> Option<&UrlHealth> {
+        self.urls.get(idx)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &UrlHealth> {
+        self.urls.iter()
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Round-robin from `cursor` over the URLs in service; when none is, the one whose
+    /// backoff ends first (delivery keeps trying; its request doubles as the probe).
+    pub fn pick(&self, cursor: &mut usize) -> usize {
+        let n = self.urls.len().max(1);
+        for k in 0..n {
+            let idx = (*cursor + k) % n;
+            if self.urls.get(idx).is_some_and(UrlHealth::is_up) {
+                *cursor = idx + 1;
+                return idx;
+            }
+        }
+        let idx = (0..self.urls.len())
+            .min_by_key(|&i| self.urls[i].out_until_ms.load(Relaxed))
+            .unwrap_or(0);
+        *cursor = idx + 1;
+        idx
+    }
+
+    /// Whether every URL is out of service.
+    pub fn all_out(&self) -> bool {
+        !self.urls.is_empty() && self.urls.iter().all(|u| !u.is_up())
+    }
+
+    /// Why delivery is degraded, when every URL is out: each URL with its last failure.
+    pub fn reason(&self) -> Option<String> {
+        if !self.all_out() {
+            return None;
+        }
+        let parts: Vec<String> = self
+            .urls
+            .iter()
+            .map(|u| {
+                let r = *u.last_reason.lock().unwrap_or_else(|p| p.into_inner());
+                format!(
+                    "{} out ({r}, {} consecutive failures)",
+                    u.url,
+                    u.consecutive_failures.load(Relaxed)
+                )
+            })
+            .collect();
+        Some(format!(
+            "every HEC URL is out of service: {}",
+            parts.join("; ")
+        ))
+    }
+
+    /// Records a request's result and latency. `backoff` is how long a failed URL stays out
+    /// before it is probed, given its consecutive failure count.
+    pub fn record(
+        &self,
+        idx: usize,
+        result: UrlResult,
+        latency: Duration,
+        backoff: impl FnOnce(u32) -> Duration,
+    ) {
+        let Some(u) = self.urls.get(idx) else {
+            return;
+        };
+        u.latency_sum_nanos
+            .fetch_add(latency.as_nanos().min(u128::from(u64::MAX)) as u64, Relaxed);
+        u.latency_count.fetch_add(1, Relaxed);
+        match result {
+            UrlResult::Success | UrlResult::DataRefused => {
+                let class = if result == UrlResult::Success { 0 } else { 1 };
+                u.requests[class].fetch_add(1, Relaxed);
+                if result == UrlResult::Success {
+                    u.last_success_unix_ms.store(unix_ms(), Relaxed);
+                }
+                self.bring_in(u);
+            }
+            UrlResult::Failed { class, reason } => {
+                u.requests[class.min(CLASSES.len() - 1)].fetch_add(1, Relaxed);
+                let n = u
+                    .consecutive_failures
+                    .fetch_add(1, Relaxed)
+                    .saturating_add(1);
+                *u.last_reason.lock().unwrap_or_else(|p| p.into_inner()) = reason;
+                let wait = backoff(n).as_millis() as u64;
+                u.out_until_ms.store(self.now_ms() + wait, Relaxed);
+                if u.up.swap(false, Relaxed) {
+                    u.taken_out.fetch_add(1, Relaxed);
+                }
+            }
+        }
+    }
+
+    fn bring_in(&self, u: &UrlHealth) {
+        u.consecutive_failures.store(0, Relaxed);
+        u.out_until_ms.store(0, Relaxed);
+        if !u.up.swap(true, Relaxed) {
+            u.probed_in.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Whether requests to `idx` get the slow-indexer timeout.
+    pub fn is_slow(&self, idx: usize) -> bool {
+        self.urls.get(idx).is_some_and(|u| u.slow.load(Relaxed))
+    }
+
+    pub fn set_slow(&self, idx: usize, slow: bool) {
+        if let Some(u) = self.urls.get(idx) {
+            u.slow.store(slow, Relaxed);
+        }
+    }
+
+    /// A request that failed at `idx` goes to another URL next.
+    pub fn failover(&self, idx: usize) {
+        if let Some(u) = self.urls.get(idx) {
+            u.failovers.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// URLs out of service whose backoff has ended: due for a probe.
+    pub fn due_for_probe(&self) -> Vec<usize> {
+        let now = self.now_ms();
+        (0..self.urls.len())
+            .filter(|&i| {
+                let u = &self.urls[i];
+                !u.is_up() && u.out_until_ms.load(Relaxed) <= now
+            })
+            .collect()
+    }
+
+    /// A probe of `idx` answered: healthy brings it back; otherwise it stays out for
+    /// another `backoff`.
+    pub fn probed(&self, idx: usize, healthy: bool, backoff: impl FnOnce(u32) -> Duration) {
+        let Some(u) = self.urls.get(idx) else {
+            return;
+        };
+        if healthy {
+            self.bring_in(u);
+        } else {
+            let n = u.consecutive_failures.load(Relaxed).max(1);
+            u.out_until_ms
+                .store(self.now_ms() + backoff(n).as_millis() as u64, Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> Vec<UrlSnapshot> {
+        self.urls.iter().map(UrlHealth::snapshot).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FAIL: UrlResult = UrlResult::Failed {
+        class: 4,
+        reason: "connect",
+    };
+
+    fn board(n: usize) -> UrlBoard {
+        UrlBoard::new((0..n).map(|i| format!("http://idx{i}:8088/services/collector/event")))
+    }
+
+    #[test]
+    fn a_failed_url_is_skipped_until_a_probe_brings_it_back() {
+        let b = board(2);
+        let mut cur = 0;
+        assert_eq!(b.pick(&mut cur), 0);
+        assert_eq!(b.pick(&mut cur), 1);
+        b.record(0, FAIL, Duration::from_millis(3), |_| Duration::ZERO);
+        b.failover(0);
+        for _ in 0..4 {
+            assert_eq!(b.pick(&mut cur), 1);
+        }
+        assert!(!b.all_out());
+        assert_eq!(b.due_for_probe(), [0]);
+        b.probed(0, false, |_| Duration::from_secs(60));
+        assert!(b.due_for_probe().is_empty(), "stays out for its backoff");
+        b.probed(0, true, |_| Duration::ZERO);
+        let s = b.snapshot();
+        assert!(s[0].up);
+        assert_eq!((s[0].taken_out, s[0].probed_in, s[0].failovers), (1, 1, 1));
+        assert_eq!(s[0].requests[4], ("error", 1));
+        assert_eq!(s[0].consecutive_failures, 0);
+    }
+
+    #[test]
+    fn all_out_gives_a_reason_and_still_picks_the_soonest() {
+        let b = board(2);
+        b.record(0, FAIL, Duration::ZERO, |_| Duration::from_secs(30));
+        b.record(
+            1,
+            UrlResult::Failed {
+                class: 2,
+                reason: "http_5xx",
+            },
+            Duration::ZERO,
+            |_| Duration::from_secs(1),
+        );
+        assert!(b.all_out());
+        let r = b.reason().unwrap();
+        assert!(
+            r.contains("idx0") && r.contains("connect") && r.contains("http_5xx"),
+            "{r}"
+        );
+        let mut cur = 0;
+        assert_eq!(b.pick(&mut cur), 1);
+        b.record(1, UrlResult::Success, Duration::from_millis(5), |_| {
+            Duration::ZERO
+        });
+        assert!(b.reason().is_none());
+        let s = b.snapshot();
+        assert!(s[1].last_success_unix_ms.is_some());
+        assert_eq!(s[1].latency_count, 2);
+    }
+
+    #[test]
+    fn data_refusals_keep_the_url_in() {
+        let b = board(1);
+        b.record(0, UrlResult::DataRefused, Duration::ZERO, |_| {
+            Duration::ZERO
+        });
+        assert!(b.get(0).unwrap().is_up());
+        assert_eq!(b.snapshot()[0].requests[1], ("4xx", 1));
+    }
+}
