@@ -33,8 +33,8 @@ fn main_slot(t: Topic) -> Option<usize> {
 /// narrowing and tries the whole topic in order (same result, more calls).
 const MAX_CANDIDATES: usize = 48;
 
-/// A header-shape check run on the raw message, and the app it selects.
-type RawCheck = (fn(&[u8]) -> bool, u16);
+/// A [`When::Raw`] check.
+type RawCheck = fn(&[u8]) -> bool;
 
 #[derive(Debug, Default)]
 struct TopicTable {
@@ -46,7 +46,7 @@ struct TopicTable {
     program_prefixes: ByFirstByte,
     body_prefixes: ByFirstByte,
     netsource: Vec<(&'static str, u16)>,
-    raw_checks: Vec<RawCheck>,
+    raw_checks: Vec<(RawCheck, u16)>,
 }
 
 impl TopicTable {

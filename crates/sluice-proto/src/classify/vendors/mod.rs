@@ -4,6 +4,7 @@
 use super::registry::Vendor;
 
 mod alcatel;
+mod almost_epoch;
 mod almost_levelword;
 mod almost_wrongver;
 mod arista;
@@ -131,6 +132,7 @@ pub static VENDORS: &[&Vendor] = &[
 pub(crate) fn builtin() -> Vec<&'static Vendor> {
     vec![
         &super::fallback::BUILTIN,
+        &almost_epoch::BUILTIN,
         &almost_levelword::BUILTIN,
         &almost_wrongver::BUILTIN,
     ]

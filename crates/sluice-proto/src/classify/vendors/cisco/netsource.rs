@@ -478,6 +478,12 @@ mod tests {
             "<134>Mar 15 11:32:40 mx-1 flows allow src=10.0.0.1",
         );
         assert_eq!(c.sourcetype, "meraki");
+        // Meraki's own header: an epoch stamp where RFC 5424's would be.
+        let c = on(
+            "CISCO_MERAKI",
+            "<134>1 1710501160.123456 mx-1 flows src=1.1.1.186 dst=8.8.8.8 pattern: allow all",
+        );
+        assert_eq!(c.sourcetype, "meraki");
         assert_eq!(c.index, "netfw");
         let c = on(
             "CISCO_MS",
