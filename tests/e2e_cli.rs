@@ -35,6 +35,9 @@ fn a_port_in_use_names_the_variable_to_change() {
         ("SC4S_LISTEN_DEFAULT_UDP_PORT", &port),
         ("SC4S_LISTEN_DEFAULT_TCP_PORT", "disabled"),
         ("SC4S_LISTEN_STATUS_PORT", "0"),
+        // The default 601 listeners are not under test; another test's daemon may hold them.
+        ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled"),
+        ("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled"),
     ]);
     assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
     assert!(err.contains("SC4S_LISTEN_DEFAULT_UDP_PORT"), "{err}");
@@ -51,6 +54,8 @@ fn a_port_in_use_names_the_variable_to_change() {
         ("SC4S_LISTEN_DEFAULT_UDP_PORT", "disabled"),
         ("SC4S_LISTEN_DEFAULT_TCP_PORT", &port),
         ("SC4S_LISTEN_STATUS_PORT", "0"),
+        ("SC4S_LISTEN_DEFAULT_RFC5426_PORT", "disabled"),
+        ("SC4S_LISTEN_DEFAULT_RFC6587_PORT", "disabled"),
     ]);
     assert!(err.contains("SC4S_LISTEN_DEFAULT_TCP_PORT"), "{err}");
 }
