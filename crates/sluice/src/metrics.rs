@@ -144,11 +144,10 @@ impl Status for Registry {
             return Err("shutting down".into());
         }
         match &self.output {
-            OutputMetrics::Hec(h) if !h.healthy() => {
-                Err(h.degraded_reason().unwrap_or_else(|| {
-                    "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into()
-                }))
-            }
+            OutputMetrics::Hec(h) if !h.healthy() => Err(match h.degraded_reason() {
+                Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
+                None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
+            }),
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
                 Err("cannot write the output file".into())
             }
