@@ -55,7 +55,7 @@ fn idle_and_slowloris_connections_do_not_lock_out_a_real_sender() {
     // 2,000 connections that never send a byte fill the port's limit.
     let idle: Vec<TcpStream> = (0..2000).map(|_| connect(addr)).collect();
     d.wait_metrics(Duration::from_secs(20), |m| {
-        m.sum("sluice_tcp_connections", &["transport=\"tcp\""]) == 2000.0
+        m.sum("sluice_tcp_open_connections", &["transport=\"tcp\""]) == 2000.0
     });
     std::thread::sleep(Duration::from_millis(1100));
 
@@ -113,7 +113,7 @@ fn idle_and_slowloris_connections_do_not_lock_out_a_real_sender() {
     // connections are closed as no_data.
     let m = d.wait_metrics(Duration::from_secs(30), |m| {
         m.sum("sluice_tcp_closed_total", &["reason=\"frame_timeout\""]) == 500.0
-            && m.sum("sluice_tcp_connections", &[]) <= 1.0
+            && m.sum("sluice_tcp_open_connections", &[]) <= 1.0
     });
     stop.store(true, Ordering::Relaxed);
     dripper.join().unwrap();
@@ -130,7 +130,7 @@ fn idle_and_slowloris_connections_do_not_lock_out_a_real_sender() {
         "nobody was refused: idle connections made room"
     );
     assert_eq!(
-        m.sum("sluice_tcp_closed_total", &[]) + m.sum("sluice_tcp_connections", &[]),
+        m.sum("sluice_tcp_closed_total", &[]) + m.sum("sluice_tcp_open_connections", &[]),
         m.sum("sluice_tcp_connections_total", &[]),
         "every connection is open or closed for a reason"
     );
@@ -178,7 +178,7 @@ fn a_flood_of_10000_connections_is_refused_counted_and_bounded() {
     let m = d.wait_metrics(Duration::from_secs(30), |m| {
         m.sum("sluice_tcp_connections_total", &[]) >= flood.len() as f64
     });
-    assert!(m.sum("sluice_tcp_connections", &[]) <= 1000.0);
+    assert!(m.sum("sluice_tcp_open_connections", &[]) <= 1000.0);
     let refused = m.sum("sluice_tcp_closed_total", &["reason=\"limit\""]);
     let evicted = m.sum("sluice_tcp_closed_total", &["reason=\"evicted\""]);
     assert!(
@@ -327,7 +327,7 @@ fn a_connection_silent_after_its_messages_is_closed_by_the_idle_timeout() {
     let m = d.wait_metrics(Duration::from_secs(10), |m| {
         m.sum("sluice_tcp_closed_total", &["reason=\"idle_timeout\""]) == 1.0
     });
-    assert_eq!(m.sum("sluice_tcp_connections", &[]), 0.0);
+    assert_eq!(m.sum("sluice_tcp_open_connections", &[]), 0.0);
     assert!(s.wait_for(1, Duration::from_secs(10)));
     let mut b = [0u8; 1];
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -386,7 +386,7 @@ fn the_connection_limit_is_per_socket_as_in_sc4s_and_rfc5426_has_its_own_sockets
         })
         .collect();
     d.wait_metrics(Duration::from_secs(10), |m| {
-        m.sum("sluice_tcp_connections", &[]) == 100.0
+        m.sum("sluice_tcp_open_connections", &[]) == 100.0
     });
     std::thread::sleep(EVICT_WAIT);
     // ... and the next ten are refused, counted, and logged.
@@ -396,7 +396,7 @@ fn the_connection_limit_is_per_socket_as_in_sc4s_and_rfc5426_has_its_own_sockets
     let m = d.wait_metrics(Duration::from_secs(10), |m| {
         m.sum("sluice_tcp_closed_total", &["reason=\"limit\""]) == 10.0
     });
-    assert_eq!(m.sum("sluice_tcp_connections", &[]), 100.0);
+    assert_eq!(m.sum("sluice_tcp_open_connections", &[]), 100.0);
     assert_eq!(m.sum("sluice_tcp_connection_limit", &[]), 100.0);
     assert!(d.log().contains("connection refused"), "{}", d.log());
     drop((busy, extra));

@@ -123,7 +123,7 @@ fn by_the_timeouts() {
         d.log()
     );
     d.wait_metrics(Duration::from_secs(10), |m| {
-        m.sum("sluice_tcp_connections", &[]) == N as f64
+        m.sum("sluice_tcp_open_connections", &[]) == N as f64
     });
     let with_connections = rss_kib(d.pid());
 
@@ -156,7 +156,7 @@ fn by_the_timeouts() {
     let m = d.wait_metrics(Duration::from_secs(40), |m| {
         m.sum("sluice_tcp_closed_total", &["reason=\"idle_timeout\""]) == (N / 2) as f64
             && m.sum("sluice_tcp_closed_total", &["reason=\"frame_timeout\""]) == (N / 2) as f64
-            && m.sum("sluice_tcp_connections", &[]) == 0.0
+            && m.sum("sluice_tcp_open_connections", &[]) == 0.0
     });
     let reclaimed_after = cut.elapsed();
     let total = (N + N / 2) as u64 + sent;
@@ -223,7 +223,7 @@ fn by_keepalive() {
     let m = d.wait_metrics(Duration::from_secs(40), |m| {
         m.sum("sluice_tcp_closed_total", &["reason=\"dead_peer\""]) == N as f64
     });
-    assert_eq!(m.sum("sluice_tcp_connections", &[]), 0.0);
+    assert_eq!(m.sum("sluice_tcp_open_connections", &[]), 0.0);
     assert_eq!(
         m.sum("sluice_tcp_closed_total", &["reason=\"idle_timeout\""]),
         0.0

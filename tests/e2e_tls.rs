@@ -537,7 +537,7 @@ fn slow_handshakes_and_a_flood_of_10000_connections_do_not_lock_out_the_tls_port
     let m = t.d.wait_metrics(Duration::from_secs(60), |m| {
         m.sum("sluice_tcp_connections_total", &["transport=\"tls\""]) >= (flood.len() + 101) as f64
     });
-    assert!(m.sum("sluice_tcp_connections", &["transport=\"tls\""]) <= 1000.0);
+    assert!(m.sum("sluice_tcp_open_connections", &["transport=\"tls\""]) <= 1000.0);
     let closed = |r: &str| {
         m.sum(
             "sluice_tcp_closed_total",

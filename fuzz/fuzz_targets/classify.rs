@@ -1,7 +1,7 @@
 //! Fuzz target `classify`: parse → classify → encode on arbitrary bytes, with the first byte
 //! choosing a vendor preamble (CEF header, PAN-OS CSV, FortiGate key=value, a JSON body, a
-//! Cisco mnemonic, a LEEF header, or none) so the vendor parsers are reached quickly. Nothing may panic,
-//! and every event must be one valid JSON object with a non-blank `event`.
+//! Cisco mnemonic or header variant, an ISE segment, a LEEF header, or none) so the vendor
+//! parsers are reached quickly. Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
 #![no_main]
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -22,6 +22,14 @@ const PREAMBLES: &[&[u8]] = &[
     b"<13>Mar 31 02:08:27 h1 {",
     b"<166>Mar  5 12:28:50 asa-fw1 : %ASA-6-",
     b"<190>30: sw-01: *Mar 16 07:15:18: %",
+    b"<166>22191: rtr-4: 022546: .Mar 19 07:58:07.477 CDT: %SYS-5-",
+    b"<189>8103: Mar 22 2024 05:21:53 PM.071 UTC : %UC_",
+    b"<166>RP/0/RP0/CPU3:Mar 20 18:41:51: config[67105]: %MGBL-",
+    b"<189>Mar 22 22:47:28 SYSMGR[919]: %Viptela-",
+    b"<165> Mar 21 13:08:50 ise-1 CISE_RADIUS_Accounting 0006028545 1 0 ",
+    b"<165>Mar 21 15:19:04 h Mar 21 15:19:04 ise-1 CISE_",
+    b"Mar 16 2024 07:15:18 ftd-1 : %FTD-6-",
+    b"<134>Mar 15 11:32:40 local0.info ",
     b"<111>Apr 02 09:29:24 ns1 named[42]: ",
     b"2024-03-16T06:10:11Z ",
     b"<13>Jan 18 11:07:53 h1 LEEF:2.0|Vendor|Product|1|Ev|",

@@ -4,8 +4,9 @@
 //!
 //! `/health` answers like SC4S's health check (`200 {"status":"healthy"}`, `503
 //! {"status":"unhealthy: <reason>"}`) so existing load-balancer and orchestrator probes keep
-//! working. `/metrics` is Prometheus text rendered at scrape time from atomics; nothing on the
-//! receive path takes a lock for it.
+//! working. `/metrics` is rendered at scrape time from atomics (nothing on the receive path
+//! takes a lock for it): OpenMetrics for scrapers that ask for it, the Prometheus text format
+//! 0.0.4 otherwise (see [`crate::telemetry::expose`]).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -21,11 +22,15 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+/// Families written sample by sample at scrape time (see [`crate::telemetry::PromWriter`]).
+pub use crate::telemetry::PromWriter;
+use crate::telemetry::expose;
+
 /// What the admin server asks the daemon.
 pub trait Status: Send + Sync + 'static {
     /// `Err(reason)` when sluice cannot currently receive or deliver.
     fn health(&self) -> Result<(), String>;
-    /// Prometheus text exposition format.
+    /// OpenMetrics text exposition format (ending with `# EOF`).
     fn render_metrics(&self) -> String;
     /// Extra members of the `/health` JSON object, after `status` (an object; others are
     /// ignored).
@@ -104,11 +109,26 @@ async fn handle(
                 serde_json::Value::Object(body).to_string(),
             )
         }
-        (&Method::GET, "/metrics") => (
-            StatusCode::OK,
-            "text/plain; version=0.0.4; charset=utf-8",
-            status.render_metrics(),
-        ),
+        (&Method::GET, "/metrics") => {
+            let accept = req
+                .headers()
+                .get(hyper::header::ACCEPT)
+                .and_then(|v| v.to_str().ok());
+            let openmetrics = status.render_metrics();
+            if expose::wants_openmetrics(accept) {
+                (
+                    StatusCode::OK,
+                    expose::OPENMETRICS_CONTENT_TYPE,
+                    openmetrics,
+                )
+            } else {
+                (
+                    StatusCode::OK,
+                    expose::TEXT_CONTENT_TYPE,
+                    expose::to_prometheus_text(&openmetrics),
+                )
+            }
+        }
         (_, "/health" | "/metrics" | "/reload") => (
             StatusCode::METHOD_NOT_ALLOWED,
             "text/plain",
@@ -146,61 +166,6 @@ async fn ask_reload(peer: SocketAddr, reload: ReloadSender) -> (StatusCode, Stri
     }
 }
 
-/// Writes Prometheus text exposition: `# HELP`/`# TYPE` once per family, then samples.
-#[derive(Debug, Default)]
-pub struct PromWriter {
-    out: String,
-}
-
-impl PromWriter {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn family(&mut self, name: &str, kind: &str, help: &str) -> &mut Self {
-        use std::fmt::Write;
-        let _ = writeln!(self.out, "# HELP {name} {help}");
-        let _ = writeln!(self.out, "# TYPE {name} {kind}");
-        self
-    }
-
-    /// One sample; label values are escaped as the format requires.
-    pub fn sample(
-        &mut self,
-        name: &str,
-        labels: &[(&str, &str)],
-        value: impl std::fmt::Display,
-    ) -> &mut Self {
-        use std::fmt::Write;
-        self.out.push_str(name);
-        if !labels.is_empty() {
-            self.out.push('{');
-            for (i, (k, v)) in labels.iter().enumerate() {
-                if i > 0 {
-                    self.out.push(',');
-                }
-                let _ = write!(self.out, "{k}=\"");
-                for c in v.chars() {
-                    match c {
-                        '\\' => self.out.push_str("\\\\"),
-                        '"' => self.out.push_str("\\\""),
-                        '\n' => self.out.push_str("\\n"),
-                        c => self.out.push(c),
-                    }
-                }
-                self.out.push('"');
-            }
-            self.out.push('}');
-        }
-        let _ = writeln!(self.out, " {value}");
-        self
-    }
-
-    pub fn finish(self) -> String {
-        self.out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,29 +180,31 @@ mod tests {
             }
         }
         fn render_metrics(&self) -> String {
-            let mut w = PromWriter::new();
-            w.family("sluice_x_total", "counter", "x").sample(
-                "sluice_x_total",
-                &[("reason", "a\"b")],
-                3,
-            );
-            w.finish()
+            "# HELP sluice_x X.\n# TYPE sluice_x counter\nsluice_x_total{reason=\"a\"} 3\n# EOF\n"
+                .into()
         }
     }
 
     async fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+        let (code, _, body) = get_with(addr, path, "").await;
+        (code, body)
+    }
+
+    /// A GET with extra header lines; returns the status, the head and the body.
+    async fn get_with(addr: SocketAddr, path: &str, headers: &str) -> (u16, String, String) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
         s.write_all(
-            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n")
+                .as_bytes(),
         )
         .await
         .unwrap();
         let mut buf = String::new();
         s.read_to_string(&mut buf).await.unwrap();
         let code = buf[9..12].parse().unwrap();
-        let body = buf.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-        (code, body)
+        let (head, body) = buf.split_once("\r\n\r\n").unwrap_or((&buf, ""));
+        (code, head.to_string(), body.to_string())
     }
 
     async fn post(addr: SocketAddr, path: &str) -> (u16, String) {
@@ -313,13 +280,25 @@ mod tests {
             get(addr, "/health").await,
             (200, r#"{"status":"healthy"}"#.into())
         );
-        let (code, body) = get(addr, "/metrics").await;
+        // Without asking: the text format 0.0.4, counters named with their _total.
+        let (code, head, body) = get_with(addr, "/metrics", "").await;
         assert_eq!(code, 200);
-        assert!(body.contains("# TYPE sluice_x_total counter\n"), "{body}");
-        assert!(
-            body.contains("sluice_x_total{reason=\"a\\\"b\"} 3\n"),
-            "{body}"
+        assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+        assert_eq!(
+            body,
+            "# HELP sluice_x_total X.\n# TYPE sluice_x_total counter\n\
+             sluice_x_total{reason=\"a\"} 3\n"
         );
+        // Prometheus asks for OpenMetrics and gets it as rendered.
+        let (code, head, body) = get_with(
+            addr,
+            "/metrics",
+            "Accept: application/openmetrics-text;version=1.0.0,text/plain;q=0.5\r\n",
+        )
+        .await;
+        assert_eq!(code, 200);
+        assert!(head.contains("application/openmetrics-text"), "{head}");
+        assert!(body.ends_with("# EOF\n"), "{body}");
         assert_eq!(get(addr, "/nope").await.0, 404);
         cancel.cancel();
         task.await.unwrap();

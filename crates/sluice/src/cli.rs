@@ -61,10 +61,10 @@ fn check_loaded(config: &Config) -> anyhow::Result<()> {
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let env = Env::load(args.env_file.as_deref())?;
     if args.check {
-        crate::daemon::init_logging_at(&env, "warn");
+        crate::telemetry::logging::init(&env, "warn");
         return check(&args, &env);
     }
-    crate::daemon::init_logging(&env);
+    crate::telemetry::logging::init(&env, "info");
     let (config, report) = load_config_from(&args, &env)?;
     let outcome = crate::daemon::run(args, config, report)?;
     // Stopped, but not everything received was kept (the daemon logged how much and why):

@@ -40,29 +40,10 @@ use crate::metrics::{OutputMetrics, Registry};
 use crate::output::{Destination, FileOutput, FileStats, Output};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
+use crate::telemetry::events::HecBridge;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
-
-/// Logs go to stderr; `SLUICE_LOG` (or `RUST_LOG`) takes a tracing filter, default `info`.
-pub fn init_logging(env: &crate::env::Env) {
-    init_logging_at(env, "info");
-}
-
-/// [`init_logging`] with another default filter (`run --check` prints its report on stdout
-/// and wants only warnings on stderr).
-pub fn init_logging_at(env: &crate::env::Env, default: &str) {
-    let filter = env
-        .get("SLUICE_LOG")
-        .or_else(|| env.get("RUST_LOG"))
-        .map_or_else(|| default.to_owned(), |v| v.value.clone());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .try_init();
-}
 
 /// How a run ended, after a signal (or the output's failure) and the drain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,9 +144,10 @@ async fn run_async(
             let stats = Arc::new(HecStats::default());
             let hec = HecOutput::new(config.hec.client_config()?, stats.clone())
                 .context("cannot set up the HEC client")?;
-            (Box::new(hec.clone()), OutputMetrics::Hec(stats), Some(hec))
+            let bridge = Arc::new(HecBridge::new(crate::telemetry::metrics(), stats));
+            (Box::new(hec.clone()), OutputMetrics::Hec(bridge), Some(hec))
         } else {
-            let stats = Arc::new(FileStats::default());
+            let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
             let file = FileOutput::open(&config.output.file, stats.clone())?;
             tracing::info!(
                 path = %config.output.file.display(),
@@ -206,7 +188,6 @@ async fn run_async(
     let registry = Arc::new(Registry {
         started: Instant::now(),
         ports: running.ports(),
-        retired: running.retired(),
         windows: vec![udp_window, tcp_window],
         memory,
         destinations: vec![destination.stats().clone()],

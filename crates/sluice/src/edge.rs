@@ -9,7 +9,8 @@
 //! connections stuck mid-frame (slowloris) are not evictable but are bounded by the
 //! per-frame deadline of the connection loop.
 //!
-//! Every close is counted once, by [`CloseReason`], when its [`ConnGuard`] is dropped.
+//! Every close is counted once, by [`CloseReason`], when its [`ConnGuard`] is dropped (a
+//! [`ConnectionClosed`] event on the port's [`StreamEvents`]).
 //! Admission and removal take a short lock (per connection, never per read); a read only
 //! stores two atomics.
 
@@ -20,6 +21,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
+
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{
+    ConnectionAccepted, ConnectionClosed, ConnectionRefused, StreamEvents,
+};
 
 /// A connection quiet for less than this is a sender between two messages: evicting it would
 /// only make it reconnect at once, so it is never chosen.
@@ -115,22 +121,24 @@ pub struct Edge {
     conns: Mutex<HashMap<u64, Arc<ConnState>>>,
     next_id: AtomicU64,
     open: AtomicUsize,
-    accepted: AtomicU64,
-    closed: [AtomicU64; CloseReason::ALL.len()],
-    refusals_logged: LogLimiter,
+    events: Arc<StreamEvents>,
 }
 
 impl Edge {
+    /// An edge whose counts belong to no registry (tests).
     pub fn new(limit: usize) -> Arc<Edge> {
+        Edge::with_events(limit, Arc::default())
+    }
+
+    /// An edge counting on its port's `events`.
+    pub fn with_events(limit: usize, events: Arc<StreamEvents>) -> Arc<Edge> {
         Arc::new(Edge {
             limit: AtomicUsize::new(limit.max(1)),
             epoch: Instant::now(),
             conns: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
             open: AtomicUsize::new(0),
-            accepted: AtomicU64::new(0),
-            closed: Default::default(),
-            refusals_logged: LogLimiter::new(Duration::from_secs(10)),
+            events,
         })
     }
 
@@ -152,11 +160,11 @@ impl Edge {
 
     /// Connections accepted from the kernel (admitted or refused).
     pub fn accepted(&self) -> u64 {
-        self.accepted.load(Ordering::Relaxed)
+        self.events.accepted()
     }
 
     pub fn closed(&self, reason: CloseReason) -> u64 {
-        self.closed[reason.index()].load(Ordering::Relaxed)
+        self.events.closed(reason)
     }
 
     fn now_ms(&self) -> u64 {
@@ -164,10 +172,10 @@ impl Edge {
     }
 
     /// Admits a freshly accepted connection, evicting the longest-idle one at the limit.
-    /// `None`: refused (counted as [`CloseReason::Limit`] and logged, rate-limited); the
-    /// caller drops the socket.
-    pub fn admit(self: &Arc<Self>, peer: SocketAddr, port: u16) -> Option<ConnGuard> {
-        self.accepted.fetch_add(1, Ordering::Relaxed);
+    /// `None`: refused (a [`ConnectionRefused`] event: counted as [`CloseReason::Limit`] and
+    /// logged, rate-limited); the caller drops the socket.
+    pub fn admit(self: &Arc<Self>, peer: SocketAddr) -> Option<ConnGuard> {
+        ConnectionAccepted { peer }.emit(&self.events);
         let now = self.now_ms();
         let mut conns = self.conns.lock().unwrap_or_else(|e| e.into_inner());
         let limit = self.limit();
@@ -185,18 +193,7 @@ impl Edge {
                 Some(v) => v.evict.cancel(),
                 None => {
                     drop(conns);
-                    self.closed[CloseReason::Limit.index()].fetch_add(1, Ordering::Relaxed);
-                    if let Some(suppressed) = self.refusals_logged.allow() {
-                        tracing::warn!(
-                            port,
-                            %peer,
-                            limit,
-                            suppressed,
-                            "connection refused: the port is at its connection limit and no open \
-                             connection is idle; raise SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS if these \
-                             are real senders"
-                        );
-                    }
+                    ConnectionRefused { peer, limit }.emit(&self.events);
                     return None;
                 }
             }
@@ -223,7 +220,7 @@ impl Edge {
         conns.remove(&id);
         self.open.store(conns.len(), Ordering::Relaxed);
         drop(conns);
-        self.closed[reason.index()].fetch_add(1, Ordering::Relaxed);
+        ConnectionClosed { reason }.emit(&self.events);
     }
 }
 
@@ -341,8 +338,8 @@ mod tests {
     #[test]
     fn below_the_limit_everything_is_admitted_and_counted_at_close() {
         let edge = Edge::new(3);
-        let mut a = edge.admit(peer(), 514).unwrap();
-        let b = edge.admit(peer(), 514).unwrap();
+        let mut a = edge.admit(peer()).unwrap();
+        let b = edge.admit(peer()).unwrap();
         assert_eq!(edge.open(), 2);
         a.set_reason(CloseReason::Eof);
         drop(a);
@@ -356,14 +353,14 @@ mod tests {
     #[test]
     fn at_the_limit_the_longest_idle_connection_is_evicted() {
         let edge = Edge::new(2);
-        let old = edge.admit(peer(), 514).unwrap();
-        let busy = edge.admit(peer(), 514).unwrap();
+        let old = edge.admit(peer()).unwrap();
+        let busy = edge.admit(peer()).unwrap();
         // Both look old enough; `busy` is mid-frame.
         old.state.last_active_ms.store(0, Ordering::Relaxed);
         busy.state.last_active_ms.store(0, Ordering::Relaxed);
         busy.set_idle(false);
         std::thread::sleep(EVICT_AFTER_IDLE + Duration::from_millis(20));
-        let new = edge.admit(peer(), 514).expect("the idle one makes room");
+        let new = edge.admit(peer()).expect("the idle one makes room");
         assert!(old.is_evicted());
         assert!(!busy.is_evicted());
         assert_eq!(edge.open(), 2);
@@ -376,13 +373,13 @@ mod tests {
     #[test]
     fn at_the_limit_with_nobody_idle_the_new_connection_is_refused() {
         let edge = Edge::new(1);
-        let busy = edge.admit(peer(), 514).unwrap();
+        let busy = edge.admit(peer()).unwrap();
         busy.set_idle(false);
-        assert!(edge.admit(peer(), 514).is_none());
+        assert!(edge.admit(peer()).is_none());
         assert_eq!(edge.closed(CloseReason::Limit), 1);
         // A connection that was active a moment ago is not evicted either.
         busy.touch(true);
-        assert!(edge.admit(peer(), 514).is_none());
+        assert!(edge.admit(peer()).is_none());
         assert_eq!(edge.closed(CloseReason::Limit), 2);
         assert_eq!(edge.accepted(), 3);
         drop(busy);

@@ -22,6 +22,7 @@ pub mod reload;
 pub mod sc4s_metrics;
 pub mod stream;
 pub mod tcp;
+pub mod telemetry;
 pub mod tls;
 pub mod topology;
 pub mod udp;

@@ -1,29 +1,38 @@
-//! `/metrics` and `/health`: read the counters every stage keeps and render them.
+//! `/metrics` and `/health`: the daemon's state, read at scrape time, next to the counters
+//! of the internal events ([`crate::telemetry`]).
 //!
-//! One family per thing that happens, each with its reason label (see DESIGN.md):
-//! received, kernel drops, parsed by format, truncated, delivered, retried, dropped, window
-//! occupancy. All values are atomics updated once per batch by their owners and summed
-//! here at scrape time, so nothing on the receive path takes a lock for telemetry.
+//! Everything that *happens* is counted by its internal event, in the process-wide registry.
+//! What this module renders is what *is*: open connections, window occupancy, socket
+//! buffers as the kernel granted them, the certificate's expiry, the configuration in force,
+//! HEC requests in flight and their latency (kept by the HEC client), and each destination's
+//! completions (kept by its completion sink, `output::DestinationStats`, the one place that
+//! counts them). It is a prometheus-client `Collector` over the daemon's components, each
+//! family declared here once, so the receive path never takes a lock for telemetry.
 //!
 //! The set of ports changes with reloads: the topology publishes a new [`Ports`] after each
-//! one. A port that closes leaves its counts in [`Retired`], so totals never go backwards.
+//! one. Counters of a port that closed stay in the event registry, so totals never go back.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-use arc_swap::ArcSwap;
 use std::time::Instant;
 
-use sluice_hec::HecStats;
+use arc_swap::ArcSwap;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+
 use sluice_net::{RcvbufReport, SocketStats};
+
 use sluice_proto::delivery::{AbandonReason, CompletionKind};
 
 use crate::admin::{PromWriter, Status};
-use crate::edge::{CloseReason, Edge};
+use crate::edge::Edge;
 use crate::output::{DestinationStats, FileStats};
-use crate::pipeline::{FORMATS, ReceiverCounters};
+use crate::pipeline::ReceiverCounters;
 use crate::tcp::TcpStats;
-use crate::tls::{Failure, TlsEndpoint, TlsManager};
+use crate::telemetry::LabelStr;
+use crate::telemetry::events::HecBridge;
+use crate::tls::{TlsEndpoint, TlsManager};
 use crate::window::{MemoryBudget, Window};
 
 /// One UDP port as the registry sees it.
@@ -33,18 +42,12 @@ pub struct UdpPortMetrics {
     pub port: u16,
     pub requested_balance: &'static str,
     pub balance: &'static str,
+    /// Why the balancing mode differs from the requested one, in words: shown by `/health`
+    /// (a sentence is no label value).
     pub fallback_reason: Option<String>,
     pub sockets: Vec<Arc<SocketStats>>,
     pub counters: Vec<Arc<ReceiverCounters>>,
     pub rcvbuf: Vec<RcvbufReport>,
-}
-
-/// Label values of one UDP socket, computed once per scrape.
-struct UdpSocketLabels<'a> {
-    port: String,
-    socket: String,
-    port_metrics: &'a UdpPortMetrics,
-    index: usize,
 }
 
 /// One stream port (TCP, RFC 6587, TLS, RFC 5425).
@@ -61,11 +64,10 @@ pub struct TcpPortMetrics {
     pub rcvbuf: Vec<RcvbufReport>,
 }
 
-/// What an output counts about itself (requests, writes), beside its destination's
-/// completions.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum OutputMetrics {
-    Hec(Arc<HecStats>),
+    /// The HEC client's own counters, turned into internal events at each scrape.
+    Hec(Arc<HecBridge>),
     File(Arc<FileStats>),
 }
 
@@ -78,20 +80,12 @@ pub struct Ports {
     pub tls: Option<Arc<TlsManager>>,
 }
 
-/// What ports closed by a reload had counted, per transport.
-#[derive(Debug, Default)]
-pub struct Retired {
-    pub udp: ReceiverCounters,
-    pub tcp: ReceiverCounters,
-}
-
 /// Everything `/metrics` and `/health` read. The ports are swapped by reloads; the rest are
 /// atomics updated by their owners.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Registry {
     pub started: Instant,
     pub ports: Arc<ArcSwap<Ports>>,
-    pub retired: Arc<Retired>,
     pub windows: Vec<Arc<Window>>,
     pub memory: Arc<MemoryBudget>,
     /// Every destination's completion sink.
@@ -103,38 +97,39 @@ pub struct Registry {
     pub reload: Arc<crate::reload::ReloadStats>,
 }
 
-/// Every receiver's counters of `ports`, and the retired ones.
-fn receiver_counters<'a>(
-    ports: &'a Ports,
-    retired: &'a Retired,
-) -> impl Iterator<Item = &'a ReceiverCounters> {
-    ports
-        .udp
-        .iter()
-        .flat_map(|u| u.counters.iter().map(|c| &**c))
-        .chain(ports.tcp.iter().map(|t| &*t.counters))
-        .chain([&retired.udp, &retired.tcp])
-}
-
 impl Registry {
-    /// Messages accepted into the pipeline so far (all listeners).
+    /// Messages accepted into the pipeline so far (all listeners, closed ones included).
     pub fn received_total(&self) -> u64 {
-        receiver_counters(&self.ports.load(), &self.retired)
-            .map(|c| c.messages.load(Ordering::Relaxed))
-            .sum()
+        crate::telemetry::metrics().received_messages()
     }
 
     /// Events of TCP chunks that never reached a destination (their port's combiner was
-    /// gone: a bug, counted and logged when it happens).
+    /// gone: a bug, counted and logged when it happens by `OutputGone`).
     pub fn chunks_lost_total(&self) -> u64 {
-        receiver_counters(&self.ports.load(), &self.retired)
-            .map(|c| c.lost_events.load(Ordering::Relaxed))
-            .sum()
+        crate::telemetry::metrics().receive.lost_total()
     }
 
     /// Events delivered, over every destination.
     pub fn delivered_total(&self) -> u64 {
         self.destinations.iter().map(|d| d.delivered_events()).sum()
+    }
+
+    /// OpenMetrics text: the internal events' families, then this state.
+    pub fn render(&self) -> String {
+        if let OutputMetrics::Hec(h) = &self.output {
+            h.sync();
+        }
+        let mut state = prometheus_client::registry::Registry::default();
+        state.register_collector(Box::new(self.clone()));
+        let mut out = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode_registry(
+            &mut out,
+            crate::telemetry::metrics().registry(),
+        );
+        let _ = prometheus_client::encoding::text::encode_registry(&mut out, &state);
+        let _ = prometheus_client::encoding::text::encode_eof(&mut out);
+        out
     }
 }
 
@@ -144,10 +139,12 @@ impl Status for Registry {
             return Err("shutting down".into());
         }
         match &self.output {
-            OutputMetrics::Hec(h) if !h.healthy() => Err(match h.degraded_reason() {
-                Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
-                None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
-            }),
+            OutputMetrics::Hec(h) if !h.stats().healthy() => {
+                Err(match h.stats().degraded_reason() {
+                    Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
+                    None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
+                })
+            }
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
                 Err("cannot write the output file".into())
             }
@@ -156,11 +153,11 @@ impl Status for Registry {
     }
 
     /// Each stream port's open connections against its limit: at the limit, new senders
-    /// only get in by evicting idle ones, which is worth seeing before it happens.
+    /// only get in by evicting idle ones, which is worth seeing before it happens. And each
+    /// UDP port's balancing, with why it fell back, in words.
     fn details(&self) -> serde_json::Value {
-        let ports: Vec<serde_json::Value> = self
-            .ports
-            .load()
+        let ports = self.ports.load();
+        let tcp: Vec<serde_json::Value> = ports
             .tcp
             .iter()
             .map(|t| {
@@ -174,519 +171,311 @@ impl Status for Registry {
                 })
             })
             .collect();
-        serde_json::json!({ "connections": ports })
-    }
-
-    fn render_metrics(&self) -> String {
-        let mut w = PromWriter::new();
-        let ports = self.ports.load();
-        let up = self.started.elapsed().as_secs_f64();
-        w.family(
-            "sluice_uptime_seconds",
-            "gauge",
-            "Seconds since sluice started.",
-        )
-        .sample("sluice_uptime_seconds", &[], format!("{up:.3}"));
-
-        // Received, per listener and socket; then the kernel's side of UDP.
-        let udp_sockets: Vec<UdpSocketLabels<'_>> = ports
+        let udp: Vec<serde_json::Value> = ports
             .udp
             .iter()
-            .flat_map(|u| {
-                (0..u.counters.len()).map(move |i| UdpSocketLabels {
-                    port: u.port.to_string(),
-                    socket: i.to_string(),
-                    port_metrics: u,
-                    index: i,
+            .map(|u| {
+                serde_json::json!({
+                    "listener": u.listener,
+                    "port": u.port,
+                    "sockets": u.sockets.len(),
+                    "balance": u.balance,
+                    "requested_balance": u.requested_balance,
+                    "fallback_reason": u.fallback_reason,
                 })
             })
             .collect();
-        for (name, help, value) in [
-            (
-                "sluice_received_total",
-                "Messages accepted into the pipeline (parsed and encoded into a batch).",
-                (|c: &ReceiverCounters| c.messages.load(Ordering::Relaxed))
-                    as fn(&ReceiverCounters) -> u64,
-            ),
-            (
-                "sluice_received_bytes_total",
-                "Bytes of accepted messages.",
-                |c: &ReceiverCounters| c.bytes.load(Ordering::Relaxed),
-            ),
-        ] {
-            w.family(name, "counter", help);
-            for s in &udp_sockets {
-                let u = s.port_metrics;
-                w.sample(
-                    name,
-                    &[
-                        ("listener", &u.listener),
-                        ("transport", "udp"),
-                        ("port", &s.port),
-                        ("socket", &s.socket),
-                    ],
-                    value(&u.counters[s.index]),
-                );
-            }
-            for t in &ports.tcp {
-                let port = t.port.to_string();
-                w.sample(
-                    name,
-                    &[
-                        ("listener", &t.listener),
-                        ("transport", t.transport),
-                        ("port", &port),
-                        ("socket", ""),
-                    ],
-                    value(&t.counters),
-                );
-            }
+        serde_json::json!({ "connections": tcp, "udp": udp })
+    }
+
+    fn render_metrics(&self) -> String {
+        self.render()
+    }
+}
+
+/// One family of samples computed at scrape time.
+fn family<L: EncodeLabelSet>(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    kind: MetricType,
+    samples: impl IntoIterator<Item = (L, f64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut m = enc.encode_descriptor(name, help, None, kind)?;
+    for (labels, v) in samples {
+        let mut s = m.encode_family(&labels)?;
+        match kind {
+            MetricType::Counter => s.encode_counter::<NoLabelSet, _, f64>(&v, None)?,
+            _ => s.encode_gauge(&v)?,
         }
-        for (name, kind, help, value) in [
-            (
-                "sluice_udp_datagrams_total",
-                "counter",
-                "Datagrams returned by recvmmsg, per socket (shows the balance).",
-                (|u: &UdpPortMetrics, i: usize| u.sockets.get(i).map_or(0, |s| s.received()))
-                    as fn(&UdpPortMetrics, usize) -> u64,
-            ),
-            (
-                "sluice_kernel_dropped_total",
-                "counter",
-                "Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL).",
-                |u: &UdpPortMetrics, i: usize| u.sockets.get(i).map_or(0, |s| s.kernel_drops()),
-            ),
-            (
-                "sluice_udp_rcvbuf_bytes",
-                "gauge",
-                "Effective receive buffer per socket as read back from the kernel.",
-                |u: &UdpPortMetrics, i: usize| u.rcvbuf.get(i).map_or(0, |r| r.effective as u64),
-            ),
-        ] {
-            w.family(name, kind, help);
-            for s in &udp_sockets {
-                w.sample(
-                    name,
-                    &[("port", &s.port), ("socket", &s.socket)],
-                    value(s.port_metrics, s.index),
-                );
-            }
+    }
+    Ok(())
+}
+
+/// A family with one unlabelled sample.
+fn single(
+    enc: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    v: f64,
+) -> Result<(), std::fmt::Error> {
+    enc.encode_descriptor(name, help, None, MetricType::Gauge)?
+        .encode_gauge(&v)
+}
+
+impl Collector for Registry {
+    fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let enc = &mut enc;
+        let ports = self.ports.load();
+        single(
+            enc,
+            "sluice_uptime_seconds",
+            "Seconds since sluice started.",
+            self.started.elapsed().as_secs_f64(),
+        )?;
+        encode_udp(enc, &ports)?;
+        encode_streams(enc, &ports)?;
+        encode_config(enc, &self.reload)?;
+        family(
+            enc,
+            "sluice_window_events",
+            "Events received and not yet delivered, per input window.",
+            MetricType::Gauge,
+            self.windows
+                .iter()
+                .map(|w| ([("window", w.name())], w.in_use() as f64)),
+        )?;
+        family(
+            enc,
+            "sluice_window_capacity",
+            "Input window size in events.",
+            MetricType::Gauge,
+            self.windows
+                .iter()
+                .map(|w| ([("window", w.name())], f64::from(w.capacity()))),
+        )?;
+        single(
+            enc,
+            "sluice_memory_in_flight_bytes",
+            "Encoded bytes received and not yet delivered (all listeners; KiB granularity).",
+            self.memory.in_use_bytes() as f64,
+        )?;
+        single(
+            enc,
+            "sluice_memory_budget_bytes",
+            "window.max_bytes: the bound on sluice_memory_in_flight_bytes.",
+            self.memory.capacity_bytes() as f64,
+        )?;
+        if let OutputMetrics::Hec(h) = &self.output {
+            encode_hec(enc, h)?;
         }
-        w.family(
-            "sluice_udp_balance_info",
-            "gauge",
-            "Active UDP balancing mode per port (1), with the requested one and why they differ.",
-        );
-        for u in &ports.udp {
-            let port = u.port.to_string();
-            w.sample(
-                "sluice_udp_balance_info",
-                &[
-                    ("port", &port),
+        let mut w = PromWriter::new();
+        if let OutputMetrics::Hec(h) = &self.output {
+            crate::hec_metrics::render(&mut w, h.stats());
+        }
+        render_destinations(&mut w, &self.destinations, self.chunks_lost_total());
+        w.encode(enc)
+    }
+}
+
+fn encode_udp(enc: &mut DescriptorEncoder, ports: &Ports) -> Result<(), std::fmt::Error> {
+    struct Socket<'a> {
+        port: String,
+        index: String,
+        u: &'a UdpPortMetrics,
+        i: usize,
+    }
+    let sockets: Vec<Socket<'_>> = ports
+        .udp
+        .iter()
+        .flat_map(|u| {
+            (0..u.counters.len().max(u.sockets.len())).map(move |i| Socket {
+                port: u.port.to_string(),
+                index: i.to_string(),
+                u,
+                i,
+            })
+        })
+        .collect();
+    let per_socket = |value: fn(&UdpPortMetrics, usize) -> f64| {
+        sockets.iter().map(move |s| {
+            (
+                [("port", s.port.as_str()), ("socket", s.index.as_str())],
+                value(s.u, s.i),
+            )
+        })
+    };
+    family(
+        enc,
+        "sluice_udp_datagrams",
+        "Datagrams returned by recvmmsg, per socket (shows the balance).",
+        MetricType::Counter,
+        per_socket(|u, i| u.sockets.get(i).map_or(0.0, |s| s.received() as f64)),
+    )?;
+    family(
+        enc,
+        "sluice_kernel_dropped",
+        "Datagrams the kernel dropped because the socket buffer was full (SO_RXQ_OVFL).",
+        MetricType::Counter,
+        per_socket(|u, i| u.sockets.get(i).map_or(0.0, |s| s.kernel_drops() as f64)),
+    )?;
+    family(
+        enc,
+        "sluice_udp_rcvbuf_bytes",
+        "Effective receive buffer per socket as read back from the kernel.",
+        MetricType::Gauge,
+        per_socket(|u, i| u.rcvbuf.get(i).map_or(0.0, |r| r.effective as f64)),
+    )?;
+    let udp_ports: Vec<String> = ports.udp.iter().map(|u| u.port.to_string()).collect();
+    family(
+        enc,
+        "sluice_udp_balance_info",
+        "Active UDP balancing mode per port (1), with the requested one; /health says why \
+         they differ.",
+        MetricType::Gauge,
+        ports.udp.iter().zip(&udp_ports).map(|(u, p)| {
+            (
+                [
+                    ("port", p.as_str()),
                     ("mode", u.balance),
                     ("requested", u.requested_balance),
-                    (
-                        "fallback_reason",
-                        u.fallback_reason.as_deref().unwrap_or(""),
-                    ),
                 ],
-                1,
-            );
-        }
-
-        // Parsing.
-        w.family(
-            "sluice_parsed_total",
-            "counter",
-            "Messages by the grammar they were read with.",
-        );
-        for (i, f) in FORMATS.iter().enumerate() {
-            let n: u64 = receiver_counters(&ports, &self.retired)
-                .map(|c| c.by_format[i].load(Ordering::Relaxed))
-                .sum();
-            w.sample("sluice_parsed_total", &[("format", f.as_str())], n);
-        }
-        w.family(
-            "sluice_truncated_total",
-            "counter",
-            "Messages cut to listen.max_message_size (delivered truncated).",
-        );
-        let udp_trunc: u64 = ports
-            .udp
-            .iter()
-            .flat_map(|u| u.counters.iter().map(|c| &**c))
-            .chain([&self.retired.udp])
-            .map(|c| c.truncated.load(Ordering::Relaxed))
-            .sum();
-        let tcp_trunc: u64 = ports
-            .tcp
-            .iter()
-            .map(|t| &*t.counters)
-            .chain([&self.retired.tcp])
-            .map(|c| c.truncated.load(Ordering::Relaxed))
-            .sum();
-        w.sample("sluice_truncated_total", &[("transport", "udp")], udp_trunc);
-        w.sample("sluice_truncated_total", &[("transport", "tcp")], tcp_trunc);
-
-        // Stream connections, the edge, framing and TLS.
-        if !ports.tcp.is_empty() {
-            render_streams(&mut w, &ports.tcp);
-        }
-        if let Some(tls) = &ports.tls {
-            render_tls(&mut w, tls, &ports.tcp);
-        }
-        self.reload.render(&mut w);
-
-        // The window.
-        w.family(
-            "sluice_window_events",
-            "gauge",
-            "Events received and not yet delivered, per input window.",
-        );
-        for win in &self.windows {
-            w.sample(
-                "sluice_window_events",
-                &[("window", win.name())],
-                win.in_use(),
-            );
-        }
-        w.family(
-            "sluice_window_capacity",
-            "gauge",
-            "Input window size in events.",
-        );
-        for win in &self.windows {
-            w.sample(
-                "sluice_window_capacity",
-                &[("window", win.name())],
-                win.capacity(),
-            );
-        }
-        w.family(
-            "sluice_window_full_total",
-            "counter",
-            "Times a receiver found its window full and stopped reading until delivery caught up.",
-        );
-        for win in &self.windows {
-            w.sample(
-                "sluice_window_full_total",
-                &[("window", win.name())],
-                win.full_count(),
-            );
-        }
-        w.family(
-            "sluice_window_wait_seconds_total",
-            "counter",
-            "Time receivers spent waiting for window space.",
-        );
-        for win in &self.windows {
-            w.sample(
-                "sluice_window_wait_seconds_total",
-                &[("window", win.name())],
-                format!("{:.6}", win.waited_micros() as f64 / 1e6),
-            );
-        }
-
-        // The memory budget shared by all listeners.
-        w.family(
-            "sluice_memory_in_flight_bytes",
-            "gauge",
-            "Encoded bytes received and not yet delivered (all listeners; KiB granularity).",
-        )
-        .sample(
-            "sluice_memory_in_flight_bytes",
-            &[],
-            self.memory.in_use_bytes(),
-        );
-        w.family(
-            "sluice_memory_budget_bytes",
-            "gauge",
-            "window.max_bytes: the bound on sluice_memory_in_flight_bytes.",
-        )
-        .sample(
-            "sluice_memory_budget_bytes",
-            &[],
-            self.memory.capacity_bytes(),
-        );
-        w.family(
-            "sluice_memory_full_total",
-            "counter",
-            "Times a receiver stopped reading because the memory budget was spent.",
-        )
-        .sample("sluice_memory_full_total", &[], self.memory.full_count());
-
-        // Destinations: what their completions said.
-        render_destinations(&mut w, &self.destinations, self.chunks_lost_total());
-        match &self.output {
-            OutputMetrics::Hec(h) => render_hec(&mut w, h),
-            OutputMetrics::File(f) => {
-                w.family(
-                    "sluice_output_write_errors_total",
-                    "counter",
-                    "Failed writes to the output file (the batch is kept and retried).",
-                )
-                .sample(
-                    "sluice_output_write_errors_total",
-                    &[],
-                    f.write_errors.load(Ordering::Relaxed),
-                );
-            }
-        }
-        w.finish()
-    }
+                1.0,
+            )
+        }),
+    )
 }
 
-fn render_streams(w: &mut PromWriter, tcp: &[Arc<TcpPortMetrics>]) {
-    let labels = |t: &TcpPortMetrics| (t.listener.clone(), t.transport, t.port.to_string());
-    w.family(
-        "sluice_tcp_connections",
-        "gauge",
+fn encode_streams(enc: &mut DescriptorEncoder, ports: &Ports) -> Result<(), std::fmt::Error> {
+    let tcp = &ports.tcp;
+    let port_strings: Vec<String> = tcp.iter().map(|t| t.port.to_string()).collect();
+    let per_port = |value: fn(&TcpPortMetrics) -> f64| {
+        tcp.iter().zip(&port_strings).map(move |(t, p)| {
+            (
+                [
+                    ("listener", LabelStr(&t.listener)),
+                    ("transport", LabelStr(t.transport)),
+                    ("port", LabelStr(p)),
+                ],
+                value(t),
+            )
+        })
+    };
+    family(
+        enc,
+        "sluice_tcp_open_connections",
         "Open stream connections (TCP, RFC 6587, TLS, RFC 5425).",
-    );
-    for t in tcp {
-        let (l, tr, p) = labels(t);
-        w.sample(
-            "sluice_tcp_connections",
-            &[("listener", &l), ("transport", tr), ("port", &p)],
-            t.edge.open(),
-        );
-    }
-    w.family(
+        MetricType::Gauge,
+        per_port(|t| t.edge.open() as f64),
+    )?;
+    family(
+        enc,
         "sluice_tcp_connection_limit",
-        "gauge",
         "Connection limit per port (SC4S_SOURCE_<PROTO>_MAX_CONNECTIONS).",
-    );
-    for t in tcp {
-        let (l, tr, p) = labels(t);
-        w.sample(
-            "sluice_tcp_connection_limit",
-            &[("listener", &l), ("transport", tr), ("port", &p)],
-            t.edge.limit(),
-        );
-    }
-    w.family(
-        "sluice_tcp_connections_total",
-        "counter",
-        "Connections accepted from the kernel (admitted or refused at the limit).",
-    );
-    for t in tcp {
-        let (l, tr, p) = labels(t);
-        w.sample(
-            "sluice_tcp_connections_total",
-            &[("listener", &l), ("transport", tr), ("port", &p)],
-            t.edge.accepted(),
-        );
-    }
-    w.family(
-        "sluice_tcp_closed_total",
-        "counter",
-        "Closed stream connections by reason: eof (the sender closed), idle_timeout, \
-         frame_timeout (partial frame delivered), no_data (nothing sent before the deadline), \
-         evicted (idle, to admit a new one at the limit), limit (refused), tls_handshake, \
-         tls_error, proxy_header, dead_peer (TCP keepalive found a half-open connection), \
-         read_error, shutdown.",
-    );
-    for t in tcp {
-        let (l, tr, p) = labels(t);
-        for reason in CloseReason::ALL {
-            w.sample(
-                "sluice_tcp_closed_total",
-                &[
-                    ("listener", &l),
-                    ("transport", tr),
-                    ("port", &p),
-                    ("reason", reason.label()),
-                ],
-                t.edge.closed(reason),
-            );
-        }
-    }
-    w.family(
-        "sluice_tcp_accept_errors_total",
-        "counter",
-        "accept() failures (EMFILE: raise the open-file limit).",
-    );
-    for t in tcp {
-        let (l, tr, p) = labels(t);
-        w.sample(
-            "sluice_tcp_accept_errors_total",
-            &[("listener", &l), ("transport", tr), ("port", &p)],
-            t.stats.accept_errors.load(Ordering::Relaxed),
-        );
-    }
-    w.family(
-        "sluice_tcp_frames_total",
-        "counter",
-        "Notable stream frames: octet-counted, partial (delivered at close/timeout), \
-         truncated; and skipped empty lines.",
-    );
-    for t in tcp {
-        let (l, tr, p) = labels(t);
-        for (kind, v) in [
-            ("octet_counted", &t.stats.octet_counted),
-            ("partial", &t.stats.partial),
-            ("truncated", &t.stats.truncated),
-            ("empty_line", &t.stats.empty_lines),
-        ] {
-            w.sample(
-                "sluice_tcp_frames_total",
-                &[
-                    ("listener", &l),
-                    ("transport", tr),
-                    ("port", &p),
-                    ("kind", kind),
-                ],
-                v.load(Ordering::Relaxed),
-            );
-        }
-    }
-    w.family(
-        "sluice_tcp_discarded_bytes_total",
-        "counter",
-        "Bytes beyond max_message_size skipped after a truncated frame.",
-    );
-    for t in tcp {
-        let (l, tr, p) = labels(t);
-        w.sample(
-            "sluice_tcp_discarded_bytes_total",
-            &[("listener", &l), ("transport", tr), ("port", &p)],
-            t.stats.discarded_bytes.load(Ordering::Relaxed),
-        );
-    }
-    w.family(
+        MetricType::Gauge,
+        per_port(|t| t.edge.limit() as f64),
+    )?;
+    let sockets: Vec<(&TcpPortMetrics, &String, String, f64)> = tcp
+        .iter()
+        .zip(&port_strings)
+        .flat_map(|(t, p)| {
+            t.rcvbuf
+                .iter()
+                .map(move |r| (&**t, p, r.index.to_string(), r.effective as f64))
+        })
+        .collect();
+    family(
+        enc,
         "sluice_tcp_rcvbuf_bytes",
-        "gauge",
         "Receive buffer of each listening socket as read back from the kernel (accepted \
          connections inherit it).",
-    );
-    for t in tcp {
-        let (_, tr, p) = labels(t);
-        for r in &t.rcvbuf {
-            let socket = r.index.to_string();
-            w.sample(
-                "sluice_tcp_rcvbuf_bytes",
-                &[("transport", tr), ("port", &p), ("socket", &socket)],
-                r.effective,
-            );
-        }
+        MetricType::Gauge,
+        sockets.iter().map(|(t, p, s, v)| {
+            (
+                [
+                    ("transport", t.transport),
+                    ("port", p.as_str()),
+                    ("socket", s.as_str()),
+                ],
+                *v,
+            )
+        }),
+    )?;
+    if let Some(tls) = &ports.tls {
+        single(
+            enc,
+            "sluice_tls_certificate_expiry_timestamp_seconds",
+            "notAfter of the server certificate in service (Unix seconds): alert on it.",
+            tls.stats.not_after.load(Ordering::Relaxed) as f64,
+        )?;
     }
+    Ok(())
 }
 
-fn render_tls(w: &mut PromWriter, tls: &TlsManager, tcp: &[Arc<TcpPortMetrics>]) {
-    w.family(
-        "sluice_tls_handshakes_total",
-        "counter",
-        "Completed TLS handshakes by protocol version and cipher suite.",
-    );
-    for t in tcp {
-        let Some(ep) = &t.tls else { continue };
-        let p = t.port.to_string();
-        for ((version, suite), n) in ep.stats.handshakes() {
-            w.sample(
-                "sluice_tls_handshakes_total",
-                &[("port", &p), ("version", version), ("suite", suite)],
-                n,
-            );
-        }
-    }
-    w.family(
-        "sluice_tls_handshake_failures_total",
-        "counter",
-        "Failed TLS handshakes by reason.",
-    );
-    for t in tcp {
-        let Some(ep) = &t.tls else { continue };
-        let p = t.port.to_string();
-        for f in Failure::ALL {
-            w.sample(
-                "sluice_tls_handshake_failures_total",
-                &[("port", &p), ("reason", f.label())],
-                ep.stats.failures(f),
-            );
-        }
-    }
-    w.family(
-        "sluice_tls_certificate_expiry_timestamp_seconds",
-        "gauge",
-        "notAfter of the server certificate in service (Unix seconds): alert on it.",
+fn encode_config(
+    enc: &mut DescriptorEncoder,
+    reload: &crate::reload::ReloadStats,
+) -> Result<(), std::fmt::Error> {
+    let (hash, at) = reload.in_force();
+    family(
+        enc,
+        "sluice_config_hash_info",
+        "Hash of the configuration in force (settings and context files), as logged at start \
+         and reload.",
+        MetricType::Gauge,
+        [([("hash", hash.as_str())], 1.0)],
+    )?;
+    single(
+        enc,
+        "sluice_config_loaded_timestamp_seconds",
+        "When the configuration in force was loaded (Unix seconds).",
+        at,
+    )?;
+    single(
+        enc,
+        "sluice_config_restart_required",
+        "1 when the last loaded configuration changed settings that only a restart applies \
+         (logged at the reload).",
+        f64::from(u8::from(reload.restart_required())),
     )
-    .sample(
-        "sluice_tls_certificate_expiry_timestamp_seconds",
-        &[],
-        tls.stats.not_after.load(Ordering::Relaxed),
-    );
-    w.family(
-        "sluice_tls_reloads_total",
-        "counter",
-        "Certificate reloads (file change or SIGHUP); a failed one keeps the previous pair.",
-    )
-    .sample(
-        "sluice_tls_reloads_total",
-        &[("outcome", "ok")],
-        tls.stats.reloads.load(Ordering::Relaxed),
-    )
-    .sample(
-        "sluice_tls_reloads_total",
-        &[("outcome", "failed")],
-        tls.stats.reload_failures.load(Ordering::Relaxed),
-    );
 }
 
-fn render_hec(w: &mut PromWriter, h: &HecStats) {
-    let s = h.snapshot();
-    w.family(
-        "sluice_retried_total",
-        "counter",
-        "Events whose HEC request was retried, by reason.",
-    );
-    for (reason, n) in &s.retried_events {
-        w.sample("sluice_retried_total", &[("reason", reason)], n);
-    }
-    w.family(
-        "sluice_hec_requests_total",
-        "counter",
-        "HEC requests by outcome.",
-    );
-    for (outcome, n) in &s.requests {
-        w.sample("sluice_hec_requests_total", &[("outcome", outcome)], n);
-    }
-    w.family(
-        "sluice_hec_bytes_total",
-        "counter",
-        "HEC request body bytes.",
-    )
-    .sample("sluice_hec_bytes_total", &[("kind", "raw")], s.bytes_raw)
-    .sample("sluice_hec_bytes_total", &[("kind", "sent")], s.bytes_sent);
-    w.family(
+fn encode_hec(enc: &mut DescriptorEncoder, h: &HecBridge) -> Result<(), std::fmt::Error> {
+    let s = h.stats().snapshot();
+    single(
+        enc,
         "sluice_hec_in_flight_events",
-        "gauge",
-        "Events in HEC requests now.",
-    )
-    .sample("sluice_hec_in_flight_events", &[], s.in_flight_events);
-    w.family(
-        "sluice_hec_request_seconds",
-        "histogram",
-        "HEC request latency.",
-    );
-    for (le, n) in &s.request_seconds.buckets {
-        let le = if le.is_infinite() {
-            "+Inf".to_string()
-        } else {
-            le.to_string()
-        };
-        w.sample("sluice_hec_request_seconds_bucket", &[("le", &le)], n);
+        "Events in HEC requests now (being sent or waiting to be retried).",
+        s.in_flight_events as f64,
+    )?;
+    single(
+        enc,
+        "sluice_hec_last_success_timestamp_seconds",
+        "When a HEC request last succeeded (Unix seconds; 0: never). Alert on time() minus \
+         this.",
+        s.last_success_unix_ms.map_or(0.0, |ms| ms as f64 / 1000.0),
+    )?;
+    // The HEC client keeps cumulative bucket counts; the encoder wants each bucket's own,
+    // with +Inf as f64::MAX.
+    let mut buckets = Vec::with_capacity(s.request_seconds.buckets.len() + 1);
+    let mut below = 0;
+    for (le, cumulative) in &s.request_seconds.buckets {
+        buckets.push((*le, cumulative - below));
+        below = *cumulative;
     }
-    w.sample(
-        "sluice_hec_request_seconds_sum",
-        &[],
-        format!("{:.6}", s.request_seconds.sum_seconds),
-    );
-    w.sample(
-        "sluice_hec_request_seconds_count",
-        &[],
+    buckets.push((f64::MAX, s.request_seconds.count - below));
+    enc.encode_descriptor(
+        "sluice_hec_request_seconds",
+        "HEC request latency.",
+        None,
+        MetricType::Histogram,
+    )?
+    .encode_histogram::<NoLabelSet>(
+        s.request_seconds.sum_seconds,
         s.request_seconds.count,
-    );
-    crate::hec_metrics::render(w, h);
+        &buckets,
+        None,
+    )
 }
 
 /// Completions per destination, and the classic delivered/dropped totals derived from them.

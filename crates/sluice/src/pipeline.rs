@@ -3,7 +3,6 @@
 //! bytes never leave the place they were received into.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
@@ -15,6 +14,9 @@ use sluice_proto::{Format, ParseOptions, parse};
 use tokio_util::sync::CancellationToken;
 
 use crate::output::Submit;
+use crate::telemetry::InternalEvent;
+pub use crate::telemetry::events::ReceiverCounters;
+use crate::telemetry::events::{BatchEmitted, Classified, OutputGone, Received};
 use crate::window::{MemoryBudget, Permit};
 
 /// Everything a receiver needs to turn bytes into events; built from the configuration at
@@ -33,7 +35,7 @@ pub struct Processor {
 pub type SharedProcessor = Arc<arc_swap::ArcSwap<Processor>>;
 
 /// Counts kept by one receiver in plain integers while it works through a batch of input,
-/// then added to its shared [`ReceiverCounters`] once.
+/// then emitted once as a [`Received`] event on its [`ReceiverCounters`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LocalCounts {
     pub messages: u64,
@@ -44,54 +46,7 @@ pub struct LocalCounts {
 
 impl LocalCounts {
     pub fn flush_into(&mut self, shared: &ReceiverCounters) {
-        if self.messages == 0 && self.truncated == 0 {
-            return;
-        }
-        shared.messages.fetch_add(self.messages, Ordering::Relaxed);
-        shared.bytes.fetch_add(self.bytes, Ordering::Relaxed);
-        for (slot, n) in shared.by_format.iter().zip(self.by_format) {
-            slot.fetch_add(n, Ordering::Relaxed);
-        }
-        shared
-            .truncated
-            .fetch_add(self.truncated, Ordering::Relaxed);
-        *self = LocalCounts::default();
-    }
-}
-
-/// Shared counters of one receiver (a UDP socket thread, or a TCP port). Read at scrape time.
-#[derive(Debug, Default)]
-pub struct ReceiverCounters {
-    /// Messages accepted into the pipeline (parsed and encoded into a batch).
-    pub messages: AtomicU64,
-    pub bytes: AtomicU64,
-    /// Indexed by [`format_index`].
-    pub by_format: [AtomicU64; 3],
-    /// Messages cut to the maximum message size.
-    pub truncated: AtomicU64,
-    /// Batches handed to the output.
-    pub batches: AtomicU64,
-    /// Events of TCP chunks that could not be handed to the port's batch combiner because it
-    /// was gone (a bug; never expected). A batch the output cannot take is counted by its
-    /// destination instead.
-    pub lost_events: AtomicU64,
-}
-
-impl ReceiverCounters {
-    /// Adds `other`'s counts to these: a closed listener's counts go to the retired totals,
-    /// so the daemon's totals never go backwards when a reload removes a port.
-    pub fn absorb(&self, other: &ReceiverCounters) {
-        let add = |a: &AtomicU64, b: &AtomicU64| {
-            a.fetch_add(b.load(Ordering::Relaxed), Ordering::Relaxed);
-        };
-        add(&self.messages, &other.messages);
-        add(&self.bytes, &other.bytes);
-        for (a, b) in self.by_format.iter().zip(&other.by_format) {
-            add(a, b);
-        }
-        add(&self.truncated, &other.truncated);
-        add(&self.batches, &other.batches);
-        add(&self.lost_events, &other.lost_events);
+        Received(self).emit(shared);
     }
 }
 
@@ -150,6 +105,11 @@ impl Processor {
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
         let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
+        Classified {
+            class: &class,
+            format: msg.format,
+        }
+        .emit(crate::telemetry::metrics());
         builder.push_with(at.instant, |out| {
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
         })
@@ -175,6 +135,11 @@ impl Processor {
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
         let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
+        Classified {
+            class: &class,
+            format: msg.format,
+        }
+        .emit(crate::telemetry::metrics());
         builder.push_with(at.instant, |out| {
             let start = out.len();
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
@@ -247,7 +212,11 @@ impl Emitter {
                 batch.hold(HoldKind::Events, part);
             }
         }
-        self.counters.batches.fetch_add(1, Ordering::Relaxed);
+        BatchEmitted {
+            events: batch.events(),
+            bytes: batch.body().len(),
+        }
+        .emit(&self.counters);
         self.out.submit(batch);
     }
 }
@@ -261,13 +230,9 @@ pub fn hand_over(
     counters: &ReceiverCounters,
 ) {
     if let Err(e) = next.try_send(batch) {
-        let lost = e.into_inner().events();
-        counters
-            .lost_events
-            .fetch_add(u64::from(lost), Ordering::Relaxed);
-        tracing::error!(
-            events = lost,
-            "the next pipeline stage is gone; a batch could not be handed over (this is a bug)"
-        );
+        OutputGone {
+            events: e.into_inner().events(),
+        }
+        .emit(counters);
     }
 }

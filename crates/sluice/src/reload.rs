@@ -24,15 +24,16 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use anyhow::Context;
 use clap::Args;
 
-use crate::admin::PromWriter;
 use crate::cli::RunArgs;
 use crate::config::Config;
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{ConfigReloadFailed, ConfigReloaded};
 use crate::topology::Topology;
 use crate::topology::running::Running;
 
@@ -43,11 +44,10 @@ pub type ReloadReply = Result<String, String>;
 #[derive(Debug)]
 pub struct ReloadRequest(pub tokio::sync::oneshot::Sender<ReloadReply>);
 
-/// Reload counters and the configuration in force, for `/metrics`.
+/// The configuration in force, for `/metrics` (reloads are counted by [`ConfigReloaded`] and
+/// [`ConfigReloadFailed`]).
 #[derive(Debug, Default)]
 pub struct ReloadStats {
-    ok: AtomicU64,
-    failed: AtomicU64,
     /// Hash of the configuration in force and when it was loaded (Unix seconds).
     loaded: Mutex<(String, f64)>,
     restart_required: AtomicBool,
@@ -62,56 +62,17 @@ impl ReloadStats {
             .store(restart_required, Ordering::Relaxed);
     }
 
-    pub fn render(&self, w: &mut PromWriter) {
-        w.family(
-            "sluice_reload_total",
-            "counter",
-            "Configuration reloads (SIGHUP, sluice reload, POST /reload) by result; a failed one \
-             leaves the running configuration in force.",
-        )
-        .sample(
-            "sluice_reload_total",
-            &[("result", "ok")],
-            self.ok.load(Ordering::Relaxed),
-        )
-        .sample(
-            "sluice_reload_total",
-            &[("result", "failed")],
-            self.failed.load(Ordering::Relaxed),
-        );
-        let (hash, at) = self
-            .loaded
+    /// The hash of the configuration in force and when it was loaded (Unix seconds).
+    pub fn in_force(&self) -> (String, f64) {
+        self.loaded
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        w.family(
-            "sluice_config_hash_info",
-            "gauge",
-            "Hash of the configuration in force (settings and context files), as logged at \
-             start and reload.",
-        )
-        .sample("sluice_config_hash_info", &[("hash", &hash)], 1);
-        w.family(
-            "sluice_config_loaded_timestamp_seconds",
-            "gauge",
-            "When the configuration in force was loaded (Unix seconds).",
-        )
-        .sample(
-            "sluice_config_loaded_timestamp_seconds",
-            &[],
-            format!("{at:.3}"),
-        );
-        w.family(
-            "sluice_config_restart_required",
-            "gauge",
-            "1 when the last loaded configuration changed settings that only a restart applies \
-             (logged at the reload).",
-        )
-        .sample(
-            "sluice_config_restart_required",
-            &[],
-            u8::from(self.restart_required.load(Ordering::Relaxed)),
-        );
+            .clone()
+    }
+
+    /// Whether the last loaded configuration changed settings only a restart applies.
+    pub fn restart_required(&self) -> bool {
+        self.restart_required.load(Ordering::Relaxed)
     }
 }
 
@@ -217,13 +178,12 @@ impl Reloader {
         let started = std::time::Instant::now();
         match self.try_reload(running, started) {
             Ok(summary) => {
-                self.stats.ok.fetch_add(1, Ordering::Relaxed);
+                ConfigReloaded { summary: &summary }.emit(crate::telemetry::metrics());
                 Ok(summary)
             }
             Err(e) => {
-                self.stats.failed.fetch_add(1, Ordering::Relaxed);
                 let e = format!("{e:#}");
-                tracing::error!("reload rejected, the running configuration stays in force: {e}");
+                ConfigReloadFailed { error: &e }.emit(crate::telemetry::metrics());
                 Err(e)
             }
         }
@@ -485,28 +445,13 @@ mod tests {
     }
 
     #[test]
-    fn reload_metrics_render() {
+    fn the_configuration_in_force_is_kept_for_metrics() {
         let s = ReloadStats::default();
+        assert!(!s.restart_required());
         s.loaded("abc".into(), true);
-        s.failed.fetch_add(1, Ordering::Relaxed);
-        let mut w = PromWriter::new();
-        s.render(&mut w);
-        let text = w.finish();
-        assert!(
-            text.contains("sluice_reload_total{result=\"failed\"} 1\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("sluice_reload_total{result=\"ok\"} 0\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("sluice_config_hash_info{hash=\"abc\"} 1\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("sluice_config_restart_required 1\n"),
-            "{text}"
-        );
+        let (hash, at) = s.in_force();
+        assert_eq!(hash, "abc");
+        assert!(at > 1.6e9, "{at}");
+        assert!(s.restart_required());
     }
 }

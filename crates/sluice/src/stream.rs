@@ -124,11 +124,17 @@ pub fn start(
             m.edge.set_limit(plan.settings.port_limit());
             (m.counters.clone(), m.stats.clone(), m.edge.clone())
         }
-        None => (
-            Arc::new(ReceiverCounters::default()),
-            Arc::new(TcpStats::default()),
-            Edge::new(plan.settings.port_limit()),
-        ),
+        None => {
+            let m = crate::telemetry::metrics();
+            let transport = spec.proto.label();
+            let local = port.local_addr.port();
+            let stats = TcpStats::register(m, &spec.id, transport, local);
+            (
+                ReceiverCounters::register(m, &spec.id, transport, local, None),
+                stats.clone(),
+                Edge::with_events(plan.settings.port_limit(), stats),
+            )
+        }
     };
     let tls = if spec.kind == ListenerKind::Tls {
         tls.and_then(|t| t.endpoint(spec.proto).map(|e| (t, e)))

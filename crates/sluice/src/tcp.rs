@@ -39,7 +39,6 @@ use sluice_net::RcvbufReport;
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
 use sluice_proto::classify::{SourceMeta, Transport};
 use sluice_proto::framing::{Decoder, Frame, FramingStats};
-use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
@@ -49,6 +48,8 @@ use crate::edge::{CloseLogs, CloseReason, ConnGuard, Edge};
 use crate::output::Submit;
 use crate::pipeline::{LocalCounts, ReceiverCounters, RecvTime, SharedProcessor, hand_over};
 use crate::proxy::Prefixed;
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{AcceptFailed, BatchEmitted};
 use crate::tls::{Failure, TlsEndpoint};
 use crate::window::{MemoryBudget, Window};
 
@@ -78,37 +79,8 @@ pub struct TcpLimits {
     pub keepalive: Duration,
 }
 
-/// Framing counters of one port, read at scrape time.
-#[derive(Debug, Default)]
-pub struct TcpStats {
-    pub accept_errors: AtomicU64,
-    pub octet_counted: AtomicU64,
-    pub truncated: AtomicU64,
-    pub partial: AtomicU64,
-    pub discarded_bytes: AtomicU64,
-    pub empty_lines: AtomicU64,
-}
-
-impl TcpStats {
-    fn add_framing(&self, now: FramingStats, before: &mut FramingStats) {
-        let d = |a: u64, b: u64| a.saturating_sub(b);
-        self.octet_counted.fetch_add(
-            d(now.octet_counted, before.octet_counted),
-            Ordering::Relaxed,
-        );
-        self.truncated
-            .fetch_add(d(now.truncated, before.truncated), Ordering::Relaxed);
-        self.partial
-            .fetch_add(d(now.partial, before.partial), Ordering::Relaxed);
-        self.discarded_bytes.fetch_add(
-            d(now.discarded_bytes, before.discarded_bytes),
-            Ordering::Relaxed,
-        );
-        self.empty_lines
-            .fetch_add(d(now.empty_lines, before.empty_lines), Ordering::Relaxed);
-        *before = now;
-    }
-}
+/// The counters of one port: connections, `accept()` failures, notable frames.
+pub type TcpStats = crate::telemetry::events::StreamEvents;
 
 /// A bound stream port: its listening sockets, ready to serve.
 #[derive(Debug)]
@@ -249,7 +221,7 @@ async fn accept_loop(
     let mut conns = tokio::task::JoinSet::new();
     let spawn = |conns: &mut tokio::task::JoinSet<()>, stream: TcpStream, peer: SocketAddr| {
         // Refused: the socket is closed by dropping it (counted in `admit`).
-        let Some(guard) = ctx.edge.admit(peer, dest_port) else {
+        let Some(guard) = ctx.edge.admit(peer) else {
             return;
         };
         let ctx = ctx.clone();
@@ -267,8 +239,7 @@ async fn accept_loop(
         match accepted {
             Ok((stream, peer)) => spawn(&mut conns, stream, peer),
             Err(e) => {
-                ctx.stats.accept_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(port = dest_port, error = %e, "accept failed");
+                AcceptFailed { error: &e }.emit(&ctx.stats);
                 // EMFILE and friends: back off instead of spinning.
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
@@ -377,7 +348,7 @@ async fn handle(
             };
             match hs {
                 Ok(Ok(tls_stream)) => {
-                    tls.record_handshake(tls_stream.get_ref().1);
+                    tls.record_handshake(tls_stream.get_ref().1, dest_port);
                     read_loop(tls_stream, &src, &guard, first_deadline, ctx, chunks, jobs).await
                 }
                 Ok(Err(e)) => {
@@ -694,7 +665,11 @@ async fn combine(
 ) {
     let mut builder = BatchBuilder::new(policy);
     let send = |b: EncodedBatch| {
-        counters.batches.fetch_add(1, Ordering::Relaxed);
+        BatchEmitted {
+            events: b.events(),
+            bytes: b.body().len(),
+        }
+        .emit(&counters);
         out.submit(b);
     };
     loop {

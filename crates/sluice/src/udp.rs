@@ -137,14 +137,10 @@ impl UdpPort {
         }
         let drop_watch = CancellationToken::new();
         watch_kernel_drops(&ctx.rt, probes, DROP_WATCH_INTERVAL, drop_watch.clone());
-        let counters = idle
-            .iter()
-            .map(|_| Arc::new(ReceiverCounters::default()))
-            .collect();
         let mut port = UdpPort {
             local_addr,
             group,
-            counters,
+            counters: Vec::new(),
             threads: Vec::new(),
             idle,
             stop: ctx.stop.clone(),
@@ -159,6 +155,19 @@ impl UdpPort {
         self.stop = ctx.stop.clone();
         self.drain = Arc::new(AtomicBool::new(false));
         let port = self.local_addr.port();
+        // Counted under the listener id in force: a reload that renames the listener
+        // restarts the threads through here.
+        self.counters = (0..self.idle.len())
+            .map(|i| {
+                ReceiverCounters::register(
+                    crate::telemetry::metrics(),
+                    &ctx.listener_id,
+                    "udp",
+                    port,
+                    Some(i),
+                )
+            })
+            .collect();
         for rx in std::mem::take(&mut self.idle) {
             let emitter = Emitter::new(
                 out.clone(),

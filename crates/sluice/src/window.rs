@@ -15,18 +15,21 @@
 //! that is counted and logged the same way. Nothing else returns permits, so
 //! [`Window::in_use`] is exactly the events received and not yet safe or given up.
 //!
-//! Acquisition is the only place a receiver waits; waiting means not reading, which for TCP
-//! is backpressure on the sender and for UDP lets the (large) kernel buffer absorb the pause.
+//! Acquisition — of window permits, and of the memory budget below — is the only place a
+//! receiver waits; waiting means not reading, which for TCP is backpressure on the sender and
+//! for UDP lets the (large) kernel buffer absorb the pause.
 //! At shutdown the wait ends (`None`): what a receiver already read is delivered beyond the
 //! window rather than lost.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use tokio::runtime::Handle;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 use tokio_util::sync::CancellationToken;
+
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{WindowEvents, WindowFull, WindowWaitEnded};
 
 /// Permits for some number of in-flight events. Dropping it returns them to the window; a
 /// receiver does that only through a delivery's completion (see the module docs).
@@ -37,10 +40,9 @@ pub struct Window {
     name: &'static str,
     capacity: u32,
     sem: Arc<Semaphore>,
-    /// Times a receiver found the window full and had to wait.
-    full: AtomicU64,
-    /// Total time receivers spent waiting, in microseconds.
-    waited_micros: AtomicU64,
+    /// Full windows and the time spent waiting, counted by [`WindowFull`] and
+    /// [`WindowWaitEnded`].
+    events: WindowEvents,
 }
 
 impl Window {
@@ -52,8 +54,7 @@ impl Window {
             name,
             capacity,
             sem: Arc::new(Semaphore::new(capacity as usize)),
-            full: AtomicU64::new(0),
-            waited_micros: AtomicU64::new(0),
+            events: WindowEvents::register(crate::telemetry::metrics(), name),
         })
     }
 
@@ -71,11 +72,11 @@ impl Window {
     }
 
     pub fn full_count(&self) -> u64 {
-        self.full.load(Ordering::Relaxed)
+        self.events.full_count()
     }
 
-    pub fn waited_micros(&self) -> u64 {
-        self.waited_micros.load(Ordering::Relaxed)
+    pub fn waited(&self) -> std::time::Duration {
+        self.events.waited()
     }
 
     /// Waits for `n` permits (clamped to the capacity, so a request can always be met).
@@ -87,14 +88,16 @@ impl Window {
             Err(TryAcquireError::Closed) => return None,
             Err(TryAcquireError::NoPermits) => {}
         }
-        self.full.fetch_add(1, Ordering::Relaxed);
+        WindowFull { wanted: n }.emit(&self.events);
         let start = Instant::now();
         let got = tokio::select! {
             p = self.sem.clone().acquire_many_owned(n) => p.ok(),
             () = cancel.cancelled() => None,
         };
-        self.waited_micros
-            .fetch_add(start.elapsed().as_micros() as u64, Ordering::Relaxed);
+        WindowWaitEnded {
+            waited: start.elapsed(),
+        }
+        .emit(&self.events);
         got
     }
 
@@ -136,7 +139,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_window_blocks_until_delivery_and_counts_the_wait() {
-        let w = Window::new("test", 4);
+        let w = Window::new("test_full", 4);
         let cancel = CancellationToken::new();
         let held = w.acquire(4, &cancel).await.unwrap();
         let w2 = w.clone();
@@ -154,7 +157,7 @@ mod tests {
 
     #[tokio::test]
     async fn cancellation_releases_a_waiting_receiver() {
-        let w = Window::new("test", 1);
+        let w = Window::new("test_cancel", 1);
         let cancel = CancellationToken::new();
         let _held = w.acquire(1, &cancel).await.unwrap();
         let (w2, c2) = (w.clone(), cancel.clone());
@@ -170,7 +173,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let w = Window::new("test", 3);
+        let w = Window::new("test_clamp", 3);
         let cancel = CancellationToken::new();
         let p = w.acquire_blocking(1000, rt.handle(), &cancel).unwrap();
         assert_eq!(p.num_permits(), 3);

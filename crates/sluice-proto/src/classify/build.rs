@@ -126,6 +126,13 @@ pub struct VendorOptions {
     /// of going on to the next parser. SC4S drops such a message by default; sluice never
     /// drops, so by default it goes on to the other parsers and the fallback.
     pub lenient_cef: bool,
+    /// `SC4S_ENABLE_CISCO_IOS_RAW_MSG=yes`: a Cisco IOS line whose header SC4S repairs
+    /// keeps its whole text after the PRI as MESSAGE (header parts included) instead of
+    /// starting at the `%FAC-S-MNEMONIC` tag.
+    pub cisco_ios_raw_msg: bool,
+    /// `SC4S_SOURCE_CISCO_DNA_FIXHOST=yes`: DNA Center events take the sender's address as
+    /// host.
+    pub cisco_dna_fixhost: bool,
 }
 
 impl Default for VendorOptions {
@@ -133,6 +140,8 @@ impl Default for VendorOptions {
         VendorOptions {
             fortinet_sourcetype_prefix: "fgt".into(),
             lenient_cef: false,
+            cisco_ios_raw_msg: false,
+            cisco_dna_fixhost: false,
         }
     }
 }
@@ -140,9 +149,11 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 2] = [
+    pub const VARIABLES: [&'static str; 4] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
+        "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
+        "SC4S_SOURCE_CISCO_DNA_FIXHOST",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -152,7 +163,7 @@ impl VendorOptions {
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<VendorOptions, VendorOptionError> {
         let mut o = VendorOptions::default();
-        let [prefix_var, cef_var] = Self::VARIABLES;
+        let [prefix_var, cef_var, ios_raw_var, dna_var] = Self::VARIABLES;
         if let Some(p) = get(prefix_var) {
             let p = p.trim();
             if p.is_empty() || p.len() > 16 || !p.bytes().all(|b| b.is_ascii_graphic()) {
@@ -164,18 +175,28 @@ impl VendorOptions {
             }
             o.fortinet_sourcetype_prefix = p.to_owned();
         }
-        if let Some(v) = get(cef_var) {
-            o.lenient_cef = match v.trim().to_ascii_lowercase().as_str() {
-                "yes" | "true" | "1" | "on" => true,
-                "no" | "false" | "0" | "off" | "" => false,
-                _ => {
-                    return Err(VendorOptionError {
-                        variable: cef_var,
-                        value: v,
-                        expected: "yes or no",
-                    });
-                }
+        let flag = |variable: &'static str| -> Result<Option<bool>, VendorOptionError> {
+            let Some(v) = get(variable) else {
+                return Ok(None);
             };
+            match v.trim().to_ascii_lowercase().as_str() {
+                "yes" | "true" | "1" | "on" => Ok(Some(true)),
+                "no" | "false" | "0" | "off" | "" => Ok(Some(false)),
+                _ => Err(VendorOptionError {
+                    variable,
+                    value: v,
+                    expected: "yes or no",
+                }),
+            }
+        };
+        if let Some(b) = flag(cef_var)? {
+            o.lenient_cef = b;
+        }
+        if let Some(b) = flag(ios_raw_var)? {
+            o.cisco_ios_raw_msg = b;
+        }
+        if let Some(b) = flag(dna_var)? {
+            o.cisco_dna_fixhost = b;
         }
         Ok(o)
     }

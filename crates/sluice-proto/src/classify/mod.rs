@@ -77,7 +77,6 @@ pub use registry::{
 pub use template::Template;
 pub use value::{Inline, Value};
 
-use dispatch::Hits;
 use metadata::Lookup;
 
 /// How the message arrived.
@@ -187,7 +186,6 @@ pub fn classify<'m, 't>(
     cx: &'t Classifier,
 ) -> Classification<'m, 't> {
     let mut out = Out::default();
-    let mut hits = Hits::new();
     let mut netsource = cx.listener_netsource(src.listener_id);
     let raw = msg.raw;
     let mut format = msg.format;
@@ -205,7 +203,7 @@ pub fn classify<'m, 't>(
             now_unix_secs,
             &out,
         );
-        let took = cx.engine.run(Topic::Raw, &input, &mut out, &mut hits);
+        let took = cx.engine.run(Topic::Raw, &input, &mut out);
         if out.format != Some(Format::Rfc3164) {
             // Not parsed by a raw application (or parsed by one that keeps it raw): the
             // whole line is MESSAGE, no PROGRAM, HOST is the sender's IP.
@@ -232,9 +230,7 @@ pub fn classify<'m, 't>(
             now_unix_secs,
             &out,
         );
-        almost = cx
-            .engine
-            .run(Topic::AlmostSyslog, &input, &mut out, &mut hits);
+        almost = cx.engine.run(Topic::AlmostSyslog, &input, &mut out);
         if almost {
             format = out.format.unwrap_or(Format::Rfc3164);
         }
@@ -271,16 +267,16 @@ pub fn classify<'m, 't>(
             && msg
                 .structured_data
                 .is_some_and(|sd| has_enterprise_sd(sd.raw()));
-        let took = (sdata && cx.engine.run(Topic::Sdata, &input, &mut out, &mut hits))
-            || (input.program.is_some() && cx.engine.run(Topic::Pgm, &input, &mut out, &mut hits))
-            || cx.engine.run(Topic::Syslog, &input, &mut out, &mut hits);
+        let took = (sdata && cx.engine.run(Topic::Sdata, &input, &mut out))
+            || (input.program.is_some() && cx.engine.run(Topic::Pgm, &input, &mut out))
+            || cx.engine.run(Topic::Syslog, &input, &mut out);
         if took {
             out.identified = true;
         }
     }
     if format != Format::Unparsed {
         let input = cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out);
-        if cx.engine.run(Topic::NetSource, &input, &mut out, &mut hits) {
+        if cx.engine.run(Topic::NetSource, &input, &mut out) {
             out.identified = true;
         }
     }

@@ -150,7 +150,7 @@ pub enum Topic {
 
 /// The cheap tokens an application needs to have a chance (a necessary condition only: the
 /// parse function checks the real SC4S filter).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum When {
     /// PROGRAM is one of these (exactly, case-sensitive).
     Program(&'static [&'static str]),
@@ -166,6 +166,11 @@ pub enum When {
     /// The listener's or `vendor_product_by_source`'s `sc4s_vendor_product` is one of
     /// these.
     NetSource(&'static [&'static str]),
+    /// A cheap check of the raw message: a few byte comparisons at fixed places (after the
+    /// PRI, the header's shape) or one `memchr::memmem` search. For markers a token would
+    /// have to look for everywhere: short tokens starting with common bytes (` info `,
+    /// ` : `) leave the token scan without a prefilter and make it walk every byte.
+    Raw(fn(&[u8]) -> bool),
     /// Every message that reaches the topic. For sub-topics and the built-in fallbacks; in
     /// the main topics it costs every message a call.
     Always,

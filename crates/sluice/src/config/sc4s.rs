@@ -83,7 +83,7 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
 ];
 
 /// `SLUICE_` variables read outside the configuration (before it is loaded).
-const NOT_CONFIG_VARS: &[&str] = &["SLUICE_LOG"];
+const NOT_CONFIG_VARS: &[&str] = &["SLUICE_LOG", "SLUICE_LOG_FORMAT"];
 
 /// Outcome of applying the environment: what the operator should be told.
 #[derive(Debug, Default, PartialEq)]

@@ -12,7 +12,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sluice_proto::batch::EncodedBatch;
@@ -21,15 +21,26 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Output, OutputTask};
 
-/// Counters for the file output.
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{DeliveryEvents, OutputWriteFailed};
+
+/// The file output's health, and its failed writes (counted by [`OutputWriteFailed`]; what it
+/// delivered is counted by its destination, from the completions).
 #[derive(Debug, Default)]
 pub struct FileStats {
-    pub events: AtomicU64,
-    pub batches: AtomicU64,
-    pub bytes: AtomicU64,
-    pub write_errors: AtomicU64,
     /// False while the last write failed.
     pub healthy: AtomicBool,
+    pub events: DeliveryEvents,
+}
+
+impl FileStats {
+    /// Counting on `m`'s families, labelled `output="file"`.
+    pub fn register(m: &crate::telemetry::Metrics) -> FileStats {
+        FileStats {
+            healthy: AtomicBool::new(false),
+            events: DeliveryEvents::register(m, "file"),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,26 +111,18 @@ impl FileOutput {
             buf.push(b'\n');
             match self.file.write_all(&buf) {
                 Ok(()) => {
-                    self.stats
-                        .events
-                        .fetch_add(u64::from(batch.events()), Ordering::Relaxed);
-                    self.stats.batches.fetch_add(1, Ordering::Relaxed);
-                    self.stats
-                        .bytes
-                        .fetch_add(buf.len() as u64, Ordering::Relaxed);
                     self.stats.healthy.store(true, Ordering::Relaxed);
                     return true;
                 }
                 Err(e) => {
-                    self.stats.write_errors.fetch_add(1, Ordering::Relaxed);
                     self.stats.healthy.store(false, Ordering::Relaxed);
-                    tracing::error!(
-                        path = %self.path.display(),
-                        error = %e,
-                        events = batch.events(),
-                        "writing to the output file failed; keeping the batch and retrying in {:?}",
-                        backoff
-                    );
+                    OutputWriteFailed {
+                        path: &self.path,
+                        error: &e,
+                        events: batch.events(),
+                        retry_in: backoff,
+                    }
+                    .emit(&self.stats.events);
                     if abort.is_cancelled() {
                         return false;
                     }

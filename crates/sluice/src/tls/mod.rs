@@ -22,7 +22,7 @@ mod policy;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -41,7 +41,11 @@ pub use failure::Failure;
 pub use policy::{Policy, suite_name};
 
 use crate::config::{PeerVerify, SourceProto, TlsConfig};
-use crate::edge::LogLimiter;
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{
+    CertificateReloadFailed, CertificateReloaded, TlsEvents, TlsHandshakeCompleted,
+    TlsHandshakeFailed,
+};
 
 /// Client-certificate verification in force.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,33 +65,15 @@ impl ClientAuth {
     }
 }
 
-/// Counters of one endpoint.
-#[derive(Debug, Default)]
-pub struct TlsStats {
-    /// Completed handshakes by (version, suite).
-    handshakes: Mutex<std::collections::BTreeMap<(&'static str, &'static str), u64>>,
-    failures: [AtomicU64; Failure::ALL.len()],
-}
-
-impl TlsStats {
-    pub fn handshakes(&self) -> Vec<((&'static str, &'static str), u64)> {
-        let m = self.handshakes.lock().unwrap_or_else(|e| e.into_inner());
-        m.iter().map(|(k, v)| (*k, *v)).collect()
-    }
-
-    pub fn failures(&self, f: Failure) -> u64 {
-        self.failures[f.index()].load(Ordering::Relaxed)
-    }
-}
-
 /// The TLS side of the listeners of one profile.
 #[derive(Debug)]
 pub struct TlsEndpoint {
     pub proto: SourceProto,
     pub policy: Policy,
     config: RwLock<Arc<ServerConfig>>,
-    pub stats: TlsStats,
-    failures_logged: LogLimiter,
+    /// Handshakes and failures, counted by [`TlsHandshakeCompleted`] and
+    /// [`TlsHandshakeFailed`].
+    pub events: TlsEvents,
 }
 
 impl TlsEndpoint {
@@ -106,8 +92,8 @@ impl TlsEndpoint {
         TlsAcceptor::from(self.current()).accept(stream).await
     }
 
-    /// Counts a completed handshake by version and suite.
-    pub fn record_handshake(&self, conn: &ServerConnection) {
+    /// Counts a completed handshake on `port` by version and suite.
+    pub fn record_handshake(&self, conn: &ServerConnection, port: u16) {
         let version = match conn.protocol_version() {
             Some(rustls::ProtocolVersion::TLSv1_3) => "TLSv1.3",
             Some(rustls::ProtocolVersion::TLSv1_2) => "TLSv1.2",
@@ -116,29 +102,24 @@ impl TlsEndpoint {
         let suite = conn
             .negotiated_cipher_suite()
             .map_or("unknown", |s| suite_name(&s));
-        let mut m = self
-            .stats
-            .handshakes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        *m.entry((version, suite)).or_default() += 1;
+        TlsHandshakeCompleted {
+            port,
+            version,
+            suite,
+        }
+        .emit(&self.events);
     }
 
     /// Counts a failed handshake and logs it, at most once per 10 s per endpoint with the
     /// number held back.
     pub fn record_failure(&self, failure: Failure, peer: SocketAddr, port: u16, error: &str) {
-        self.stats.failures[failure.index()].fetch_add(1, Ordering::Relaxed);
-        if let Some(suppressed) = self.failures_logged.allow() {
-            tracing::warn!(
-                %peer,
-                port,
-                reason = failure.label(),
-                error,
-                suppressed,
-                "TLS handshake failed: {}",
-                failure.hint()
-            );
+        TlsHandshakeFailed {
+            failure,
+            peer,
+            port,
+            error,
         }
+        .emit(&self.events);
     }
 }
 
@@ -161,11 +142,10 @@ struct Loaded {
     auth: ClientAuth,
 }
 
-/// Reload counters and the certificate in force, for `/metrics`.
+/// The certificate in force, for `/metrics` (reloads are counted by
+/// [`CertificateReloaded`] and [`CertificateReloadFailed`]).
 #[derive(Debug, Default)]
 pub struct ReloadStats {
-    pub reloads: AtomicU64,
-    pub reload_failures: AtomicU64,
     /// `notAfter` of the certificate in service, Unix seconds.
     pub not_after: AtomicI64,
 }
@@ -244,8 +224,7 @@ impl TlsManager {
                 proto,
                 policy,
                 config: RwLock::new(server),
-                stats: TlsStats::default(),
-                failures_logged: LogLimiter::new(Duration::from_secs(10)),
+                events: TlsEvents::register(crate::telemetry::metrics()),
             }));
         }
         let m = TlsManager {
@@ -332,7 +311,10 @@ impl TlsManager {
         });
         match result {
             Ok(loaded) => {
-                self.stats.reloads.fetch_add(1, Ordering::Relaxed);
+                CertificateReloaded {
+                    sha256: &loaded.info.sha256,
+                }
+                .emit(crate::telemetry::metrics());
                 self.stats
                     .not_after
                     .store(loaded.info.not_after, Ordering::Relaxed);
@@ -344,10 +326,7 @@ impl TlsManager {
                 Ok(loaded.info)
             }
             Err(e) => {
-                self.stats.reload_failures.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(
-                    "TLS certificate reload failed, the previous certificate stays in service: {e}"
-                );
+                CertificateReloadFailed { error: &e }.emit(crate::telemetry::metrics());
                 Err(e)
             }
         }

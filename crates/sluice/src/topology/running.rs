@@ -17,7 +17,7 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Change, Topology, Transition, UdpPlan};
-use crate::metrics::{Ports, Retired, TcpPortMetrics, UdpPortMetrics};
+use crate::metrics::{Ports, TcpPortMetrics, UdpPortMetrics};
 use crate::output::Submit;
 use crate::pipeline::SharedProcessor;
 use crate::stream::{ActiveStream, BoundStream, StreamShared};
@@ -80,7 +80,6 @@ pub struct Running {
     tls: Option<ActiveTls>,
     draining: Vec<Draining>,
     ports: Arc<ArcSwap<Ports>>,
-    retired: Arc<Retired>,
 }
 
 impl Running {
@@ -96,7 +95,6 @@ impl Running {
             tls: None,
             draining: Vec::new(),
             ports: Arc::new(ArcSwap::from_pointee(Ports::default())),
-            retired: Arc::new(Retired::default()),
         }
     }
 
@@ -117,10 +115,6 @@ impl Running {
     /// What `/metrics` reads: republished after every change.
     pub fn ports(&self) -> Arc<ArcSwap<Ports>> {
         self.ports.clone()
-    }
-
-    pub fn retired(&self) -> Arc<Retired> {
-        self.retired.clone()
     }
 
     /// Connections the stream ports may hold at once (for the open-file limit).
@@ -261,9 +255,6 @@ impl Running {
         for (&port, _) in t.udp.iter().filter(|(_, c)| **c == Change::Close) {
             if let Some(active) = self.udp.remove(&port) {
                 tokio::task::block_in_place(|| active.port.close());
-                for c in &active.metrics.counters {
-                    self.retired.udp.absorb(c);
-                }
                 tracing::info!(port, "closed UDP port (no longer configured)");
             }
         }
@@ -285,19 +276,11 @@ impl Running {
         errors
     }
 
-    /// Forgets stream ports whose last connection ended, keeping their counts in the
-    /// retired totals. Call it now and then.
+    /// Forgets stream ports whose last connection ended (their counters stay in the
+    /// telemetry registry). Call it now and then.
     pub fn reap(&mut self) {
         let before = self.draining.len();
-        let (done, busy): (Vec<_>, Vec<_>) = std::mem::take(&mut self.draining)
-            .into_iter()
-            .partition(|d| d.task.is_finished());
-        self.draining = busy;
-        for d in done {
-            if !self.shares_counters(&d.metrics) {
-                self.retired.tcp.absorb(&d.metrics.counters);
-            }
-        }
+        self.draining.retain(|d| !d.task.is_finished());
         if self.draining.len() != before {
             self.publish();
         }
@@ -345,14 +328,6 @@ impl Running {
             task: old.task,
             metrics: old.metrics,
         });
-    }
-
-    fn shares_counters(&self, m: &TcpPortMetrics) -> bool {
-        let active = self.streams.values().map(|s| &s.metrics);
-        let draining = self.draining.iter().map(|d| &d.metrics);
-        active
-            .chain(draining)
-            .any(|a| Arc::ptr_eq(&a.counters, &m.counters))
     }
 
     fn udp_context(&self, plan: &UdpPlan) -> UdpContext {

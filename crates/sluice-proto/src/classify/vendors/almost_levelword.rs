@@ -3,11 +3,6 @@
 //! F5 BIG-IP sends). The word is dropped and the rest read as RFC 3164, so the vendor
 //! applications see the real PROGRAM. Not a vendor: always active, like the fallbacks.
 
-use crate::classify::caps::CapturesExt;
-use std::sync::LazyLock;
-
-use regex::bytes::Regex;
-
 use crate::classify::registry::{App, Input, Out, Topic, Vendor, When};
 use crate::classify::vtime;
 use crate::message::Format;
@@ -19,16 +14,9 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         name: "app-almost-syslogz-wlevelword",
         topic: Topic::AlmostSyslog,
         order: "almost-syslog/app-almost-syslogy-wlevelword.conf",
-        when: When::Token(&[
-            " alert ",
-            " crit ",
-            " debug ",
-            " emerg ",
-            " err",
-            " info ",
-            " notice ",
-            " warning ",
-        ]),
+        // `hh:mm:ss host <level word> ` right after the first `:`, checked in place (as
+        // tokens, ` info ` and ` err` would be searched for in every message).
+        when: When::Raw(level_word_follows_host),
         parse: levelword,
     }],
 };
@@ -90,33 +78,76 @@ fn level_word_follows_host(raw: &[u8]) -> bool {
     sp > 0 && WORDS.iter().any(|w| rest[sp + 1..].starts_with(w))
 }
 
-fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^<\d+> ?(\w\w\w +\d{1,2} \d\d:\d\d:\d\d) ([^ ]+) (?:alert|crit|debug|emerg|error|err|info|notice|warning) (.*)",
-        )
-        .expect("static regex")
-    });
-    let raw = input.msg.raw;
-    if !level_word_follows_host(raw) {
-        return false;
+/// `^<\d+> ?(\w\w\w +\d{1,2} \d\d:\d\d:\d\d) ([^ ]+) (?:alert|crit|debug|emerg|error|err|info|notice|warning) (.*)`
+/// read in place (a capturing regex here cost more than the rest of classification): the
+/// stamp, HOST and the rest of the line.
+fn header(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    const WORDS: [&[u8]; 9] = [
+        b"alert", b"crit", b"debug", b"emerg", b"error", b"err", b"info", b"notice", b"warning",
+    ];
+    let digits = raw
+        .get(1..)?
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if raw.first() != Some(&b'<') || digits == 0 || raw.get(1 + digits) != Some(&b'>') {
+        return None;
     }
-    let Some(c) = HEADER.caps(raw) else {
+    let mut at = digits + 2;
+    if raw.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    let s = &raw[at..];
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    if s.len() < 4 || !s[..3].iter().all(word) || s[3] != b' ' {
+        return None;
+    }
+    let mut i = 3 + s[3..].iter().take_while(|&&b| b == b' ').count();
+    let day = s[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if !(1..=2).contains(&day) {
+        return None;
+    }
+    i += day;
+    let d = |k: usize| s.get(k).is_some_and(u8::is_ascii_digit);
+    let clock = s.get(i) == Some(&b' ')
+        && d(i + 1)
+        && d(i + 2)
+        && s.get(i + 3) == Some(&b':')
+        && d(i + 4)
+        && d(i + 5)
+        && s.get(i + 6) == Some(&b':')
+        && d(i + 7)
+        && d(i + 8)
+        && s.get(i + 9) == Some(&b' ');
+    if !clock {
+        return None;
+    }
+    let stamp = &s[..i + 9];
+    let after = &s[i + 10..];
+    let host_len = after.iter().take_while(|&&b| b != b' ').count();
+    if host_len == 0 || after.get(host_len) != Some(&b' ') {
+        return None;
+    }
+    let tail = &after[host_len + 1..];
+    let level = WORDS
+        .iter()
+        .find(|w| tail.starts_with(w) && tail.get(w.len()) == Some(&b' '))?;
+    let rest = &tail[level.len() + 1..];
+    // `.` does not cross a line end.
+    let rest = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
+    Some((stamp, &after[..host_len], rest))
+}
+
+fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let raw: &'m [u8] = input.msg.raw;
+    let Some((stamp, host, rest)) = header(raw) else {
         return false;
     };
-    let (Some(stamp), Some(host), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
-        return false;
-    };
-    if let Some(ts) = vtime::strptime(
-        "%b %d %H:%M:%S",
-        stamp.as_bytes(),
-        input.zone,
-        input.now_unix_secs,
-    ) {
+    if let Some(ts) = vtime::strptime("%b %d %H:%M:%S", stamp, input.zone, input.now_unix_secs) {
         out.time(ts);
     }
-    let (program, pid, message) = split_program(&raw[rest.range()]);
-    out.host(&raw[host.range()]);
+    let (program, pid, message) = split_program(rest);
+    out.host(host);
     out.program = Some(program);
     out.pid = Some(pid);
     out.message(message);
@@ -152,6 +183,22 @@ mod tests {
             b"<13>Mar 27 10:14:00 h1 informational x"
         ));
         assert!(!level_word_follows_host(b"<13>no colon info "));
+    }
+
+    #[test]
+    fn header_shape() {
+        use super::header;
+        let (stamp, host, rest) =
+            header(b"<166>Mar 27 10:14:00 ltm2 warning tmm[1]: x\ny").unwrap();
+        assert_eq!(
+            (stamp, host, rest),
+            (&b"Mar 27 10:14:00"[..], &b"ltm2"[..], &b"tmm[1]: x"[..])
+        );
+        assert!(header(b"<166> Mar  7 10:14:00 h err x").is_some());
+        assert!(header(b"<166>Mar 27 10:14:00 h errors x").is_none());
+        assert!(header(b"<166>Mar 27 10:14:00 h info").is_none());
+        assert!(header(b"<166>Mar 127 10:14:00 h info x").is_none());
+        assert!(header(b"166>Mar 27 10:14:00 h info x").is_none());
     }
 
     #[test]

@@ -18,10 +18,15 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         name: "app-almost-syslogz-bsd-wrongver",
         topic: Topic::AlmostSyslog,
         order: "almost-syslog/app-almost-syslogz-bsd-wrongver.conf",
-        when: When::Token(&[">1 "]),
+        when: When::Raw(is_wrong_version),
         parse: wrongver,
     }],
 };
+
+/// `^<\d+>1 `.
+fn is_wrong_version(raw: &[u8]) -> bool {
+    prefix_len(raw).is_some()
+}
 
 /// `^<\d+>1 +`: the length of that prefix.
 fn prefix_len(raw: &[u8]) -> Option<usize> {

@@ -22,7 +22,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-almost-syslog-barracuda_waf",
             topic: Topic::AlmostSyslog,
             order: "barracuda/app-almost-syslog-barracuda_waf.conf",
-            when: When::Token(&[" SYS ", " WF ", " TR ", " AUDIT ", " NF "]),
+            when: When::Raw(iso_stamp_after_pri),
             parse: waf_header,
         },
         App {
@@ -97,6 +97,26 @@ fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     out.message(&raw[message.range()]);
     out.format = Some(Format::Rfc3164);
     true
+}
+
+/// `^<\d+> *\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{4}`: the WAF header's stamp
+/// right after the PRI, checked in place.
+fn iso_stamp_after_pri(raw: &[u8]) -> bool {
+    let Some(close) = raw.iter().take(5).position(|&b| b == b'>') else {
+        return false;
+    };
+    let at = close + 1 + raw[close + 1..].iter().take_while(|&&b| b == b' ').count();
+    let Some(s) = raw.get(at..at + 29) else {
+        return false;
+    };
+    s.iter().enumerate().all(|(i, &b)| match i {
+        4 | 7 => b == b'-',
+        10 | 23 => b == b' ',
+        13 | 16 => b == b':',
+        19 => b == b'.',
+        24 => b == b'+' || b == b'-',
+        _ => b.is_ascii_digit(),
+    })
 }
 
 fn waf<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

@@ -22,7 +22,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-almost-syslog-citrix_netscaler",
             topic: Topic::AlmostSyslog,
             order: "citrix/app-almost-syslog-citrix_netscaler.conf",
-            when: When::Token(&[" : "]),
+            when: When::Raw(pri_space_and_colon),
             parse: native,
         },
         App {
@@ -43,7 +43,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-citrix-netscaler_aaa",
             topic: Topic::Syslog,
             order: "citrix/app-syslog-citrix-netscaler_aaa.conf",
-            when: When::Token(&["]: "]),
+            // `^\[\d+\]: ` on MESSAGE.
+            when: When::BodyPrefix(&["["]),
             parse: aaa,
         },
         App {
@@ -104,6 +105,19 @@ fn day_digits(unix_secs: i64) -> [u8; 2] {
     let mp = (5 * doy + 2) / 153;
     let d = (doy - (153 * mp + 2) / 5 + 1) as u8;
     [b'0' + d / 10, b'0' + d % 10]
+}
+
+/// `^<\d+> ` and a ` : ` somewhere: what the header pattern needs.
+fn pri_space_and_colon(raw: &[u8]) -> bool {
+    raw.iter()
+        .take(6)
+        .position(|&b| b == b'>')
+        .is_some_and(|close| raw.get(close + 1) == Some(&b' '))
+        && {
+            static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
+                LazyLock::new(|| memchr::memmem::Finder::new(b" : "));
+            crate::classify::vendors::util::contains(&NEEDLE, raw)
+        }
 }
 
 fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

@@ -83,7 +83,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-dell_sonicwall-firewall",
             topic: Topic::Syslog,
             order: "dell/app-syslog-dell_sonicwall-firewall.conf",
-            when: When::Token(&["id="]),
+            when: When::BodyPrefix(&["id="]),
             parse: sonicwall,
         },
     ],

@@ -37,7 +37,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-hpe_procurve_fmt1",
             topic: Topic::Syslog,
             order: "hp/app-syslog-hpe_procurve_fmt1.conf",
-            when: When::Token(&["%%"]),
+            // The `%%` word starts MESSAGE (or PROGRAM, which the header repair folds back).
+            when: When::BodyPrefix(&["%%"]),
             parse: procurve_fmt1,
         },
         App {

@@ -54,7 +54,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-juniper_junos_unstructured-msg",
             topic: Topic::Syslog,
             order: "juniper/app-syslog-juniper_junos_unstructured.conf",
-            when: When::Token(&["PFE_FW_SYSLOG_ETH_IP: ", "PFE_FW_SYSLOG_IP:", "EX-BCM PIC"]),
+            // `PFE_FW_SYSLOG_ETH_IP: ` / `PFE_FW_SYSLOG_IP:` (checked by the parser) share a prefix.
+            when: When::Token(&["PFE_FW_SYSLOG_", "EX-BCM PIC"]),
             parse: unstructured_msg,
         },
         App {

@@ -3,6 +3,8 @@
 //! `logforwarder` program. The log type picks the sourcetype/index; the CSV's `dvc_name`
 //! becomes HOST and its `high_res_time` (else `generated_time`) the event time.
 
+use std::sync::LazyLock;
+
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::value::Value;
@@ -23,25 +25,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-pan_panos",
             topic: Topic::Syslog,
             order: "palo-alto/app-syslog-pan_panos.conf",
-            // SC4S takes any upper-case type in the fourth column; these are the PAN-OS log
-            // types (the ones SC4S parses plus those it labels `pan:log`).
-            when: When::Token(&[
-                ",TRAFFIC,",
-                ",THREAT,",
-                ",SYSTEM,",
-                ",CONFIG,",
-                ",HIPMATCH,",
-                ",CORRELATION,",
-                ",USERID,",
-                ",GLOBALPROTECT,",
-                ",DECRYPTION,",
-                ",AUTH,",
-                ",IPTAG,",
-                ",GTP,",
-                ",SCTP,",
-                ",TUNNEL,",
-                ",AUDIT,",
-            ]),
+            // SC4S's `message('1,' type(string) flags(prefix))`.
+            when: When::BodyPrefix(&["1,"]),
             parse: panos,
         },
     ],
@@ -197,6 +182,38 @@ fn split_csv<'a>(line: &'a [u8], cols: &mut [&'a [u8]; MAX]) -> usize {
 }
 
 /// SC4S's `^1,[^,]+,[^,]+,[A-Z]+,`.
+/// The first entry of [`TYPES`] (in its order) whose `,TYPE,` occurs in `m`: one SIMD pass
+/// over the message instead of a search per type.
+fn first_type(m: &[u8]) -> Option<usize> {
+    static SEARCH: LazyLock<Option<aho_corasick::packed::Searcher>> = LazyLock::new(|| {
+        aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+            .only_teddy(true)
+            .builder()
+            .extend(TYPES.iter().map(|(t, _, _)| t))
+            .build()
+    });
+    let Some(search) = SEARCH.as_ref() else {
+        return TYPES
+            .iter()
+            .position(|(t, _, _)| memchr::memmem::find(m, t).is_some());
+    };
+    let mut best: Option<usize> = None;
+    let mut at = 0;
+    while at < m.len() {
+        let Some(hit) = search.find_in(m, aho_corasick::Span::from(at..m.len())) else {
+            break;
+        };
+        let i = hit.pattern().as_usize();
+        best = Some(best.map_or(i, |b| b.min(i)));
+        if i == 0 {
+            break;
+        }
+        at = hit.start() + 1;
+    }
+    best
+}
+
 fn looks_like_panos(m: &[u8]) -> bool {
     let Some(rest) = m.strip_prefix(b"1,") else {
         return false;
@@ -232,10 +249,7 @@ fn panos_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 fn parse<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) {
     out.key(&KEYS[0]);
     let m = input.body;
-    let Some(&(_, key, layouts)) = TYPES
-        .iter()
-        .find(|(t, _, _)| memchr::memmem::find(m, t).is_some())
-    else {
+    let Some(&(_, key, layouts)) = first_type(m).and_then(|i| TYPES.get(i)) else {
         return;
     };
     out.key(&KEYS[key]);

@@ -21,7 +21,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-sophos_firewall_xg",
             topic: Topic::Syslog,
             order: "sophos/app-syslog-sophos_firewall_xg.conf",
-            when: When::Token(&["device=\"SFW\"", "device_name=\"SFW\""]),
+            // `device="SFW"` or `device_name="SFW"` (checked by the parser).
+            when: When::Token(&["=\"SFW\""]),
             parse: firewall_xg,
         },
     ],

@@ -1,6 +1,16 @@
 //! Small helpers shared by vendor files (not a vendor).
 
+use std::sync::LazyLock;
+
 use crate::classify::value::{INLINE_CAP, Inline, Value};
+
+/// `needle` occurs in `hay`, with the searcher built once (`memchr::memmem::find` builds
+/// one per call, which costs about as much as searching a whole message): for
+/// [`When::Raw`](crate::classify::registry::When::Raw) checks that run on every message of
+/// a topic.
+pub(crate) fn contains(needle: &LazyLock<memchr::memmem::Finder<'static>>, hay: &[u8]) -> bool {
+    needle.find(hay).is_some()
+}
 
 /// The bytes of `raw` from the start of `from` to the end of `to` (both slices of `raw`):
 /// e.g. `PROGRAM: MESSAGE` as it was received.

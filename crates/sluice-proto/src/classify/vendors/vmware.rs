@@ -43,7 +43,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-almost-syslog-ciscvmware_vsphere_guiddate",
             topic: Topic::AlmostSyslog,
             order: "vmware/app-almost-syslog-vmware_vsphere_guiddate.conf",
-            when: When::Token(&["Z "]),
+            when: When::Raw(guid_stamp_follows_pri),
             parse: guiddate,
         },
         App {
@@ -85,7 +85,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_horizon",
             topic: Topic::Sdata,
             order: "vmware/app-syslog-vmware_horizon.conf",
-            when: When::Token(&["View@6876"]),
+            // `View@6876` (checked by the parser) contains the shared token.
+            when: When::Token(&["@6876"]),
             parse: horizon_sdata,
         },
         App {
@@ -113,7 +114,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_vsphere-msg",
             topic: Topic::Syslog,
             order: "vmware/app-syslog-vmware_vsphere.conf",
-            when: When::Token(&["[Originator@6876 "]),
+            // `[Originator@6876 ` (checked by the parser) contains the shared token.
+            when: When::Token(&["@6876"]),
             parse: vsphere_msg,
         },
     ],
@@ -486,6 +488,15 @@ fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 /// `app-almost-syslog-vmware_vsphere_guiddate`: `<PRI>xxxx-xxxx-xxxx-xxxx-xxxZ HOST MSG`
 /// (an id where the stamp belongs): read as RFC 3164 with the receive time.
+/// The `Z ` that ends the 23-byte GUID stamp right after `<PRI>` (and an optional space).
+fn guid_stamp_follows_pri(raw: &[u8]) -> bool {
+    let Some(close) = raw.iter().take(5).position(|&b| b == b'>') else {
+        return false;
+    };
+    let at = close + 1 + usize::from(raw.get(close + 1) == Some(&b' '));
+    raw.get(at + 23..at + 25) == Some(b"Z ")
+}
+
 fn guiddate<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(

@@ -41,7 +41,9 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-zscaler_nss_proxy",
             topic: Topic::Syslog,
             order: "zscaler/app-syslog-zscaler_nss_proxy.conf",
-            when: When::Token(&["vendor=Zscaler", "vendor=\"Zscaler"]),
+            // `vendor=Zscaler` / `vendor="Zscaler` (the parser reads the pair); one token for both
+            // keeps the scan small.
+            when: When::Token(&["vendor="]),
             parse: nss,
         },
     ],
