@@ -140,9 +140,10 @@ impl Status for Registry {
         }
         match &self.output {
             OutputMetrics::Hec(h) if !h.stats().healthy() => {
-                Err(h.stats().degraded_reason().unwrap_or_else(|| {
-                    "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into()
-                }))
+                Err(match h.stats().degraded_reason() {
+                    Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
+                    None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
+                })
             }
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
                 Err("cannot write the output file".into())
