@@ -146,7 +146,11 @@ impl Status for Registry {
             return Err("shutting down".into());
         }
         match &self.output {
-            OutputMetrics::Hec(h) if !h.healthy() => {
+            // With a disk buffer that has room, sluice still keeps everything it receives:
+            // degraded (in the details), not unhealthy.
+            OutputMetrics::Hec(h)
+                if !h.healthy() && self.buffer.as_ref().is_none_or(|b| b.full().is_some()) =>
+            {
                 Err("cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into())
             }
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
@@ -185,7 +189,14 @@ impl Status for Registry {
                 "max_bytes": s.max_bytes,
                 "full": b.full().map(|r| r.as_str()),
             });
-            if let Some(why) = b.degraded() {
+            let hec_down = matches!(&self.output, OutputMetrics::Hec(h) if !h.healthy());
+            let why = b.degraded().or_else(|| {
+                hec_down.then(|| {
+                    "cannot deliver to Splunk HEC; what it cannot take goes to the disk buffer"
+                        .to_owned()
+                })
+            });
+            if let Some(why) = why {
                 details["degraded"] = why.into();
             }
         }
