@@ -51,6 +51,18 @@ struct Inner {
     stats: Arc<HecStats>,
     log_rejected: LogLimit,
     log_retry: LogLimit,
+    /// See [`HecOutput::hand_back_when`].
+    hand_back: std::sync::OnceLock<HandBack>,
+}
+
+/// Whether a failing batch that nobody persisted may be handed back now.
+#[derive(Clone)]
+struct HandBack(Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for HandBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HandBack")
+    }
 }
 
 /// A URL that just failed is skipped by URL selection until `down_until` (milliseconds since
@@ -96,6 +108,11 @@ enum Verdict {
 
 /// How sending one piece of a batch (the whole batch, or a part after a 413) ended.
 enum Piece {
+    /// Every URL failed it once and a buffer will keep it (see [`HecOutput::hand_back_when`]).
+    HandBack {
+        reason: sluice_proto::delivery::RetryReason,
+        after: Duration,
+    },
     Delivered,
     Rejected(String),
     TooLarge(String),
@@ -234,6 +251,7 @@ impl HecOutput {
                 stats,
                 log_rejected: LogLimit::default(),
                 log_retry: LogLimit::default(),
+                hand_back: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -244,6 +262,16 @@ impl HecOutput {
 
     pub fn config(&self) -> &ClientConfig {
         &self.inner.cfg
+    }
+
+    /// For a destination with a disk buffer: a batch that only lives in memory (its delivery
+    /// not persisted) and that every URL has failed once is handed back — completed as
+    /// `Retry` — whenever `may` says so (the buffer has room), instead of being retried here
+    /// for as long as HEC is down, where a crash would lose it. Batches that are persisted,
+    /// and batches part of which was already delivered (after a 413 split), are retried here
+    /// as always. Set once; later calls do nothing.
+    pub fn hand_back_when(&self, may: impl Fn() -> bool + Send + Sync + 'static) {
+        let _ = self.inner.hand_back.set(HandBack(Arc::new(may)));
     }
 
     /// Delivers from `rx` with `workers` tasks until `rx` is closed and empty and every held
@@ -342,7 +370,12 @@ impl Inner {
             };
             let events = delivery.events();
             self.stats.hold(events);
-            let completion = self.deliver(delivery.batch(), &mut cursor, &abort).await;
+            let hand_back = (!delivery.is_persisted())
+                .then(|| self.hand_back.get())
+                .flatten();
+            let completion = self
+                .deliver(delivery.batch(), &mut cursor, &abort, hand_back)
+                .await;
             self.stats.release(events);
             delivery.complete(completion);
         }
@@ -356,6 +389,7 @@ impl Inner {
         batch: &EncodedBatch,
         cursor: &mut usize,
         abort: &CancellationToken,
+        hand_back: Option<&HandBack>,
     ) -> Completion {
         // Pieces still to send, as event ranges; the next one is at the end.
         let mut pending: Vec<Range<u32>> = Vec::with_capacity(1);
@@ -366,7 +400,13 @@ impl Inner {
         while let Some(range) = pending.pop() {
             let count = range.end - range.start;
             let body = batch.events_bytes(range.clone());
-            match self.send_piece(body, count, cursor, abort).await {
+            // Only a batch nothing of which was sent yet can go back whole.
+            let whole = range.start == 0 && range.end == batch.events();
+            let may = hand_back.filter(|_| whole);
+            match self.send_piece(body, count, cursor, abort, may).await {
+                Piece::HandBack { reason, after } => {
+                    return Completion::Retry { after, reason };
+                }
                 Piece::Delivered => {}
                 Piece::Rejected(text) => rejected.extend(range.map(|index| Rejection {
                     index,
@@ -419,6 +459,7 @@ impl Inner {
         events: u32,
         cursor: &mut usize,
         abort: &CancellationToken,
+        hand_back: Option<&HandBack>,
     ) -> Piece {
         let raw_len = body.len();
         let wire = if self.cfg.compression {
@@ -484,6 +525,15 @@ impl Inner {
                     self.stats.retried(reason, events);
                     self.url_failed(idx);
                     failures = failures.saturating_add(1);
+                    if failures >= n_urls
+                        && let Some(may) = hand_back
+                        && (may.0)()
+                    {
+                        return Piece::HandBack {
+                            reason: delivery_reason(reason),
+                            after: self.cfg.backoff.delay(failures / n_urls),
+                        };
+                    }
                     if let Some(suppressed) = self.log_retry.allow(self.now_ms()) {
                         warn!(
                             url = %self.urls[idx],
@@ -613,6 +663,19 @@ impl Inner {
             token_accepted,
             message,
         }
+    }
+}
+
+/// The completion's word for why a request failed.
+fn delivery_reason(r: RetryReason) -> sluice_proto::delivery::RetryReason {
+    use sluice_proto::delivery::RetryReason as D;
+    match r {
+        RetryReason::Connect => D::Unreachable,
+        RetryReason::Timeout | RetryReason::Http408 => D::Timeout,
+        RetryReason::Http429 => D::Throttled,
+        RetryReason::Http5xx => D::ServerError,
+        RetryReason::Http401 | RetryReason::Http403 | RetryReason::Http404 => D::Refused,
+        RetryReason::Io | RetryReason::HttpOther => D::Other,
     }
 }
 

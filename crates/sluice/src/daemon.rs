@@ -173,11 +173,25 @@ async fn run_async(
             );
             (Box::new(file), OutputMetrics::File(stats), None)
         };
-    let (mut destination, submit) = match open_buffer(&config, &udp_window, &tcp_window, &memory)? {
+    let hec_up: Box<dyn Fn() -> bool + Send + Sync> = match &output_metrics {
+        OutputMetrics::Hec(stats) => {
+            let stats = stats.clone();
+            Box::new(move || stats.healthy())
+        }
+        OutputMetrics::File(_) => Box::new(|| true),
+    };
+    let buffer = open_buffer(&config, &udp_window, &tcp_window, &memory, hec_up)?;
+    let (mut destination, submit) = match buffer {
         Some(opts) => Destination::start_buffered("default", output, opts)
             .map_err(|e| anyhow::anyhow!("cannot start the disk buffer: {e}"))?,
         None => Destination::start("default", output),
     };
+    if let (Some(hec), Some(b)) = (&hec, destination.buffer()) {
+        // What HEC cannot take goes to the buffer rather than waiting in memory, while the
+        // buffer has room.
+        let b = b.clone();
+        hec.hand_back_when(move || b.full().is_none());
+    }
 
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
@@ -334,6 +348,7 @@ fn open_buffer(
     udp_window: &Arc<Window>,
     tcp_window: &Arc<Window>,
     memory: &Arc<MemoryBudget>,
+    output_up: Box<dyn Fn() -> bool + Send + Sync>,
 ) -> anyhow::Result<Option<BufferOptions>> {
     if !config.uses_buffer() {
         if config.uses_hec() {
@@ -378,6 +393,7 @@ fn open_buffer(
         memory: memory.clone(),
         high_water: b.high_water,
         queue: config.hec.workers,
+        output_up,
     }))
 }
 

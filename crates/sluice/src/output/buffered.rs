@@ -47,7 +47,6 @@ mod tests;
 pub use metrics::{BufferMetrics, render};
 
 /// How a destination uses its buffer.
-#[derive(Debug)]
 pub struct BufferOptions {
     pub buffer: Buffer,
     /// Persist every batch before its events count as safe (SC4S `reliable(yes)`).
@@ -60,6 +59,21 @@ pub struct BufferOptions {
     pub high_water: f64,
     /// Batches that may wait in memory for the output beyond what it holds.
     pub queue: usize,
+    /// Whether the output is delivering (HEC: its last request to some URL succeeded). While
+    /// it is not, normal mode sends every batch to disk rather than into memory, where a
+    /// crash would lose it.
+    pub output_up: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for BufferOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferOptions")
+            .field("buffer", &self.buffer)
+            .field("reliable", &self.reliable)
+            .field("high_water", &self.high_water)
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Batches a reliable-mode group may hold before the router commits it.
@@ -103,6 +117,7 @@ impl Stage {
             memory,
             high_water,
             queue: _,
+            output_up,
         } = opts;
         let reader = buffer
             .reader(reader_name)
@@ -129,6 +144,7 @@ impl Stage {
                 windows,
                 memory,
                 high_water,
+                output_up,
             };
             tokio::spawn(route_normal(
                 intake,
@@ -249,9 +265,15 @@ struct Spill {
     windows: Vec<Arc<Window>>,
     memory: Arc<MemoryBudget>,
     high_water: f64,
+    output_up: Box<dyn Fn() -> bool + Send + Sync>,
 }
 
 impl Spill {
+    /// The output is down, or the windows (or memory) are past their high-water mark.
+    fn now(&self) -> bool {
+        !(self.output_up)() || self.past_high_water()
+    }
+
     fn past_high_water(&self) -> bool {
         let over = |used: u64, cap: u64| used as f64 >= self.high_water * cap as f64;
         self.windows
@@ -269,7 +291,7 @@ async fn route_normal(
     metrics: Arc<BufferMetrics>,
 ) {
     while let Ok(d) = intake.recv().await {
-        let d = if spill.past_high_water() {
+        let d = if spill.now() {
             d
         } else {
             match out.try_send(d) {

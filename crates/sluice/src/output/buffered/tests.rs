@@ -82,6 +82,7 @@ fn rig(dir: &std::path::Path, reliable: bool, open: bool) -> Rig {
         memory: memory.clone(),
         high_water: 0.5,
         queue: 1,
+        output_up: Box::new(|| true),
     };
     let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
     Rig {
