@@ -69,7 +69,7 @@ sh -n "$scripts/postinst" && sh -n "$scripts/postrm" || fail "a maintainer scrip
 # The unit in the package is the repository's, pointing at the packaged binary.
 dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/lib/systemd/system/sluice.service \
     | cmp -s - config/sluice.service || fail "the packaged unit differs from config/sluice.service"
-grep -q '^ExecStart=/usr/bin/sluice run$' config/sluice.service || fail "the unit does not run /usr/bin/sluice"
+grep -Eq '^ExecStart=/usr/bin/sluice run( |$)' config/sluice.service || fail "the unit does not run /usr/bin/sluice"
 echo "check-deb: $(dpkg-deb -f "$deb" Package Version | tr '\n' ' '): $(wc -l <<<"$actual") files as expected"
 
 if [ -n "$rootfs" ]; then

@@ -39,6 +39,7 @@
 //! `splunk_metadata.csv` rows) is resolved at build; only vendor/product pairs taken from
 //! the message (CEF, LEEF) are looked up per message, and only when the csv has rows.
 
+pub(crate) mod caps;
 pub mod context;
 pub mod csv;
 pub(crate) mod dispatch;

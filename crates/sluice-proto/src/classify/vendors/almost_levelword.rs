@@ -3,6 +3,7 @@
 //! F5 BIG-IP sends). The word is dropped and the rest read as RFC 3164, so the vendor
 //! applications see the real PROGRAM. Not a vendor: always active, like the fallbacks.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -100,7 +101,7 @@ fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if !level_word_follows_host(raw) {
         return false;
     }
-    let Some(c) = HEADER.captures(raw) else {
+    let Some(c) = HEADER.caps(raw) else {
         return false;
     };
     let (Some(stamp), Some(host), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {

@@ -2,6 +2,7 @@
 //! space before the zone and the log type (`SYS`, `WF`, `TR`, `AUDIT`, `NF`) in place of
 //! PROGRAM; and `barracuda:<logType>` key=value logs on the dedicated listener / netsource.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -72,7 +73,7 @@ fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .expect("static regex")
     });
     let raw = input.msg.raw;
-    let Some(c) = HEADER.captures(raw) else {
+    let Some(c) = HEADER.caps(raw) else {
         return false;
     };
     let (Some(stamp), Some(host), Some(kind), Some(message)) =

@@ -163,14 +163,10 @@ enum Format {
 }
 
 fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
-    // One regex per group, tried in order: a `RegexSet` would allocate its match set on
-    // every Check Point message.
-    static RES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        PRODUCT_PATTERNS
-            .iter()
-            .map(|p| Regex::new(p).expect("static regex"))
-            .collect()
-    });
+    // One regex per group, tried lazily in order: `RegexSet::matches` allocates its result
+    // set on every call, and the first group usually decides.
+    static RES: LazyLock<[Regex; 11]> =
+        LazyLock::new(|| PRODUCT_PATTERNS.map(|p| Regex::new(p).expect("static regex")));
     let has = |s: &[u8], n: &[u8]| memchr::memmem::find(s, n).is_some();
     for (i, g) in GROUP_ORDER.iter().enumerate() {
         let extra = match g {
@@ -185,7 +181,7 @@ fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
             }
             _ => false,
         };
-        if extra || RES.get(i).is_some_and(|r| r.is_match(product)) {
+        if extra || RES[i].is_match(product) {
             return *g;
         }
     }

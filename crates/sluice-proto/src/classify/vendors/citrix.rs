@@ -3,6 +3,7 @@
 //! (PROGRAM `svm_*`), AAA lines (`[pid]: ...` without PROGRAM), AppFirewall CEF (the `cef`
 //! topic) and the RFC 5424 listener.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -111,12 +112,7 @@ fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             .expect("static regex")
     });
     let raw = input.msg.raw;
-    // `captures` allocates its result even when nothing matches; `is_match` does not (this
-    // runs on every almost-syslog candidate message).
-    if !HEADER.is_match(raw) {
-        return false;
-    }
-    let Some(c) = HEADER.captures(raw) else {
+    let Some(c) = HEADER.caps(raw) else {
         return false;
     };
     let Some(host) = c.get(3) else {
@@ -153,7 +149,7 @@ fn svm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     let m = input.body;
-    let Some(c) = RE.captures(m) else {
+    let Some(c) = RE.caps(m) else {
         return false;
     };
     let (Some(host), Some(ts), Some(first)) = (c.get(1), c.get(2), c.get(3)) else {

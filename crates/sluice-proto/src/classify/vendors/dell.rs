@@ -6,6 +6,7 @@
 //! Not reproduced: RSA SecurID's removal of tab-separated prefixes from MESSAGE, its
 //! date from the trace lines, and its post-filter grouping of trace lines.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -243,14 +244,14 @@ fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     out.key(&KEYS[OME]);
-    if let Some(h) = HOST.captures(input.body).and_then(|c| c.get(1)) {
+    if let Some(h) = HOST.caps(input.body).and_then(|c| c.get(1)) {
         out.host(h.as_bytes());
     }
     for (name, re) in ["idrac_ip", "idrac_severity", "idrac_messageid"]
         .into_iter()
         .zip(FIELDS.iter())
     {
-        if let Some(v) = re.captures(input.body).and_then(|c| c.get(1)) {
+        if let Some(v) = re.caps(input.body).and_then(|c| c.get(1)) {
             out.field(name, Value::Bytes(v.as_bytes()));
         }
     }

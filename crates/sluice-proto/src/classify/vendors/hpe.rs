@@ -3,6 +3,7 @@
 //! in their two formats (`%%10SC/6/CATEGORY(l): ` and a five-digit PROGRAM followed by
 //! `category: `), which SC4S tries on every unidentified message.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -108,7 +109,7 @@ fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             syntax: ValuesSyntax::Kv { pair: b' ' },
         });
         if let Some(t) = crate::classify::kv::get(values, b' ', b"time")
-            && let Some(c) = TIME.captures(t)
+            && let Some(c) = TIME.caps(t)
             && let (Some(d), Some(h), Some(m)) = (c.get(1), c.get(2), c.get(3))
             && let Some(stamp) = Inline::concat(&[d.as_bytes(), h.as_bytes(), m.as_bytes()])
             && let Some(ts) = vtime::strptime(
@@ -134,7 +135,7 @@ fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         Some(p) if p.starts_with(b"%%") => span(input.msg.raw, p, input.body).unwrap_or_default(),
         _ => input.body,
     };
-    let Some(cat) = CATEGORY.captures(text).and_then(|c| c.get(1)) else {
+    let Some(cat) = CATEGORY.caps(text).and_then(|c| c.get(1)) else {
         return false;
     };
     out.key(&KEYS[2]);
@@ -167,7 +168,7 @@ fn procurve_fmt2<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         }
         _ => return false,
     };
-    let Some(cat) = CATEGORY.captures(rest).and_then(|c| c.get(1)) else {
+    let Some(cat) = CATEGORY.caps(rest).and_then(|c| c.get(1)) else {
         return false;
     };
     out.key(&KEYS[2]);

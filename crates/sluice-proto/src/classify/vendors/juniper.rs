@@ -1,6 +1,7 @@
 //! Juniper (SC4S `addons/juniper/`): JunOS structured (RFC 5424 with `[junos@2636`),
 //! JunOS unstructured (by PROGRAM, or by a PFE/EX message), and NetScreen ScreenOS.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -224,7 +225,7 @@ fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             .expect("static regex")
     });
     let raw = input.msg.raw;
-    let Some(c) = HEADER.captures(raw) else {
+    let Some(c) = HEADER.caps(raw) else {
         return false;
     };
     let (Some(host), Some(message)) = (c.get(2), c.get(3)) else {

@@ -2,6 +2,7 @@
 //! Security Platform (the `Syslog*Forwarder` programs) and Web Gateway (`mwg`). The CEF
 //! forms (Trellix MPS/CMS) are CEF sub-topic applications, not here.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -74,7 +75,7 @@ fn epo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     out.key(&KEYS[0]);
-    if let Some(name) = PRODUCT.captures(input.body).and_then(|c| c.get(1))
+    if let Some(name) = PRODUCT.caps(input.body).and_then(|c| c.get(1))
         && let Some(v) = product_source(b"", name.as_bytes())
     {
         out.source = Some(v);

@@ -2,6 +2,7 @@
 //! with an `@11912` SD element; `nmreporting.exe` is the reporting service, anything else
 //! the mobility server, whose sourcetype and class carry the SD-ID.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -54,7 +55,7 @@ fn netmotion<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     }
     out.key(&KEYS[1]);
     let id = SDID
-        .captures(sd)
+        .caps(sd)
         .and_then(|c| c.get(1))
         .map_or(&b""[..], |m| m.as_bytes());
     if let Some(st) = lower(b"netmotion:mobilityserver:", id) {

@@ -2,6 +2,7 @@
 //! line arrives wrapped in another header; SC4S takes HOST, MSGID, the time and the message
 //! from the inner one) and Vormetric (`[...@21513` structured data).
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -53,7 +54,7 @@ fn sta<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     {
         return false;
     }
-    let Some(c) = INNER.captures(input.body) else {
+    let Some(c) = INNER.caps(input.body) else {
         return false;
     };
     let (Some(ts), Some(host), Some(msgid), Some(text)) = (c.get(1), c.get(2), c.get(3), c.get(4))

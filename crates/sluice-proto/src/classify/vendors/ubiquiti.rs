@@ -2,6 +2,7 @@
 //! the hostname belongs (sourcetype by the daemon in the message), and the USG/UDM on the
 //! dedicated listener / netsource.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -85,7 +86,7 @@ fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if memchr::memchr(b',', m).is_none() || !HEAD.is_match(m) {
         return false;
     }
-    let Some(c) = HEAD.captures(m) else {
+    let Some(c) = HEAD.caps(m) else {
         return false;
     };
     out.key(&KEYS[UNIFI]);

@@ -8,6 +8,7 @@
 //! The sourcetypes carry the lowercased PROGRAM (`vmware:esxlog:vpxa`); they are built
 //! inline, so a PROGRAM too long for that keeps its case.
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -448,7 +449,7 @@ fn airwatch<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
     static PGM: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^([^\s\[:]+)(?:\[([^\]]*)\])?: ?").expect("static regex"));
-    match PGM.captures(text) {
+    match PGM.caps(text) {
         Some(c) => (
             c.get(1).map(|m| m.as_bytes()),
             c.get(2).map(|m| m.as_bytes()),
@@ -470,7 +471,7 @@ fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         )
         .expect("static regex")
     });
-    let Some(c) = RE.captures(input.msg.raw) else {
+    let Some(c) = RE.caps(input.msg.raw) else {
         return false;
     };
     let (Some(program), Some(pid), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
@@ -492,7 +493,7 @@ fn guiddate<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         )
         .expect("static regex")
     });
-    let Some(c) = RE.captures(input.msg.raw) else {
+    let Some(c) = RE.caps(input.msg.raw) else {
         return false;
     };
     let (Some(host), Some(rest)) = (c.get(1), c.get(2)) else {
@@ -515,7 +516,7 @@ fn airwatch_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         Regex::new(r"(?s)^<\d+> (\w+ \d{2} \d\d:\d\d:\d\d)\s*([^ ]+)\s*(AirWatch+)\s*(.*)")
             .expect("static regex")
     });
-    let Some(c) = RE.captures(input.msg.raw) else {
+    let Some(c) = RE.caps(input.msg.raw) else {
         return false;
     };
     let (Some(stamp), Some(host), Some(program), Some(message)) =

@@ -2,6 +2,7 @@
 //! (tab-separated `key=value` with `vendor=Zscaler`), NSS alerts (`ZscalerNSS:` after a
 //! bracketed host, repaired as almost-syslog), and LSS/ZPA JSON records (the `json` topic).
 
+use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -84,7 +85,7 @@ fn nss_alerts_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             .expect("static regex")
     });
     let raw = input.msg.raw;
-    let Some(c) = HEADER.captures(raw) else {
+    let Some(c) = HEADER.caps(raw) else {
         return false;
     };
     let (Some(stamp), Some(host), Some(program), Some(message)) =
