@@ -146,11 +146,9 @@ impl Status for Registry {
             return Err("shutting down".into());
         }
         match &self.output {
-            // With a disk buffer that has room, sluice still keeps everything it receives:
-            // degraded (in the details), not unhealthy.
-            OutputMetrics::Hec(h)
-                if !h.healthy() && self.buffer.as_ref().is_none_or(|b| b.full().is_some()) =>
-            {
+            // Also with a disk buffer taking the events: what an operator must act on is the
+            // same. The details say what the buffer holds (`degraded`).
+            OutputMetrics::Hec(h) if !h.healthy() => {
                 Err("cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into())
             }
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
