@@ -171,12 +171,11 @@ impl Stage {
         })
     }
 
-    /// Shutdown, once the receivers are gone: the replay stops (what it did not hand out
-    /// stays on disk for the next start) and the router finishes the intake — to the output
-    /// or to disk — by `deadline`. After this nothing but the output holds the output queue.
+    /// Shutdown, once the receivers are gone: the router finishes the intake — to the output
+    /// or to disk — and the replay delivers what is on disk, both by `deadline`; then the
+    /// replay stops (what it did not hand out stays on disk for the next start). After this
+    /// nothing but the output holds the output queue.
     pub(super) async fn stop_intake(&mut self, deadline: Instant) {
-        self.replay_stop.cancel();
-        let _ = (&mut self.replay).await;
         if tokio::time::timeout_at(deadline, &mut self.router)
             .await
             .is_err()
@@ -187,6 +186,13 @@ impl Stage {
             self.router.abort();
             let _ = (&mut self.router).await;
         }
+        // The replay keeps delivering what is on disk until it is all acknowledged or the
+        // drain timeout comes; what is left stays for the next start.
+        while self.metrics.stats().events > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.replay_stop.cancel();
+        let _ = (&mut self.replay).await;
     }
 
     /// Writes and syncs what is queued, persists the read position and closes the buffer.
