@@ -25,6 +25,8 @@ fn a_spent_memory_budget_blocks_tcp_senders_until_splunk_is_back() {
                 "00000000-0000-0000-0000-000000000000",
             )
             .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES", 500)
+            // Memory is the only place to wait: no disk buffer.
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE", "no")
             .env("SLUICE_MAX_IN_FLIGHT_BYTES", "2MiB"),
     );
     const N: u64 = 20_000;
@@ -107,6 +109,8 @@ fn kernel_drops_are_counted_while_the_udp_window_is_full() {
             )
             .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "t")
             .env("SC4S_SOURCE_UDP_IW_SIZE", 1000)
+            // The window must fill: no disk buffer to spill to.
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE", "no")
             .env("SC4S_SOURCE_UDP_SO_RCVBUFF", 65536),
     );
     let msgs: Vec<Vec<u8>> = (0..6000)

@@ -106,6 +106,8 @@ fn a_drain_timeout_with_undelivered_events_exits_1_and_says_how_many() {
                 format!("http://127.0.0.1:{dead}"),
             )
             .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "t")
+            // Without the disk buffer (it would keep them: tests/e2e_buffer.rs).
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE", "no")
             .env("SLUICE_DRAIN_TIMEOUT", 2),
     );
     let msgs: Vec<Vec<u8>> = (0..50)
@@ -149,6 +151,8 @@ fn sigterm_delivers_tcp_data_still_in_the_socket_buffers() {
         DaemonOpts::default()
             .hec(&sink)
             .env("SC4S_SOURCE_TCP_IW_SIZE", 500)
+            // The window must fill: no disk buffer to spill to.
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE", "no")
             .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES", 100)
             .env("SLUICE_DRAIN_TIMEOUT", 60),
     );

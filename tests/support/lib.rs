@@ -235,6 +235,12 @@ impl Daemon {
                 "SLUICE_LISTEN_LOCK_DIR",
                 dir.join("locks").display().to_string(),
             ),
+            // Each daemon its own disk buffer (one process per directory); a test that
+            // restarts on the same buffer sets it itself.
+            (
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR",
+                dir.join("buffer").display().to_string(),
+            ),
         ];
         let mut base_env = String::new();
         for (k, v) in &base {

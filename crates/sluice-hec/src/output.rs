@@ -60,6 +60,18 @@ struct Inner {
     log_retry: LogLimit,
     log_ack: LogLimit,
     warned_no_ack_id: std::sync::atomic::AtomicBool,
+    /// See [`HecOutput::hand_back_when`].
+    hand_back: std::sync::OnceLock<HandBack>,
+}
+
+/// Whether a failing batch that nobody persisted may be handed back now.
+#[derive(Clone)]
+struct HandBack(Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl std::fmt::Debug for HandBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HandBack")
+    }
 }
 
 /// At most one log line per interval per kind; the lines in between are counted and the
@@ -278,6 +290,7 @@ impl HecOutput {
                 log_retry: LogLimit::default(),
                 log_ack: LogLimit::default(),
                 warned_no_ack_id: Default::default(),
+                hand_back: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -288,6 +301,16 @@ impl HecOutput {
 
     pub fn config(&self) -> &ClientConfig {
         &self.inner.cfg
+    }
+
+    /// For a destination with a disk buffer: a batch that only lives in memory (its delivery
+    /// not persisted) and that every URL has failed once is handed back — completed as
+    /// `Retry` — whenever `may` says so (the buffer has room), instead of being retried here
+    /// for as long as HEC is down, where a crash would lose it. Batches that are persisted,
+    /// and batches part of which was already sent (isolation or a split), are retried here
+    /// as always. Set once; later calls do nothing.
+    pub fn hand_back_when(&self, may: impl Fn() -> bool + Send + Sync + 'static) {
+        let _ = self.inner.hand_back.set(HandBack(Arc::new(may)));
     }
 
     /// Delivers from `rx` with `workers` tasks until `rx` is closed and empty and every held
@@ -362,6 +385,10 @@ impl Inner {
                 },
                 engine::Finish::Abandoned => Completion::Abandoned {
                     reason: AbandonReason::Shutdown,
+                },
+                engine::Finish::HandBack { reason, after } => Completion::Retry {
+                    after,
+                    reason: delivery_reason(reason),
                 },
             };
             delivery.complete(completion);
@@ -578,6 +605,22 @@ async fn status_and_text(
         .map(|b| response_text(&b))
         .unwrap_or_default();
     Ok((status, text))
+}
+
+/// The completion's word for why a request failed.
+fn delivery_reason(r: RetryReason) -> sluice_proto::delivery::RetryReason {
+    use sluice_proto::delivery::RetryReason as D;
+    match r {
+        RetryReason::Connect => D::Unreachable,
+        RetryReason::Timeout | RetryReason::Http408 => D::Timeout,
+        RetryReason::Http429 => D::Throttled,
+        RetryReason::Http5xx => D::ServerError,
+        RetryReason::Http401
+        | RetryReason::Http403
+        | RetryReason::Http404
+        | RetryReason::Http400Request => D::Refused,
+        RetryReason::Io | RetryReason::HttpOther => D::Other,
+    }
 }
 
 #[cfg(test)]

@@ -706,3 +706,50 @@ async fn a_timeout_is_retried_and_may_duplicate_what_splunk_already_indexed() {
     );
     assert_eq!(tickets.live(), 0);
 }
+
+/// With a disk buffer behind it (`hand_back_when`), a batch that lives only in memory goes
+/// back as `Retry` once every URL failed it, so the buffer keeps it; a batch the buffer
+/// already holds is retried here as before; and nothing goes back while the predicate
+/// says no (the buffer is full).
+#[tokio::test]
+async fn unpersisted_batches_are_handed_back_to_a_buffer_when_hec_is_down() {
+    let tickets = Tickets::new();
+    let rec = Arc::new(Recorder::default());
+    let stats = Arc::new(HecStats::new());
+    let out = HecOutput::new(config(vec![dead_url()]), Arc::clone(&stats)).unwrap();
+    let room = Arc::new(AtomicUsize::new(1));
+    let r2 = Arc::clone(&room);
+    out.hand_back_when(move || r2.load(Ordering::SeqCst) == 1);
+    let (tx, rx) = async_channel::unbounded();
+    let abort = CancellationToken::new();
+    let task = tokio::spawn(out.run(rx, abort.clone()));
+
+    tx.send(batch(0, 10, "", &tickets, &rec)).await.unwrap();
+    wait_until("the memory batch is handed back", || rec.count() == 1).await;
+    assert!(
+        matches!(
+            rec.all()[0].1,
+            Completion::Retry {
+                reason: sluice_proto::delivery::RetryReason::Unreachable,
+                ..
+            }
+        ),
+        "{:?}",
+        rec.all()
+    );
+    assert_eq!(tickets.live(), 0, "its window permits are back");
+
+    // Already persisted: retried here until the abort.
+    let body = Bytes::from(event(0, 99, ""));
+    let persisted = Delivery::from_buffer(EncodedBatch::from_lines(body).unwrap(), rec.clone());
+    tx.send(persisted).await.unwrap();
+    // The buffer is full: memory batches are not handed back either.
+    room.store(0, Ordering::SeqCst);
+    tx.send(batch(1, 10, "", &tickets, &rec)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(rec.count(), 1, "both are retried: {:?}", rec.all());
+    abort.cancel();
+    task.await.unwrap();
+    assert_eq!(rec.count(), 3);
+    assert_eq!(rec.abandoned(), 2);
+}

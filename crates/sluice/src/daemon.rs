@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
 use crate::metrics::{OutputMetrics, Registry};
-use crate::output::{Destination, FileOutput, FileStats, Output};
+use crate::output::{BufferOptions, Destination, FileOutput, FileStats, Output};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
 use crate::telemetry::events::HecBridge;
@@ -155,7 +155,25 @@ async fn run_async(
             );
             (Box::new(file), OutputMetrics::File(stats), None)
         };
-    let (mut destination, submit) = Destination::start("default", output);
+    let hec_up: Box<dyn Fn() -> bool + Send + Sync> = match &output_metrics {
+        OutputMetrics::Hec(stats) => {
+            let stats = stats.clone();
+            Box::new(move || stats.stats().healthy())
+        }
+        OutputMetrics::File(_) => Box::new(|| true),
+    };
+    let buffer = open_buffer(&config, &udp_window, &tcp_window, &memory, hec_up)?;
+    let (mut destination, submit) = match buffer {
+        Some(opts) => Destination::start_buffered("default", output, opts)
+            .map_err(|e| anyhow::anyhow!("cannot start the disk buffer: {e}"))?,
+        None => Destination::start("default", output),
+    };
+    if let (Some(hec), Some(b)) = (&hec, destination.buffer()) {
+        // What HEC cannot take goes to the buffer rather than waiting in memory, while the
+        // buffer has room.
+        let b = b.clone();
+        hec.hand_back_when(move || b.full().is_none());
+    }
 
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
@@ -191,6 +209,7 @@ async fn run_async(
         windows: vec![udp_window, tcp_window],
         memory,
         destinations: vec![destination.stats().clone()],
+        buffer: destination.buffer().cloned(),
         output: output_metrics,
         stopping: stopping.clone(),
         reload: reloader.stats(),
@@ -200,6 +219,7 @@ async fn run_async(
         crate::sc4s_metrics::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
+    watch_buffer_full(registry.clone(), admin_stop.clone());
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
     if config.admin.port != 0 {
         let addr = SocketAddr::new(config.admin.address, config.admin.port);
@@ -299,7 +319,102 @@ async fn run_async(
     } else {
         tracing::info!(received, delivered, rejected, elapsed = ?drain_start.elapsed(), "stopped cleanly");
     }
+    if summary.kept > 0 {
+        tracing::info!(
+            events = summary.kept,
+            written_at_shutdown = summary.rescued,
+            "the disk buffer keeps these events; the next start delivers them"
+        );
+    }
     Ok(outcome)
+}
+
+/// Opens the HEC destination's disk buffer when it has one: takes its lock, replays what an
+/// earlier run left. Errors name the variable to change.
+fn open_buffer(
+    config: &Config,
+    udp_window: &Arc<Window>,
+    tcp_window: &Arc<Window>,
+    memory: &Arc<MemoryBudget>,
+    output_up: Box<dyn Fn() -> bool + Send + Sync>,
+) -> anyhow::Result<Option<BufferOptions>> {
+    if !config.uses_buffer() {
+        if config.uses_hec() {
+            tracing::info!(
+                "disk buffer off (SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE=no): a HEC outage \
+                 is held in memory up to the input windows"
+            );
+        }
+        return Ok(None);
+    }
+    let b = &config.buffer;
+    let size = b.effective_size(config.hec.workers);
+    let buffer =
+        sluice_buffer::Buffer::open(b.buffer_config(size.bytes), &["default"]).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot open the disk buffer: {e}; set {} to a writable directory, or \
+                 SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE=no",
+                b.dir_setting()
+            )
+        })?;
+    let r = buffer.recovery();
+    tracing::info!(
+        dir = %b.dir.display(),
+        mode = if b.reliable { "reliable" } else { "normal" },
+        max_bytes = size.bytes,
+        size = %size.how,
+        replay_events = r.replayed_events,
+        corrupt_records = r.corrupt_records,
+        "disk buffer open"
+    );
+    if r.replayed_events > 0 {
+        tracing::info!(
+            events = r.replayed_events,
+            records = r.replayed_records,
+            "delivering what the disk buffer kept from the last run"
+        );
+    }
+    Ok(Some(BufferOptions {
+        buffer,
+        reliable: b.reliable,
+        windows: vec![udp_window.clone(), tcp_window.clone()],
+        memory: memory.clone(),
+        high_water: b.high_water,
+        queue: config.hec.workers,
+        output_up,
+    }))
+}
+
+/// Counts UDP kernel drops as `buffer_full` while the disk buffer is full: the receivers
+/// are held back then, and the kernel drops what they do not read.
+fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
+    let Some(buffer) = registry.buffer.clone() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let drops = || -> u64 {
+            let ports = registry.ports.load();
+            ports
+                .udp
+                .iter()
+                .flat_map(|u| u.sockets.iter())
+                .map(|s| s.kernel_drops())
+                .sum()
+        };
+        let mut last = drops();
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                () = stop.cancelled() => return,
+            }
+            let now = drops();
+            if buffer.full().is_some() {
+                buffer.add_buffer_full_drops(now.saturating_sub(last));
+            }
+            last = now;
+        }
+    });
 }
 
 /// SIGTERM, SIGINT and SIGHUP, caught from startup on.

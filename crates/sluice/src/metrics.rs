@@ -90,6 +90,8 @@ pub struct Registry {
     pub memory: Arc<MemoryBudget>,
     /// Every destination's completion sink.
     pub destinations: Vec<Arc<DestinationStats>>,
+    /// The HEC destination's disk buffer, when it has one.
+    pub buffer: Option<Arc<crate::output::BufferMetrics>>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
@@ -185,7 +187,28 @@ impl Status for Registry {
                 })
             })
             .collect();
-        serde_json::json!({ "connections": tcp, "udp": udp })
+        let mut details = serde_json::json!({ "connections": tcp, "udp": udp });
+        if let Some(b) = &self.buffer {
+            let s = b.stats();
+            details["buffer"] = serde_json::json!({
+                "mode": if b.reliable { "reliable" } else { "normal" },
+                "events": s.events,
+                "bytes": s.bytes,
+                "max_bytes": s.max_bytes,
+                "full": b.full().map(|r| r.as_str()),
+            });
+            let hec_down = matches!(&self.output, OutputMetrics::Hec(h) if !h.stats().healthy());
+            let why = b.degraded().or_else(|| {
+                hec_down.then(|| {
+                    "cannot deliver to Splunk HEC; what it cannot take goes to the disk buffer"
+                        .to_owned()
+                })
+            });
+            if let Some(why) = why {
+                details["degraded"] = why.into();
+            }
+        }
+        details
     }
 
     fn render_metrics(&self) -> String {
@@ -273,7 +296,16 @@ impl Collector for Registry {
         if let OutputMetrics::Hec(h) = &self.output {
             crate::hec_metrics::render(&mut w, h.stats());
         }
-        render_destinations(&mut w, &self.destinations, self.chunks_lost_total());
+        let buffer_full = self.buffer.as_ref().map_or(0, |b| b.buffer_full_drops());
+        render_destinations(
+            &mut w,
+            &self.destinations,
+            self.chunks_lost_total(),
+            buffer_full,
+        );
+        if let Some(b) = &self.buffer {
+            crate::output::buffered::render(&mut w, b);
+        }
         w.encode(enc)
     }
 }
@@ -479,7 +511,12 @@ fn encode_hec(enc: &mut DescriptorEncoder, h: &HecBridge) -> Result<(), std::fmt
 }
 
 /// Completions per destination, and the classic delivered/dropped totals derived from them.
-fn render_destinations(w: &mut PromWriter, dests: &[Arc<DestinationStats>], chunks_lost: u64) {
+fn render_destinations(
+    w: &mut PromWriter,
+    dests: &[Arc<DestinationStats>],
+    chunks_lost: u64,
+    buffer_full: u64,
+) {
     w.family(
         "sluice_delivered_total",
         "counter",
@@ -499,7 +536,8 @@ fn render_destinations(w: &mut PromWriter, dests: &[Arc<DestinationStats>], chun
         "Events given up, by reason: refused by the destination (hec_rejected), not delivered \
          by the drain timeout (drain_timeout), the output gone (output_gone), a delivery never \
          completed (uncompleted: a bug), handed back with no buffer to keep them \
-         (retry_without_buffer).",
+         (retry_without_buffer), UDP datagrams the kernel dropped while the disk buffer was \
+         full and the receivers held back (buffer_full).",
     );
     let mut rejected: Vec<(&str, u64)> = Vec::new();
     for d in dests {
@@ -522,6 +560,11 @@ fn render_destinations(w: &mut PromWriter, dests: &[Arc<DestinationStats>], chun
         "sluice_dropped_total",
         &[("reason", "retry_without_buffer")],
         dests.iter().map(|d| d.retry_lost_events()).sum::<u64>(),
+    );
+    w.sample(
+        "sluice_dropped_total",
+        &[("reason", "buffer_full")],
+        buffer_full,
     );
 
     w.family(

@@ -27,6 +27,11 @@ pub(super) trait Job: Send {
     fn event_starts(&self) -> Vec<u32> {
         event_starts(self.body())
     }
+    /// Whether the batch lives only in memory, so a disk buffer may take it over
+    /// (see `HecOutput::hand_back_when`).
+    fn may_hand_back(&self) -> bool {
+        false
+    }
 }
 
 impl Job for Delivery {
@@ -42,6 +47,9 @@ impl Job for Delivery {
             .map(|i| b.event_range(i).map_or(0, |r| r.start as u32))
             .collect()
     }
+    fn may_hand_back(&self) -> bool {
+        !self.is_persisted()
+    }
 }
 
 /// How a batch ended.
@@ -52,6 +60,11 @@ pub(super) enum Finish {
     },
     /// The abort came first.
     Abandoned,
+    /// Every URL failed the whole batch once and the disk buffer takes it over.
+    HandBack {
+        reason: RetryReason,
+        after: Duration,
+    },
 }
 
 struct Slot<J> {
@@ -61,6 +74,8 @@ struct Slot<J> {
     /// Pieces accepted and waiting for their ack.
     awaiting: u32,
     isolated: bool,
+    /// Set when every URL failed the whole batch and the disk buffer takes it over.
+    handed_back: Option<(RetryReason, Duration)>,
 }
 
 struct Worker<J> {
@@ -93,6 +108,11 @@ impl<J> Worker<J> {
 
 /// How sending one piece ended.
 enum Sent {
+    /// Every URL failed it once and a disk buffer takes it over.
+    HandBack {
+        reason: RetryReason,
+        after: Duration,
+    },
     Accepted {
         url: usize,
         ack_id: Option<u64>,
@@ -174,6 +194,7 @@ impl Inner {
                             iso: Isolation::new(events, self.cfg.resend_policy),
                             awaiting: 0,
                             isolated: false,
+                            handed_back: None,
                         });
                         if !self.drive(&mut w, i, abort).await {
                             self.abandon_all(&mut w, finish);
@@ -216,6 +237,15 @@ impl Inner {
     }
 
     fn try_finish<J>(w: &mut Worker<J>, i: usize, finish: &mut impl FnMut(J, Finish)) {
+        let handed_back = w.slots[i]
+            .as_ref()
+            .and_then(|s| s.handed_back.filter(|_| s.awaiting == 0));
+        if let Some((reason, after)) = handed_back
+            && let Some(slot) = w.slots[i].take()
+        {
+            finish(slot.job, Finish::HandBack { reason, after });
+            return;
+        }
         let done = w.slots[i]
             .as_ref()
             .is_some_and(|s| s.iso.is_done() && s.awaiting == 0);
@@ -245,6 +275,14 @@ impl Inner {
                 piece.body(slot.job.body(), &slot.starts)
             };
             let splittable = piece.len() >= 2 && piece.depth < self.cfg.latency_split_depth;
+            // Only a batch of which nothing was sent yet can go back whole.
+            let hand_back = (whole
+                && !slot.isolated
+                && slot.awaiting == 0
+                && slot.iso.refused().is_empty()
+                && slot.job.may_hand_back())
+            .then(|| self.hand_back.get())
+            .flatten();
             let sent = self
                 .send_piece(
                     w.id,
@@ -253,6 +291,7 @@ impl Inner {
                     &mut w.cursor,
                     w.channel.as_deref(),
                     splittable,
+                    hand_back,
                     abort,
                 )
                 .await;
@@ -262,6 +301,10 @@ impl Inner {
             let resent_before = slot.iso.resent_events();
             let refused_before = slot.iso.refused().len();
             let url = match sent {
+                Sent::HandBack { reason, after } => {
+                    slot.handed_back = Some((reason, after));
+                    return true;
+                }
                 Sent::Aborted => {
                     slot.iso.push_back(piece);
                     return false;
@@ -359,6 +402,7 @@ impl Inner {
         cursor: &mut usize,
         channel: Option<&str>,
         splittable: bool,
+        hand_back: Option<&super::HandBack>,
         abort: &AbortSignal,
     ) -> Sent {
         let raw_len = body.len();
@@ -461,6 +505,15 @@ impl Inner {
                         self.board.failover(idx);
                     }
                     failures = failures.saturating_add(1);
+                    if failures >= n_urls
+                        && let Some(may) = hand_back
+                        && (may.0)()
+                    {
+                        return Sent::HandBack {
+                            reason,
+                            after: self.cfg.backoff.delay(failures / n_urls),
+                        };
+                    }
                     if let Some(suppressed) = self.log_retry.allow(self.now_ms()) {
                         warn!(
                             url = %self.urls[idx],

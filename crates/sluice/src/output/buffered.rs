@@ -26,14 +26,11 @@
 //! * **Rescue.** A batch the output gives up on (the drain timeout at shutdown) is written to
 //!   the buffer instead of being lost ([`super::Rescue`]).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, SystemTime};
 
-use sluice_buffer::{
-    Acker, AppendError, Appended, Buffer, BufferStats, FullReason, RecordId, RecordRef, Writer,
-};
+use sluice_buffer::{Acker, AppendError, Appended, Buffer, RecordId, RecordRef, Writer};
 use sluice_proto::batch::EncodedBatch;
 use sluice_proto::delivery::{AbandonReason, Completion, CompletionSink, Delivery, RetryReason};
 use tokio::task::JoinHandle;
@@ -41,11 +38,15 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::destination::{DestinationStats, Rescue};
-use crate::admin::PromWriter;
 use crate::window::{MemoryBudget, Window};
 
+mod metrics;
+#[cfg(test)]
+mod tests;
+
+pub use metrics::{BufferMetrics, render};
+
 /// How a destination uses its buffer.
-#[derive(Debug)]
 pub struct BufferOptions {
     pub buffer: Buffer,
     /// Persist every batch before its events count as safe (SC4S `reliable(yes)`).
@@ -58,99 +59,27 @@ pub struct BufferOptions {
     pub high_water: f64,
     /// Batches that may wait in memory for the output beyond what it holds.
     pub queue: usize,
+    /// Whether the output is delivering (HEC: its last request to some URL succeeded). While
+    /// it is not, normal mode sends every batch to disk rather than into memory, where a
+    /// crash would lose it.
+    pub output_up: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for BufferOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferOptions")
+            .field("buffer", &self.buffer)
+            .field("reliable", &self.reliable)
+            .field("high_water", &self.high_water)
+            .field("queue", &self.queue)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Batches a reliable-mode group may hold before the router commits it.
 const GROUP_MAX: usize = 256;
 /// How often a router or replay that waits for room looks again.
 const RETRY_EVERY: Duration = Duration::from_millis(5);
-
-/// The buffer as `/metrics` and `/health` see it.
-#[derive(Debug)]
-pub struct BufferMetrics {
-    writer: Writer,
-    pub reliable: bool,
-    pub dir: PathBuf,
-    /// Events spilled to disk by normal mode (the output could not take them now).
-    spilled_events: AtomicU64,
-    /// Events read back from the buffer and delivered (or refused) by the output.
-    replayed_events: AtomicU64,
-    /// Events found in the buffer at start, to replay.
-    pub recovered_events: u64,
-    /// Why the router is waiting for room right now (a [`full_code`]), 0 when it is not.
-    full_now: AtomicU8,
-    /// Kernel drops of UDP sockets counted while the buffer was full.
-    udp_buffer_full_drops: AtomicU64,
-}
-
-fn full_code(r: FullReason) -> u8 {
-    match r {
-        FullReason::MaxBytes => 1,
-        FullReason::DiskFull => 2,
-        FullReason::Backlog => 3,
-        FullReason::WriteFailing => 4,
-    }
-}
-
-fn full_reason(code: u8) -> Option<FullReason> {
-    Some(match code {
-        1 => FullReason::MaxBytes,
-        2 => FullReason::DiskFull,
-        3 => FullReason::Backlog,
-        4 => FullReason::WriteFailing,
-        _ => return None,
-    })
-}
-
-impl BufferMetrics {
-    pub fn stats(&self) -> BufferStats {
-        self.writer.stats()
-    }
-
-    pub fn spilled_events(&self) -> u64 {
-        self.spilled_events.load(Relaxed)
-    }
-
-    pub fn replayed_events(&self) -> u64 {
-        self.replayed_events.load(Relaxed)
-    }
-
-    /// Why appends wait for room now (receivers are being held back), if they do.
-    pub fn full(&self) -> Option<FullReason> {
-        full_reason(self.full_now.load(Relaxed))
-    }
-
-    /// Counts UDP kernel drops that happened while the buffer was full.
-    pub fn add_buffer_full_drops(&self, n: u64) {
-        self.udp_buffer_full_drops.fetch_add(n, Relaxed);
-    }
-
-    pub fn buffer_full_drops(&self) -> u64 {
-        self.udp_buffer_full_drops.load(Relaxed)
-    }
-
-    /// `/health`'s reason to say "degraded", if any: the buffer is full (receivers held
-    /// back), or it holds events (the output is behind).
-    pub fn degraded(&self) -> Option<String> {
-        if let Some(r) = self.full() {
-            return Some(format!(
-                "disk buffer full ({r}): receivers are held back; UDP drops count as \
-                 reason=\"buffer_full\""
-            ));
-        }
-        let s = self.stats();
-        (s.events > 0).then(|| {
-            format!(
-                "buffering: {} events ({} bytes) on disk wait for HEC",
-                s.events, s.bytes
-            )
-        })
-    }
-
-    fn set_full(&self, r: Option<FullReason>) {
-        self.full_now.store(r.map_or(0, full_code), Relaxed);
-    }
-}
 
 /// The running parts of a buffered destination.
 #[derive(Debug)]
@@ -188,6 +117,7 @@ impl Stage {
             memory,
             high_water,
             queue: _,
+            output_up,
         } = opts;
         let reader = buffer
             .reader(reader_name)
@@ -214,6 +144,7 @@ impl Stage {
                 windows,
                 memory,
                 high_water,
+                output_up,
             };
             tokio::spawn(route_normal(
                 intake,
@@ -240,12 +171,11 @@ impl Stage {
         })
     }
 
-    /// Shutdown, once the receivers are gone: the replay stops (what it did not hand out
-    /// stays on disk for the next start) and the router finishes the intake — to the output
-    /// or to disk — by `deadline`. After this nothing but the output holds the output queue.
+    /// Shutdown, once the receivers are gone: the router finishes the intake — to the output
+    /// or to disk — and the replay delivers what is on disk, both by `deadline`; then the
+    /// replay stops (what it did not hand out stays on disk for the next start). After this
+    /// nothing but the output holds the output queue.
     pub(super) async fn stop_intake(&mut self, deadline: Instant) {
-        self.replay_stop.cancel();
-        let _ = (&mut self.replay).await;
         if tokio::time::timeout_at(deadline, &mut self.router)
             .await
             .is_err()
@@ -256,6 +186,13 @@ impl Stage {
             self.router.abort();
             let _ = (&mut self.router).await;
         }
+        // The replay keeps delivering what is on disk until it is all acknowledged or the
+        // drain timeout comes; what is left stays for the next start.
+        while self.metrics.stats().events > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.replay_stop.cancel();
+        let _ = (&mut self.replay).await;
     }
 
     /// Writes and syncs what is queued, persists the read position and closes the buffer.
@@ -334,9 +271,15 @@ struct Spill {
     windows: Vec<Arc<Window>>,
     memory: Arc<MemoryBudget>,
     high_water: f64,
+    output_up: Box<dyn Fn() -> bool + Send + Sync>,
 }
 
 impl Spill {
+    /// The output is down, or the windows (or memory) are past their high-water mark.
+    fn now(&self) -> bool {
+        !(self.output_up)() || self.past_high_water()
+    }
+
     fn past_high_water(&self) -> bool {
         let over = |used: u64, cap: u64| used as f64 >= self.high_water * cap as f64;
         self.windows
@@ -354,7 +297,7 @@ async fn route_normal(
     metrics: Arc<BufferMetrics>,
 ) {
     while let Ok(d) = intake.recv().await {
-        let d = if spill.past_high_water() {
+        let d = if spill.now() {
             d
         } else {
             match out.try_send(d) {
@@ -604,162 +547,5 @@ impl Rescue for WriterRescue {
                 false
             }
         }
-    }
-}
-
-/// The buffer's metrics, in the registry's style.
-pub fn render(w: &mut PromWriter, m: &BufferMetrics) {
-    let s = m.stats();
-    let mode = if m.reliable { "reliable" } else { "normal" };
-    let gauges: [(&str, &str, u64); 5] = [
-        (
-            "sluice_buffer_bytes",
-            "Disk buffer use: segment files plus records not yet written.",
-            s.bytes,
-        ),
-        (
-            "sluice_buffer_max_bytes",
-            "The disk buffer's budget (buffer.max_bytes, or DISKBUFSIZE x workers).",
-            s.max_bytes,
-        ),
-        (
-            "sluice_buffer_events",
-            "Events in the disk buffer not yet delivered.",
-            s.events,
-        ),
-        (
-            "sluice_buffer_records",
-            "Records (batches) in the disk buffer not yet delivered.",
-            s.records,
-        ),
-        (
-            "sluice_buffer_segments",
-            "Segment files of the disk buffer.",
-            s.segments as u64,
-        ),
-    ];
-    for (name, help, v) in gauges {
-        w.family(name, "gauge", help)
-            .sample(name, &[("mode", mode)], v);
-    }
-    w.family(
-        "sluice_buffer_oldest_event_age_seconds",
-        "gauge",
-        "Age of the oldest event in the disk buffer (0 when it is empty).",
-    )
-    .sample(
-        "sluice_buffer_oldest_event_age_seconds",
-        &[],
-        format!(
-            "{:.3}",
-            s.oldest_event_age.unwrap_or_default().as_secs_f64()
-        ),
-    );
-    w.family(
-        "sluice_buffer_full",
-        "gauge",
-        "1 while the disk buffer refuses appends and receivers are held back, by reason.",
-    );
-    for r in [
-        FullReason::MaxBytes,
-        FullReason::DiskFull,
-        FullReason::Backlog,
-        FullReason::WriteFailing,
-    ] {
-        w.sample(
-            "sluice_buffer_full",
-            &[("reason", r.as_str())],
-            u8::from(m.full() == Some(r)),
-        );
-    }
-    w.family(
-        "sluice_buffer_full_total",
-        "counter",
-        "Appends the disk buffer refused, by reason (each retried later; nothing is dropped).",
-    );
-    for (r, n) in [
-        (FullReason::MaxBytes, s.full_max_bytes_total),
-        (FullReason::DiskFull, s.full_disk_total),
-        (FullReason::Backlog, s.full_backlog_total),
-        (FullReason::WriteFailing, s.full_write_failing_total),
-    ] {
-        w.sample("sluice_buffer_full_total", &[("reason", r.as_str())], n);
-    }
-    let counters: [(&str, &str, u64); 7] = [
-        (
-            "sluice_buffer_appended_events_total",
-            "Events written to the disk buffer.",
-            s.appended_events_total,
-        ),
-        (
-            "sluice_buffer_appended_bytes_total",
-            "Bytes written to the disk buffer.",
-            s.appended_bytes_total,
-        ),
-        (
-            "sluice_buffer_spilled_events_total",
-            "Events normal mode sent to disk because HEC could not take them now.",
-            m.spilled_events(),
-        ),
-        (
-            "sluice_buffer_replayed_events_total",
-            "Events read back from the disk buffer and delivered (or refused) by HEC.",
-            m.replayed_events(),
-        ),
-        (
-            "sluice_buffer_recovered_events",
-            "Events found in the disk buffer at start, to deliver.",
-            m.recovered_events,
-        ),
-        (
-            "sluice_buffer_corrupt_records_total",
-            "Disk buffer records lost to damage (torn tail, flipped bits, truncated segment).",
-            s.corrupt_records,
-        ),
-        (
-            "sluice_buffer_write_errors_total",
-            "Failed writes or fsyncs of the disk buffer (retried).",
-            s.write_errors_total,
-        ),
-    ];
-    for (name, help, v) in counters {
-        let kind = if name.ends_with("_total") {
-            "counter"
-        } else {
-            "gauge"
-        };
-        w.family(name, kind, help).sample(name, &[], v);
-    }
-    for (name, help, h) in [
-        (
-            "sluice_buffer_write_seconds",
-            "Time of the write calls of one disk buffer flush.",
-            &s.write_latency,
-        ),
-        (
-            "sluice_buffer_fsync_seconds",
-            "Time of the fdatasync calls of one disk buffer flush.",
-            &s.fsync_latency,
-        ),
-        (
-            "sluice_buffer_commit_seconds",
-            "From a group's first append to its fsync: what reliable mode waits at most.",
-            &s.commit_latency,
-        ),
-    ] {
-        w.family(name, "histogram", help);
-        let mut count = 0;
-        for (le, n) in h.cumulative() {
-            let le = if le.is_infinite() {
-                "+Inf".to_string()
-            } else {
-                le.to_string()
-            };
-            w.sample(&format!("{name}_bucket"), &[("le", &le)], n);
-            count = n;
-        }
-        let sum = h.mean().map_or(0.0, |m| m.as_secs_f64() * count as f64);
-        w.sample(&format!("{name}_sum"), &[], format!("{sum:.6}"));
-        w.sample(&format!("{name}_count"), &[], count);
     }
 }

@@ -1,0 +1,252 @@
+//! The disk buffer as `/metrics` and `/health` see it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+
+use sluice_buffer::{BufferStats, FullReason, Writer};
+
+use crate::admin::PromWriter;
+
+/// The buffer as `/metrics` and `/health` see it.
+#[derive(Debug)]
+pub struct BufferMetrics {
+    pub(super) writer: Writer,
+    pub reliable: bool,
+    pub dir: PathBuf,
+    /// Events spilled to disk by normal mode (the output could not take them now).
+    pub(super) spilled_events: AtomicU64,
+    /// Events read back from the buffer and delivered (or refused) by the output.
+    pub(super) replayed_events: AtomicU64,
+    /// Events found in the buffer at start, to replay.
+    pub recovered_events: u64,
+    /// Why the router is waiting for room right now (a [`full_code`]), 0 when it is not.
+    pub(super) full_now: AtomicU8,
+    /// Kernel drops of UDP sockets counted while the buffer was full.
+    pub(super) udp_buffer_full_drops: AtomicU64,
+}
+
+fn full_code(r: FullReason) -> u8 {
+    match r {
+        FullReason::MaxBytes => 1,
+        FullReason::DiskFull => 2,
+        FullReason::Backlog => 3,
+        FullReason::WriteFailing => 4,
+    }
+}
+
+fn full_reason(code: u8) -> Option<FullReason> {
+    Some(match code {
+        1 => FullReason::MaxBytes,
+        2 => FullReason::DiskFull,
+        3 => FullReason::Backlog,
+        4 => FullReason::WriteFailing,
+        _ => return None,
+    })
+}
+
+impl BufferMetrics {
+    pub fn stats(&self) -> BufferStats {
+        self.writer.stats()
+    }
+
+    pub fn spilled_events(&self) -> u64 {
+        self.spilled_events.load(Relaxed)
+    }
+
+    pub fn replayed_events(&self) -> u64 {
+        self.replayed_events.load(Relaxed)
+    }
+
+    /// Why appends wait for room now (receivers are being held back), if they do.
+    pub fn full(&self) -> Option<FullReason> {
+        full_reason(self.full_now.load(Relaxed))
+    }
+
+    /// Counts UDP kernel drops that happened while the buffer was full.
+    pub fn add_buffer_full_drops(&self, n: u64) {
+        self.udp_buffer_full_drops.fetch_add(n, Relaxed);
+    }
+
+    pub fn buffer_full_drops(&self) -> u64 {
+        self.udp_buffer_full_drops.load(Relaxed)
+    }
+
+    /// `/health`'s reason to say "degraded", if any: the buffer is full (receivers held
+    /// back), or it holds events (the output is behind).
+    pub fn degraded(&self) -> Option<String> {
+        if let Some(r) = self.full() {
+            return Some(format!(
+                "disk buffer full ({r}): receivers are held back; UDP drops count as \
+                 reason=\"buffer_full\""
+            ));
+        }
+        let s = self.stats();
+        (s.events > 0).then(|| {
+            format!(
+                "buffering: {} events ({} bytes) on disk wait for HEC",
+                s.events, s.bytes
+            )
+        })
+    }
+
+    pub(super) fn set_full(&self, r: Option<FullReason>) {
+        self.full_now.store(r.map_or(0, full_code), Relaxed);
+    }
+}
+
+/// The buffer's metrics, in the registry's style.
+pub fn render(w: &mut PromWriter, m: &BufferMetrics) {
+    let s = m.stats();
+    let mode = if m.reliable { "reliable" } else { "normal" };
+    let gauges: [(&str, &str, u64); 5] = [
+        (
+            "sluice_buffer_bytes",
+            "Disk buffer use: segment files plus records not yet written.",
+            s.bytes,
+        ),
+        (
+            "sluice_buffer_max_bytes",
+            "The disk buffer's budget (buffer.max_bytes, or DISKBUFSIZE x workers).",
+            s.max_bytes,
+        ),
+        (
+            "sluice_buffer_events",
+            "Events in the disk buffer not yet delivered.",
+            s.events,
+        ),
+        (
+            "sluice_buffer_records",
+            "Records (batches) in the disk buffer not yet delivered.",
+            s.records,
+        ),
+        (
+            "sluice_buffer_segments",
+            "Segment files of the disk buffer.",
+            s.segments as u64,
+        ),
+    ];
+    for (name, help, v) in gauges {
+        w.family(name, "gauge", help)
+            .sample(name, &[("mode", mode)], v);
+    }
+    w.family(
+        "sluice_buffer_oldest_event_age_seconds",
+        "gauge",
+        "Age of the oldest event in the disk buffer (0 when it is empty).",
+    )
+    .sample(
+        "sluice_buffer_oldest_event_age_seconds",
+        &[],
+        format!(
+            "{:.3}",
+            s.oldest_event_age.unwrap_or_default().as_secs_f64()
+        ),
+    );
+    w.family(
+        "sluice_buffer_full",
+        "gauge",
+        "1 while the disk buffer refuses appends and receivers are held back, by reason.",
+    );
+    for r in [
+        FullReason::MaxBytes,
+        FullReason::DiskFull,
+        FullReason::Backlog,
+        FullReason::WriteFailing,
+    ] {
+        w.sample(
+            "sluice_buffer_full",
+            &[("reason", r.as_str())],
+            u8::from(m.full() == Some(r)),
+        );
+    }
+    w.family(
+        "sluice_buffer_full_total",
+        "counter",
+        "Appends the disk buffer refused, by reason (each retried later; nothing is dropped).",
+    );
+    for (r, n) in [
+        (FullReason::MaxBytes, s.full_max_bytes_total),
+        (FullReason::DiskFull, s.full_disk_total),
+        (FullReason::Backlog, s.full_backlog_total),
+        (FullReason::WriteFailing, s.full_write_failing_total),
+    ] {
+        w.sample("sluice_buffer_full_total", &[("reason", r.as_str())], n);
+    }
+    let counters: [(&str, &str, u64); 7] = [
+        (
+            "sluice_buffer_appended_events_total",
+            "Events written to the disk buffer.",
+            s.appended_events_total,
+        ),
+        (
+            "sluice_buffer_appended_bytes_total",
+            "Bytes written to the disk buffer.",
+            s.appended_bytes_total,
+        ),
+        (
+            "sluice_buffer_spilled_events_total",
+            "Events normal mode sent to disk because HEC could not take them now.",
+            m.spilled_events(),
+        ),
+        (
+            "sluice_buffer_replayed_events_total",
+            "Events read back from the disk buffer and delivered (or refused) by HEC.",
+            m.replayed_events(),
+        ),
+        (
+            "sluice_buffer_recovered_events",
+            "Events found in the disk buffer at start, to deliver.",
+            m.recovered_events,
+        ),
+        (
+            "sluice_buffer_corrupt_records_total",
+            "Disk buffer records lost to damage (torn tail, flipped bits, truncated segment).",
+            s.corrupt_records,
+        ),
+        (
+            "sluice_buffer_write_errors_total",
+            "Failed writes or fsyncs of the disk buffer (retried).",
+            s.write_errors_total,
+        ),
+    ];
+    for (name, help, v) in counters {
+        let kind = if name.ends_with("_total") {
+            "counter"
+        } else {
+            "gauge"
+        };
+        w.family(name, kind, help).sample(name, &[], v);
+    }
+    for (name, help, h) in [
+        (
+            "sluice_buffer_write_seconds",
+            "Time of the write calls of one disk buffer flush.",
+            &s.write_latency,
+        ),
+        (
+            "sluice_buffer_fsync_seconds",
+            "Time of the fdatasync calls of one disk buffer flush.",
+            &s.fsync_latency,
+        ),
+        (
+            "sluice_buffer_commit_seconds",
+            "From a group's first append to its fsync: what reliable mode waits at most.",
+            &s.commit_latency,
+        ),
+    ] {
+        w.family(name, "histogram", help);
+        let mut count = 0;
+        for (le, n) in h.cumulative() {
+            let le = if le.is_infinite() {
+                "+Inf".to_string()
+            } else {
+                le.to_string()
+            };
+            w.sample(&format!("{name}_bucket"), &[("le", &le)], n);
+            count = n;
+        }
+        let sum = h.mean().map_or(0.0, |m| m.as_secs_f64() * count as f64);
+        w.sample(&format!("{name}_sum"), &[], format!("{sum:.6}"));
+        w.sample(&format!("{name}_count"), &[], count);
+    }
+}

@@ -1,0 +1,249 @@
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use sluice_buffer::BufferConfig;
+use sluice_proto::batch::HoldKind;
+
+use super::*;
+use crate::output::{Destination, Output, OutputTask};
+
+/// An output that delivers only while its gate is open; until then it holds what it took
+/// (like HEC retrying a refused batch). At the abort, what it holds is abandoned.
+struct Gate {
+    open: Arc<AtomicBool>,
+    delivered: Arc<AtomicU64>,
+}
+
+impl Output for Gate {
+    fn kind(&self) -> &'static str {
+        "hec"
+    }
+
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(async move {
+            loop {
+                let d = tokio::select! {
+                    () = abort.cancelled() => return,
+                    r = queue.recv() => match r { Ok(d) => d, Err(_) => return },
+                };
+                loop {
+                    if self.open.load(Ordering::SeqCst) {
+                        self.delivered
+                            .fetch_add(u64::from(d.events()), Ordering::SeqCst);
+                        d.complete(Completion::Delivered);
+                        break;
+                    }
+                    tokio::select! {
+                        () = abort.cancelled() => {
+                            d.complete(Completion::Abandoned { reason: AbandonReason::Shutdown });
+                            return;
+                        }
+                        () = tokio::time::sleep(Duration::from_millis(2)) => {}
+                    }
+                }
+            }
+        })
+    }
+}
+
+struct Rig {
+    window: Arc<Window>,
+    memory: Arc<MemoryBudget>,
+    open: Arc<AtomicBool>,
+    delivered: Arc<AtomicU64>,
+    dest: Destination,
+    submit: Option<crate::output::Submit>,
+}
+
+fn rig(dir: &std::path::Path, reliable: bool, open: bool) -> Rig {
+    let window = Window::new("udp", 1000);
+    let memory = MemoryBudget::new(1 << 30);
+    let mut cfg = BufferConfig::new(dir);
+    cfg.max_bytes = 64 << 20;
+    cfg.flush_interval = Duration::from_millis(20);
+    if reliable {
+        cfg.mode = sluice_buffer::DurabilityMode::Reliable;
+    }
+    let buffer = Buffer::open(cfg, &["default"]).unwrap();
+    let open = Arc::new(AtomicBool::new(open));
+    let delivered = Arc::new(AtomicU64::new(0));
+    let output = Gate {
+        open: open.clone(),
+        delivered: delivered.clone(),
+    };
+    let opts = BufferOptions {
+        buffer,
+        reliable,
+        windows: vec![window.clone()],
+        memory: memory.clone(),
+        high_water: 0.5,
+        queue: 1,
+        output_up: Box::new(|| true),
+    };
+    let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
+    Rig {
+        window,
+        memory,
+        open,
+        delivered,
+        dest,
+        submit: Some(submit),
+    }
+}
+
+impl Rig {
+    /// A batch of `n` events holding `n` window permits.
+    async fn submit(&self, n: u32, tag: u32) {
+        let body = (0..n)
+            .map(|i| format!("{{\"e\":\"{tag}-{i}\"}}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut b = EncodedBatch::from_lines(Bytes::from(body)).unwrap();
+        let permit = self
+            .window
+            .acquire(n, &CancellationToken::new())
+            .await
+            .unwrap();
+        b.hold(HoldKind::Events, permit);
+        self.submit.as_ref().unwrap().submit(b);
+    }
+
+    async fn wait(&self, what: &str, f: impl Fn(&Rig) -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !f(self) {
+            assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    fn buffer(&self) -> &Arc<BufferMetrics> {
+        self.dest.buffer().unwrap()
+    }
+
+    async fn drain(mut self, within: Duration) -> (crate::output::DrainSummary, u64) {
+        drop(self.submit.take());
+        let s = self.dest.drain(Instant::now() + within).await;
+        (s, self.delivered.load(Ordering::SeqCst))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_mode_spills_what_a_stuck_output_cannot_take_and_delivers_it_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(dir.path(), false, false);
+    for i in 0..20 {
+        r.submit(10, i).await;
+    }
+    // At most one batch with the output and one in its queue: the others went to disk and
+    // their window slots are free again.
+    r.wait("spilled", |r| {
+        r.window.in_use() <= 20 && r.buffer().spilled_events() + r.window.in_use() == 200
+    })
+    .await;
+    let spilled = r.buffer().spilled_events();
+    assert_eq!(r.delivered.load(Ordering::SeqCst), 0);
+    assert!(r.buffer().degraded().is_some());
+    r.open.store(true, Ordering::SeqCst);
+    r.wait("all delivered", |r| {
+        r.delivered.load(Ordering::SeqCst) == 200
+    })
+    .await;
+    r.wait("buffer empty", |r| r.buffer().stats().events == 0)
+        .await;
+    assert_eq!(r.window.in_use(), 0);
+    assert_eq!(r.memory.in_use_bytes(), 0);
+    let stats = r.dest.stats().clone();
+    let (s, delivered) = r.drain(Duration::from_secs(5)).await;
+    assert_eq!(delivered, 200);
+    assert_eq!((s.delivered, s.lost, s.kept), (200, 0, 0), "{s:?}");
+    assert_eq!(stats.buffered_events(), spilled);
+    assert_eq!(stats.in_flight_events(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_mode_spills_past_the_window_high_water_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(dir.path(), false, true);
+    // 600 of 1000 permits held by the test: past the 0.5 mark, so even an idle output does
+    // not get new batches from memory.
+    let _held = r
+        .window
+        .acquire(600, &CancellationToken::new())
+        .await
+        .unwrap();
+    r.submit(10, 0).await;
+    r.wait("spilled", |r| r.buffer().spilled_events() == 10)
+        .await;
+    r.wait("delivered from disk", |r| {
+        r.delivered.load(Ordering::SeqCst) == 10
+    })
+    .await;
+    let (s, _) = r.drain(Duration::from_secs(5)).await;
+    assert_eq!((s.delivered, s.lost), (10, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_mode_persists_every_batch_before_freeing_its_window_slots() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(dir.path(), true, false);
+    for i in 0..5 {
+        r.submit(10, i).await;
+    }
+    r.wait("all on disk", |r| {
+        r.buffer().stats().appended_events_total == 50
+    })
+    .await;
+    // Every batch was written and synced, then handed over: none waits in memory.
+    r.wait("window freed", |r| r.window.in_use() == 0).await;
+    assert_eq!(
+        r.buffer().spilled_events(),
+        0,
+        "reliable mode does not spill"
+    );
+    r.open.store(true, Ordering::SeqCst);
+    r.wait("delivered", |r| r.delivered.load(Ordering::SeqCst) == 50)
+        .await;
+    let (s, _) = r.drain(Duration::from_secs(5)).await;
+    assert_eq!((s.delivered, s.lost, s.kept), (50, 0, 0), "{s:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_is_undelivered_at_the_drain_timeout_is_kept_and_replayed_by_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(dir.path(), false, false);
+    for i in 0..6 {
+        r.submit(10, i).await;
+    }
+    r.wait("spilled", |r| {
+        r.window.in_use() <= 20 && r.buffer().spilled_events() + r.window.in_use() == 60
+    })
+    .await;
+    let in_memory = r.window.in_use();
+    // The output never delivers: at the timeout, what it holds and what is queued are
+    // written to the buffer too (rescued), the rest was there already.
+    let (s, delivered) = r.drain(Duration::from_millis(300)).await;
+    assert_eq!(delivered, 0);
+    assert!(s.timed_out);
+    assert_eq!(s.lost, 0, "{s:?}");
+    assert_eq!(s.kept, 60, "{s:?}");
+    assert_eq!(s.rescued, in_memory, "{s:?}");
+
+    let next = rig(dir.path(), false, true);
+    assert_eq!(next.buffer().recovered_events, 60);
+    next.wait("replayed", |r| r.delivered.load(Ordering::SeqCst) == 60)
+        .await;
+    let (s, _) = next.drain(Duration::from_secs(5)).await;
+    assert_eq!((s.delivered, s.lost, s.kept), (60, 0, 0), "{s:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_destination_on_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap();
+    let e = Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap_err();
+    assert!(e.to_string().contains("in use"), "{e}");
+}
