@@ -505,7 +505,11 @@ impl Inner {
                         self.board.failover(idx);
                     }
                     failures = failures.saturating_add(1);
+                    // Not after a timeout: HEC may still be indexing what it did not answer
+                    // in time, and the slow-indexer handling below keeps the duplicates to
+                    // one batch per worker; a replay from the buffer would resend it whole.
                     if failures >= n_urls
+                        && reason != RetryReason::Timeout
                         && let Some(may) = hand_back
                         && (may.0)()
                     {
