@@ -5,9 +5,8 @@
 //! vendor sees an RFC message. Not a vendor: always active, like the fallbacks.
 
 use crate::classify::registry::{App, Input, Out, Topic, Vendor, When};
-use crate::classify::vendors::almost_levelword::split_program;
+use crate::classify::vendors::almost_levelword::set_host_and_tail;
 use crate::classify::vtime;
-use crate::message::Format;
 
 pub(crate) static BUILTIN: Vendor = Vendor {
     name: "almost_syslog_epoch",
@@ -75,13 +74,8 @@ fn epoch<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     let after = rest.get(host_len + 1..).unwrap_or_default();
-    let (program, pid, message) = split_program(after);
     out.time(ts);
-    out.host(&rest[..host_len]);
-    out.program = Some(program);
-    out.pid = Some(pid);
-    out.message(message);
-    out.format = Some(Format::Rfc3164);
+    set_host_and_tail(out, &rest[..host_len], after);
     true
 }
 

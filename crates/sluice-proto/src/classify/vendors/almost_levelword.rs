@@ -21,6 +21,17 @@ pub(crate) static BUILTIN: Vendor = Vendor {
     }],
 };
 
+/// The end of an almost-syslog header repair: HOST found, the rest read as
+/// `PROGRAM[PID]: MESSAGE`, and the message treated as RFC 3164 from here on.
+pub(crate) fn set_host_and_tail<'m>(out: &mut Out<'m>, host: &'m [u8], rest: &'m [u8]) {
+    let (program, pid, message) = split_program(rest);
+    out.host(host);
+    out.program = Some(program);
+    out.pid = Some(pid);
+    out.message(message);
+    out.format = Some(Format::Rfc3164);
+}
+
 /// `PROGRAM[PID]: MESSAGE` as syslog-ng's RFC 3164 parser splits it; `None` PROGRAM when
 /// the text has no `name[pid]:` / `name:` head.
 pub(crate) fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
@@ -146,12 +157,7 @@ fn levelword<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if let Some(ts) = vtime::strptime("%b %d %H:%M:%S", stamp, input.zone, input.now_unix_secs) {
         out.time(ts);
     }
-    let (program, pid, message) = split_program(rest);
-    out.host(host);
-    out.program = Some(program);
-    out.pid = Some(pid);
-    out.message(message);
-    out.format = Some(Format::Rfc3164);
+    set_host_and_tail(out, host, rest);
     true
 }
 

@@ -7,9 +7,8 @@
 
 use crate::classify::fallback::iso_prefix_len;
 use crate::classify::registry::{App, Input, Out, Topic, Vendor, When};
-use crate::classify::vendors::almost_levelword::split_program;
+use crate::classify::vendors::almost_levelword::set_host_and_tail;
 use crate::classify::vtime;
-use crate::message::Format;
 
 pub(crate) static BUILTIN: Vendor = Vendor {
     name: "almost_syslog_wrongver",
@@ -75,13 +74,8 @@ fn wrongver<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if host_len == 0 || host_len == rest.len() {
         return false;
     }
-    let (program, pid, message) = split_program(&rest[host_len + 1..]);
     out.time(stamp);
-    out.host(&rest[..host_len]);
-    out.program = Some(program);
-    out.pid = Some(pid);
-    out.message(message);
-    out.format = Some(Format::Rfc3164);
+    set_host_and_tail(out, &rest[..host_len], &rest[host_len + 1..]);
     true
 }
 
