@@ -24,7 +24,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use sluice_hec::{HecOutput, HecStats};
 use sluice_net::{NetError, PortClaimConfig};
 use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{
@@ -36,11 +35,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::metrics::{OutputMetrics, Registry};
-use crate::output::{BufferOptions, Destination, FileOutput, FileStats, Output};
+use crate::metrics::Registry;
+use crate::output::{DestinationSet, Limits};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
-use crate::telemetry::events::HecBridge;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
@@ -136,65 +134,43 @@ async fn run_async(
         },
     };
 
-    // --- output ------------------------------------------------------------------------
-    // Started before the listeners are bound (they hand their batches to it); it opens no
-    // connection until the first batch, and its reachability is probed after binding.
-    let (output, output_metrics, hec): (Box<dyn Output>, OutputMetrics, Option<HecOutput>) =
-        if config.uses_hec() {
-            let stats = Arc::new(HecStats::default());
-            let hec = HecOutput::new(config.hec.client_config()?, stats.clone())
-                .context("cannot set up the HEC client")?;
-            let bridge = Arc::new(HecBridge::new(crate::telemetry::metrics(), stats));
-            (Box::new(hec.clone()), OutputMetrics::Hec(bridge), Some(hec))
-        } else {
-            let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
-            let file = FileOutput::open(&config.output.file, stats.clone())?;
-            tracing::info!(
-                path = %config.output.file.display(),
-                "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
-            );
-            (Box::new(file), OutputMetrics::File(stats), None)
-        };
-    let hec_up: Box<dyn Fn() -> bool + Send + Sync> = match &output_metrics {
-        OutputMetrics::Hec(stats) => {
-            let stats = stats.clone();
-            Box::new(move || stats.stats().healthy())
-        }
-        OutputMetrics::File(_) => Box::new(|| true),
-    };
-    let buffer = open_buffer(&config, &udp_window, &tcp_window, &memory, hec_up)?;
-    let (mut destination, submit) = match buffer {
-        Some(opts) => Destination::start_buffered("default", output, opts)
-            .map_err(|e| anyhow::anyhow!("cannot start the disk buffer: {e}"))?,
-        None => Destination::start("default", output),
-    };
-    if let (Some(hec), Some(b)) = (&hec, destination.buffer()) {
-        // What HEC cannot take goes to the buffer rather than waiting in memory, while the
-        // buffer has room.
-        let b = b.clone();
-        hec.hand_back_when(move || b.full().is_none());
-    }
+    // --- outputs -----------------------------------------------------------------------
+    // Started before the listeners are bound (they hand their batches to them); they open
+    // no connection until the first batch, and HEC reachability is probed after binding.
+    let plan = config.destination_plan();
+    let routing = crate::routing::Routing::build(&config, &plan)?;
+    let windows = [udp_window.clone(), tcp_window.clone()];
+    let (mut destinations, submit) = DestinationSet::start(
+        &config,
+        &plan,
+        &Limits {
+            windows: &windows,
+            memory: &memory,
+        },
+        routing.fallback(),
+    )?;
+    let output_metrics = destinations.default_metrics.clone();
+    let routed_nowhere = submit.routed_nowhere();
 
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
     // receivers are gone.
     // Only with HEC: an unused handle would keep the destination open through the drain.
-    let metrics_submit = config.uses_hec().then(|| submit.clone());
+    let metrics_submit = config.uses_hec().then(|| submit.only(0)).flatten();
     let mut running = Running::new(shared, submit);
     let startup =
         running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
     let mut reloader = Reloader::new(args, config)?;
     let config = reloader.config();
-    if let Some(hec) = &hec {
+    for (name, hec) in std::mem::take(&mut destinations.hec) {
         for p in hec.probe().await {
             if p.reachable && p.token_accepted != Some(false) {
-                tracing::info!(url = %p.url, "{}", p.message);
+                tracing::info!(destination = %name, url = %p.url, "{}", p.message);
             } else {
-                tracing::error!(url = %p.url, "{}", p.message);
+                tracing::error!(destination = %name, url = %p.url, "{}", p.message);
             }
         }
     }
-    drop(hec);
 
     // --- receivers ---------------------------------------------------------------------
     let errors = running.commit(startup);
@@ -208,8 +184,14 @@ async fn run_async(
         ports: running.ports(),
         windows: vec![udp_window, tcp_window],
         memory,
-        destinations: vec![destination.stats().clone()],
-        buffer: destination.buffer().cloned(),
+        destinations: destinations
+            .dests
+            .iter()
+            .map(|d| d.stats().clone())
+            .collect(),
+        buffer: destinations.dests[0].buffer().cloned(),
+        extra_buffers: destinations.extra_buffers.clone(),
+        routed_nowhere,
         output: output_metrics,
         stopping: stopping.clone(),
         reload: reloader.stats(),
@@ -253,7 +235,7 @@ async fn run_async(
         &mut reloader,
         &mut running,
         &mut reload_rx,
-        &mut destination,
+        &mut destinations,
     )
     .await;
     if output_failed {
@@ -278,7 +260,7 @@ async fn run_async(
         "receivers stopped; every open batch has been handed to the output"
     );
 
-    let summary = destination.drain(deadline).await;
+    let summary = destinations.drain(deadline).await;
     admin_stop.cancel();
     drop(pid_file);
     // TCP chunks that never reached their port's combiner (a bug; counted when it happens).
@@ -327,62 +309,6 @@ async fn run_async(
         );
     }
     Ok(outcome)
-}
-
-/// Opens the HEC destination's disk buffer when it has one: takes its lock, replays what an
-/// earlier run left. Errors name the variable to change.
-fn open_buffer(
-    config: &Config,
-    udp_window: &Arc<Window>,
-    tcp_window: &Arc<Window>,
-    memory: &Arc<MemoryBudget>,
-    output_up: Box<dyn Fn() -> bool + Send + Sync>,
-) -> anyhow::Result<Option<BufferOptions>> {
-    if !config.uses_buffer() {
-        if config.uses_hec() {
-            tracing::info!(
-                "disk buffer off (SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE=no): a HEC outage \
-                 is held in memory up to the input windows"
-            );
-        }
-        return Ok(None);
-    }
-    let b = &config.buffer;
-    let size = b.effective_size(config.hec.workers);
-    let buffer =
-        sluice_buffer::Buffer::open(b.buffer_config(size.bytes), &["default"]).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot open the disk buffer: {e}; set {} to a writable directory, or \
-                 SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE=no",
-                b.dir_setting()
-            )
-        })?;
-    let r = buffer.recovery();
-    tracing::info!(
-        dir = %b.dir.display(),
-        mode = if b.reliable { "reliable" } else { "normal" },
-        max_bytes = size.bytes,
-        size = %size.how,
-        replay_events = r.replayed_events,
-        corrupt_records = r.corrupt_records,
-        "disk buffer open"
-    );
-    if r.replayed_events > 0 {
-        tracing::info!(
-            events = r.replayed_events,
-            records = r.replayed_records,
-            "delivering what the disk buffer kept from the last run"
-        );
-    }
-    Ok(Some(BufferOptions {
-        buffer,
-        reliable: b.reliable,
-        windows: vec![udp_window.clone(), tcp_window.clone()],
-        memory: memory.clone(),
-        high_water: b.high_water,
-        queue: config.hec.workers,
-        output_up,
-    }))
 }
 
 /// Counts UDP kernel drops as `buffer_full` while the disk buffer is full: the receivers
@@ -449,7 +375,7 @@ async fn serve(
     reloader: &mut Reloader,
     running: &mut Running,
     requests: &mut tokio::sync::mpsc::Receiver<ReloadRequest>,
-    output: &mut Destination,
+    output: &mut DestinationSet,
 ) -> bool {
     let Some(Signals {
         mut term,
@@ -654,6 +580,10 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
             max_events: config.hec.batch_lines,
             max_bytes: config.hec.batch_bytes.0 as usize,
             timeout: config.hec.batch_timeout,
+        },
+        routing: {
+            let routing = crate::routing::Routing::build(config, &config.destination_plan())?;
+            (!routing.is_uniform()).then(|| Arc::new(routing))
         },
     })
 }

@@ -19,6 +19,7 @@ pub mod parallel;
 pub mod pipeline;
 pub mod proxy;
 pub mod reload;
+pub mod routing;
 pub mod sc4s_metrics;
 pub mod stream;
 pub mod tcp;

@@ -92,6 +92,10 @@ pub struct Registry {
     pub destinations: Vec<Arc<DestinationStats>>,
     /// The HEC destination's disk buffer, when it has one.
     pub buffer: Option<Arc<crate::output::BufferMetrics>>,
+    /// The disk buffers of the additional destinations, by destination name.
+    pub extra_buffers: Vec<(String, Arc<crate::output::BufferMetrics>)>,
+    /// Events whose destination set was empty (routing sent them nowhere).
+    pub routed_nowhere: Arc<std::sync::atomic::AtomicU64>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
@@ -302,6 +306,18 @@ impl Collector for Registry {
             &self.destinations,
             self.chunks_lost_total(),
             buffer_full,
+            self.routed_nowhere.load(Ordering::Relaxed),
+        );
+        w.family(
+            "sluice_archive_write_errors_total",
+            "counter",
+            "Events the archive (d_archive) could not write (also counted as dropped, reason \
+             archive_rejected).",
+        );
+        w.sample(
+            "sluice_archive_write_errors_total",
+            &[],
+            crate::output::archive::ARCHIVE_WRITE_ERRORS.load(Ordering::Relaxed),
         );
         if let Some(b) = &self.buffer {
             crate::output::buffered::render(&mut w, b);
@@ -516,6 +532,7 @@ fn render_destinations(
     dests: &[Arc<DestinationStats>],
     chunks_lost: u64,
     buffer_full: u64,
+    routed_nowhere: u64,
 ) {
     w.family(
         "sluice_delivered_total",
@@ -537,7 +554,8 @@ fn render_destinations(
          by the drain timeout (drain_timeout), the output gone (output_gone), a delivery never \
          completed (uncompleted: a bug), handed back with no buffer to keep them \
          (retry_without_buffer), UDP datagrams the kernel dropped while the disk buffer was \
-         full and the receivers held back (buffer_full).",
+         full and the receivers held back (buffer_full), events routed to no destination \
+         (no_destination).",
     );
     let mut rejected: Vec<(&str, u64)> = Vec::new();
     for d in dests {
@@ -565,6 +583,13 @@ fn render_destinations(
         "sluice_dropped_total",
         &[("reason", "buffer_full")],
         buffer_full,
+    );
+    // On purpose: filtered alternates that replace every destination with none, or events
+    // no GLOBAL destination takes and no alternate selects.
+    w.sample(
+        "sluice_dropped_total",
+        &[("reason", "no_destination")],
+        routed_nowhere,
     );
 
     w.family(

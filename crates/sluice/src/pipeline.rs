@@ -6,14 +6,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
-use sluice_proto::classify::{Classifier, SourceMeta, classify};
+use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
-use sluice_proto::{Format, ParseOptions, parse};
+use sluice_proto::{Format, Message, ParseOptions, parse};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::output::Submit;
+use crate::routing::Routing;
 use crate::telemetry::InternalEvent;
 pub use crate::telemetry::events::ReceiverCounters;
 use crate::telemetry::events::{BatchEmitted, Classified, OutputGone, Received};
@@ -27,6 +28,23 @@ pub struct Processor {
     pub tables: Classifier,
     pub encode: EncodeOptions,
     pub batch: BatchPolicy,
+    /// Per-event destinations, when they differ by vendor_product or severity (`None`: every
+    /// event goes to the same destinations and nothing is looked up).
+    pub routing: Option<Arc<Routing>>,
+}
+
+/// The destination set of a classified message (see [`crate::routing`]).
+#[inline]
+fn route(r: &Routing, class: &Classification<'_, '_>, msg: &Message<'_>) -> u64 {
+    let severity = msg
+        .priority
+        .map_or(crate::routing::DEFAULT_SEVERITY, |p| p.severity());
+    let ((v, v_tail), (p, p_tail)) = (class.vendor.parts(), class.product.parts());
+    if v_tail.is_empty() && p_tail.is_empty() {
+        return r.dests(v, p, severity);
+    }
+    // A vendor or product built from two pieces (rare): joined for the lookup.
+    r.dests(&[v, v_tail].concat(), &[p, p_tail].concat(), severity)
 }
 
 /// The processor every receiver shares. Receivers load it once per batch (a `recvmmsg`, a
@@ -110,9 +128,13 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
-        builder.push_with(at.instant, |out| {
+        let encode = |out: &mut Vec<u8>| {
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
-        })
+        };
+        match &self.routing {
+            None => builder.push_with(at.instant, encode),
+            Some(r) => builder.push_routed(at.instant, route(r, &class, &msg), encode),
+        }
     }
 
     /// [`process`](Self::process), adding `tag` to the event's `sc4s_tags` (when indexed
@@ -140,11 +162,15 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
-        builder.push_with(at.instant, |out| {
+        let encode = |out: &mut Vec<u8>| {
             let start = out.len();
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
             append_tag(out, start, tag);
-        })
+        };
+        match &self.routing {
+            None => builder.push_with(at.instant, encode),
+            Some(r) => builder.push_routed(at.instant, route(r, &class, &msg), encode),
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::values::{
-    any, non_empty, non_negative_secs, parse_bool, parse_headers, parse_port_or_zero, parse_ports,
+    any, non_empty, non_negative_secs, parse_bool, parse_port_or_zero, parse_ports,
     parse_rcvbuf, positive, positive_secs, positive_size, positive_u64,
 };
 use super::{Balance, Config, ConfigError, PeerVerify, SourceProto};
@@ -57,20 +57,11 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_ENABLE_EBPF",
     "SC4S_EBPF_NO_SOCKETS",
     "SC4S_IPV6_ENABLE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TIMEOUT",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS",
     "SC4S_VAR",
     "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC",
+    "SC4S_DEST_SPLUNK_HEC_GLOBAL",
+    "SC4S_ARCHIVE_GLOBAL",
+    "SC4S_GLOBAL_ARCHIVE_MODE",
     "SC4S_DEFAULT_TIMEZONE",
     "SC4S_LISTEN_STATUS_PORT",
     "SC4S_CONTAINER_HOST",
@@ -212,74 +203,12 @@ impl Config {
             self.udp.balance = b;
         }
 
-        if let Some(urls) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", non_empty)? {
-            self.hec.urls = urls
-                .split([',', ' '])
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| s.trim().to_owned())
-                .collect();
-        }
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
-            any,
-            &mut self.hec.token,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
-            parse_bool,
-            &mut self.hec.tls_verify,
-        )?;
-        if let Some(d) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT", non_empty)? {
-            self.hec.tls_mount = Some(PathBuf::from(d));
-        }
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
-            positive,
-            &mut self.hec.workers,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
-            positive,
-            &mut self.hec.batch_lines,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
-            positive_size,
-            &mut self.hec.batch_bytes,
-        )?;
-        if let Some(ms) = get(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT",
-            positive_u64,
-        )? {
-            self.hec.batch_timeout = Duration::from_millis(ms);
-        }
-        if let Some(s) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_TIMEOUT", positive_u64)? {
-            self.hec.timeout = Duration::from_secs(s);
-        }
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
-            parse_bool,
-            &mut self.hec.compression,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
-            parse_bool,
-            &mut self.hec.connection_close,
-        )?;
-        if let Some(h) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS", parse_headers)? {
-            self.hec.headers = h;
-        }
+        self.hec.apply_sc4s_env(env, "DEFAULT")?;
         self.apply_hec_env(env, &mut report)?;
         let workers = self.hec.workers;
-        self.buffer.apply_env(env, workers, &mut report)?;
+        self.buffer
+            .apply_env(env, "DEFAULT", workers, &mut report)?;
+        self.apply_destinations_env(env, &mut report)?;
 
         set(
             env,
@@ -378,7 +307,7 @@ impl Config {
 
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name)
-                && !super::buffer::BUFFER_VARS.contains(&name)
+                && !self.reads_destination_var(name)
                 && vendor_port_var(name).is_none()
             {
                 report.unsupported.push(name.to_owned());
