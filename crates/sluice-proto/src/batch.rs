@@ -585,6 +585,8 @@ impl BatchBuilder {
         let mut dests = std::mem::take(&mut self.dests);
         if !dests.is_empty() {
             dests.resize(starts.len(), UNROUTED);
+            // Routed once, routed again: sized like the event starts.
+            self.dests = Vec::with_capacity(self.next_events);
         }
         self.opened = None;
         self.due = None;
