@@ -115,7 +115,7 @@ pub struct ArchiveConfig {
     pub vendor_products: Vec<String>,
     /// `SC4S_GLOBAL_ARCHIVE_MODE`.
     pub mode: ArchiveMode,
-    /// Where the files go (default `$SC4S_VAR/archive`, else `./archive`).
+    /// Where the files go (unset: `$SC4S_VAR/archive` as SC4S writes them, else `./archive`).
     pub dir: Option<PathBuf>,
 }
 
@@ -231,7 +231,6 @@ impl Config {
         self.archive
             .dir
             .clone()
-            .or_else(|| self.sc4s_var.as_ref().map(|v| v.join("archive")))
             .unwrap_or_else(|| PathBuf::from("./archive"))
     }
 
@@ -259,8 +258,10 @@ impl Config {
         env: &Env,
         report: &mut EnvReport,
     ) -> Result<(), ConfigError> {
-        if let Some(v) = get(env, "SC4S_VAR", non_empty)? {
-            self.sc4s_var = Some(PathBuf::from(v.trim()));
+        if let Some(v) = get(env, "SC4S_VAR", non_empty)?
+            && self.archive.dir.is_none()
+        {
+            self.archive.dir = Some(Path::new(v.trim()).join("archive"));
         }
         // The default destination's mode: SC4S_DEST_SPLUNK_HEC_GLOBAL wins over _MODE.
         if let Some(m) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_MODE", DestMode::parse)? {

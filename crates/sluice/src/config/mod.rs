@@ -87,10 +87,6 @@ pub struct Config {
     pub routing: RoutingConfig,
     /// Events written to local files (`SC4S_ARCHIVE_GLOBAL`, `SC4S_GLOBAL_ARCHIVE_MODE`).
     pub archive: ArchiveConfig,
-    /// `SC4S_VAR`, where SC4S keeps its state (the archive's default directory); from the
-    /// environment only.
-    #[serde(skip)]
-    pub sc4s_var: Option<PathBuf>,
     /// What the service manager hands the process (`HOSTNAME`, `NOTIFY_SOCKET`, …); from the
     /// environment only, never from TOML.
     #[serde(skip)]
