@@ -319,8 +319,14 @@ impl Collector for Registry {
             &[],
             crate::output::archive::ARCHIVE_WRITE_ERRORS.load(Ordering::Relaxed),
         );
-        if let Some(b) = &self.buffer {
-            crate::output::buffered::render(&mut w, b);
+        let buffers: Vec<(&str, &crate::output::BufferMetrics)> = self
+            .buffer
+            .iter()
+            .map(|b| ("default", &**b))
+            .chain(self.extra_buffers.iter().map(|(n, b)| (n.as_str(), &**b)))
+            .collect();
+        if !buffers.is_empty() {
+            crate::output::buffered::render(&mut w, &buffers);
         }
         w.encode(enc)
     }
