@@ -110,16 +110,30 @@ fn select_alternates_route_events_by_vendor_product_to_the_right_destination_onl
     // Nothing more comes.
     std::thread::sleep(Duration::from_millis(500));
     let (ea, eb) = (a.events(), b.events());
-    assert_eq!(ea.len() as u64, 2 * N, "the default destination gets everything once");
+    assert_eq!(
+        ea.len() as u64,
+        2 * N,
+        "the default destination gets everything once"
+    );
     assert_eq!(ea.iter().filter(|e| is_asa(e)).count() as u64, N);
     assert_eq!(eb.len() as u64, N, "OTHER gets the Cisco ASA events only");
-    assert!(eb.iter().all(is_asa), "{:?}", eb.iter().find(|e| !is_asa(e)));
+    assert!(
+        eb.iter().all(is_asa),
+        "{:?}",
+        eb.iter().find(|e| !is_asa(e))
+    );
     // Every ASA event exactly once at OTHER.
     let mut conns: Vec<String> = eb
         .iter()
         .map(|e| {
             let t = e["event"].as_str().unwrap();
-            t.split("connection ").nth(1).unwrap().split(' ').next().unwrap().to_owned()
+            t.split("connection ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_owned()
         })
         .collect();
     conns.sort();
@@ -178,9 +192,15 @@ fn filtered_alternates_replace_the_normal_destinations_for_matching_events() {
     };
     let (ea, eb) = (a.events(), b.events());
     assert_eq!(ea.len() as u64, 2 * N);
-    assert!(!ea.iter().any(debug), "a debug ASA event reached the default destination");
+    assert!(
+        !ea.iter().any(debug),
+        "a debug ASA event reached the default destination"
+    );
     assert_eq!(eb.len() as u64, N);
-    assert!(eb.iter().all(debug), "OTHER got an event the filter does not match");
+    assert!(
+        eb.iter().all(debug),
+        "OTHER got an event the filter does not match"
+    );
 }
 
 #[test]
@@ -230,8 +250,17 @@ fn one_destination_down_does_not_stall_the_other_and_neither_loses_anything() {
     }
     let n = ROUNDS * PER;
     let t = Instant::now();
-    wait_events(&a, n, Duration::from_secs(60), &d, "default while OTHER is down");
-    eprintln!("default destination: {n} events in {:?} with OTHER down", t.elapsed());
+    wait_events(
+        &a,
+        n,
+        Duration::from_secs(60),
+        &d,
+        "default while OTHER is down",
+    );
+    eprintln!(
+        "default destination: {n} events in {:?} with OTHER down",
+        t.elapsed()
+    );
     assert_eq!(b.accepted_events(), 0, "OTHER is still refusing");
     // OTHER's share waits in its own disk buffer; the default destination's is empty.
     let m = d.metrics();
@@ -291,7 +320,10 @@ fn with_buffer_and_indexer_ack_a_batch_leaves_the_buffer_only_when_acked() {
             .env("SLUICE_HEC_ACK_POLL_INTERVAL", 100)
             .env("SLUICE_HEC_ACK_TIMEOUT", 3600)
             .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_RELIABLE", "yes")
-            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR", buffer_dir.display())
+            .env(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR",
+                buffer_dir.display(),
+            )
             .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50)
     };
     let d = Daemon::start(opts(&sink));
@@ -318,11 +350,18 @@ fn with_buffer_and_indexer_ack_a_batch_leaves_the_buffer_only_when_acked() {
     let good = recording_sink(Faults::default(), true);
     let d = Daemon::start(opts(&good));
     assert!(
-        d.log().contains("delivering what the disk buffer kept from the last run"),
+        d.log()
+            .contains("delivering what the disk buffer kept from the last run"),
         "log:\n{}",
         d.log()
     );
-    wait_events(&good, N, Duration::from_secs(60), &d, "replay after restart");
+    wait_events(
+        &good,
+        N,
+        Duration::from_secs(60),
+        &d,
+        "replay after restart",
+    );
     let m = d.wait_metrics(Duration::from_secs(30), |m| {
         m.sum("sluice_buffer_events", &[]) == 0.0
     });
@@ -365,7 +404,9 @@ fn the_archive_writes_the_compliance_layout_under_sc4s_var() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert!(
-        files.iter().all(|f| f.ends_with("-archive.log") && f.len() == "YYYY-MM-DD-archive.log".len()),
+        files
+            .iter()
+            .all(|f| f.ends_with("-archive.log") && f.len() == "YYYY-MM-DD-archive.log".len()),
         "{files:?}"
     );
     // Only Cisco ASA is archived.

@@ -288,7 +288,8 @@ impl EncodedBatch {
     /// batch has no hold of `kind`.
     pub fn share_holds(&mut self, kind: HoldKind) -> Option<std::sync::Arc<dyn Any + Send + Sync>> {
         let holds = std::mem::take(self.holds.of(kind));
-        (!holds.is_empty()).then(|| std::sync::Arc::new(holds) as std::sync::Arc<dyn Any + Send + Sync>)
+        (!holds.is_empty())
+            .then(|| std::sync::Arc::new(holds) as std::sync::Arc<dyn Any + Send + Sync>)
     }
 
     /// Ties `hold` to this batch: it is released (dropped) with the batch, or through the

@@ -128,9 +128,8 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
-        let encode = |out: &mut Vec<u8>| {
-            encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
-        };
+        let encode =
+            |out: &mut Vec<u8>| encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
         match &self.routing {
             None => builder.push_with(at.instant, encode),
             Some(r) => builder.push_routed(at.instant, route(r, &class, &msg), encode),

@@ -31,11 +31,14 @@ use crate::config::{Config, ConfigError, DestMode, DestPlan};
 /// Severity of an event without a PRI: syslog-ng's default priority is `user.notice`.
 pub const DEFAULT_SEVERITY: u8 = 5;
 
+/// Route indexes by product, of one vendor.
+type ByProduct = HashMap<Box<[u8]>, u16>;
+
 /// The precomputed routing table.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Routing {
     /// By vendor, then product: the route's index in `routes`.
-    by_vendor: HashMap<Box<[u8]>, HashMap<Box<[u8]>, u16>>,
+    by_vendor: HashMap<Box<[u8]>, ByProduct>,
     /// Destination sets by severity (0 = emerg … 7 = debug).
     routes: Vec<[u64; 8]>,
     /// Events of every other vendor_product.
@@ -109,8 +112,12 @@ impl Routing {
                 .iter()
                 .try_fold(0u64, |acc, n| Ok(acc | bit(setting, n)?))
         };
-        let alternates_setting =
-            |vp: &str| format!("SC4S_DEST_{}_ALTERNATES / routing.alternates.{vp}", vp.to_ascii_uppercase());
+        let alternates_setting = |vp: &str| {
+            format!(
+                "SC4S_DEST_{}_ALTERNATES / routing.alternates.{vp}",
+                vp.to_ascii_uppercase()
+            )
+        };
 
         let mut global = 0u64;
         for (i, d) in plan.iter().enumerate() {
@@ -130,7 +137,12 @@ impl Routing {
             fallback |= archive_bit;
         }
 
-        let mut keys: Vec<String> = r.alternates.keys().filter(|k| *k != "global").cloned().collect();
+        let mut keys: Vec<String> = r
+            .alternates
+            .keys()
+            .filter(|k| *k != "global")
+            .cloned()
+            .collect();
         keys.extend(r.filtered_alternates.keys().cloned());
         keys.extend(config.archive.vendor_products.iter().cloned());
         for k in r.alt_filter.keys() {
@@ -157,7 +169,12 @@ impl Routing {
             if let Some(names) = r.alternates.get(vp) {
                 normal |= bits(&alternates_setting(vp), names)?;
             }
-            if config.archive.vendor_products.iter().any(|a| a.eq_ignore_ascii_case(vp)) {
+            if config
+                .archive
+                .vendor_products
+                .iter()
+                .any(|a| a.eq_ignore_ascii_case(vp))
+            {
                 normal |= archive_bit;
             }
             let mut by_severity = [normal; 8];

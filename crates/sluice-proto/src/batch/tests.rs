@@ -402,7 +402,11 @@ fn select_copies_the_picked_events_and_shared_holds_live_until_the_last_part() {
     drop(p1);
     assert_eq!(live.load(Ordering::SeqCst), 2, "p2 still holds both");
     p2.release(HoldKind::Events);
-    assert_eq!(live.load(Ordering::SeqCst), 1, "the event hold went with the last part");
+    assert_eq!(
+        live.load(Ordering::SeqCst),
+        1,
+        "the event hold went with the last part"
+    );
     drop(p2);
     assert_eq!(live.load(Ordering::SeqCst), 0);
 }

@@ -76,7 +76,11 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
                     let size = buffer.effective_size_for(&d.id, hec.workers);
                     out.line(format!(
                         "    disk buffer: {} in {}, up to {} bytes in all: {}  <- {}",
-                        if buffer.reliable { "reliable" } else { "normal" },
+                        if buffer.reliable {
+                            "reliable"
+                        } else {
+                            "normal"
+                        },
                         buffer.dir.display(),
                         size.bytes,
                         size.how,

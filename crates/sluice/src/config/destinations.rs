@@ -124,8 +124,8 @@ pub struct ArchiveConfig {
 pub enum DestKind {
     /// A HEC destination: the default one (`[hec]`, `[buffer]`) or an additional one.
     Hec {
-        hec: HecConfig,
-        buffer: BufferSettings,
+        hec: Box<HecConfig>,
+        buffer: Box<BufferSettings>,
     },
     /// The JSON-lines file (no HEC URL configured).
     File(PathBuf),
@@ -191,8 +191,8 @@ impl Config {
             mode: default_mode,
             kind: if self.uses_hec() {
                 DestKind::Hec {
-                    hec: self.hec.clone(),
-                    buffer: self.buffer.clone(),
+                    hec: Box::new(self.hec.clone()),
+                    buffer: Box::new(self.buffer.clone()),
                 }
             } else {
                 DestKind::File(self.output.file.clone())
@@ -205,8 +205,8 @@ impl Config {
                 table: format!("destinations.{id}"),
                 mode: d.mode,
                 kind: DestKind::Hec {
-                    hec: d.hec.clone(),
-                    buffer: d.buffer.clone(),
+                    hec: Box::new(d.hec.clone()),
+                    buffer: Box::new(d.buffer.clone()),
                 },
             });
         }
@@ -349,12 +349,12 @@ impl Config {
                 self.routing
                     .alternates
                     .insert(vp.to_ascii_lowercase(), list(&[',', ' ']));
-            } else if let Some(vp) = rest.strip_suffix("_ARCHIVE") {
-                if get(env, name, parse_bool)? == Some(true) {
-                    let vp = vp.to_ascii_lowercase();
-                    if !self.archive.vendor_products.contains(&vp) {
-                        self.archive.vendor_products.push(vp);
-                    }
+            } else if let Some(vp) = rest.strip_suffix("_ARCHIVE")
+                && get(env, name, parse_bool)? == Some(true)
+            {
+                let vp = vp.to_ascii_lowercase();
+                if !self.archive.vendor_products.contains(&vp) {
+                    self.archive.vendor_products.push(vp);
                 }
             }
         }
@@ -414,9 +414,14 @@ impl Config {
             return false;
         };
         !rest.starts_with("SPLUNK_")
-            && ["_FILTERED_ALTERNATES", "_ALT_FILTER", "_ALTERNATES", "_ARCHIVE"]
-                .iter()
-                .any(|s| rest.ends_with(s))
+            && [
+                "_FILTERED_ALTERNATES",
+                "_ALT_FILTER",
+                "_ALTERNATES",
+                "_ARCHIVE",
+            ]
+            .iter()
+            .any(|s| rest.ends_with(s))
     }
 
     /// Destination checks: every destination's settings, distinct buffer directories,

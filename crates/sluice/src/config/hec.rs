@@ -137,7 +137,12 @@ impl HecConfig {
         }
         set(env, &var("WORKERS"), positive, &mut self.workers)?;
         set(env, &var("BATCH_LINES"), positive, &mut self.batch_lines)?;
-        set(env, &var("BATCH_BYTES"), positive_size, &mut self.batch_bytes)?;
+        set(
+            env,
+            &var("BATCH_BYTES"),
+            positive_size,
+            &mut self.batch_bytes,
+        )?;
         if let Some(ms) = get(env, &var("BATCH_TIMEOUT"), positive_u64)? {
             self.batch_timeout = Duration::from_millis(ms);
         }
@@ -182,9 +187,7 @@ impl HecConfig {
     /// `table` (`hec`, `destinations.other.hec`); errors name both.
     pub fn client_config_for(&self, id: &str, table: &str) -> Result<ClientConfig, ConfigError> {
         let urls = normalize_urls(&self.urls.join(",")).map_err(|e| {
-            ConfigError::Invalid(format!(
-                "SC4S_DEST_SPLUNK_HEC_{id}_URL / {table}.urls: {e}"
-            ))
+            ConfigError::Invalid(format!("SC4S_DEST_SPLUNK_HEC_{id}_URL / {table}.urls: {e}"))
         })?;
         let mut headers = Vec::with_capacity(self.headers.len());
         for h in &self.headers {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::values::{
-    any, non_empty, non_negative_secs, parse_bool, parse_port_or_zero, parse_ports,
-    parse_rcvbuf, positive, positive_secs, positive_size, positive_u64,
+    any, non_empty, non_negative_secs, parse_bool, parse_port_or_zero, parse_ports, parse_rcvbuf,
+    positive, positive_secs, positive_size, positive_u64,
 };
 use super::{Balance, Config, ConfigError, PeerVerify, SourceProto};
 use crate::env::{Env, Value};

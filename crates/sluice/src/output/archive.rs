@@ -293,8 +293,7 @@ mod tests {
         );
         let batch = EncodedBatch::from_lines(body).unwrap();
         assert_eq!(a.write_batch(&batch), Completion::Delivered);
-        let text =
-            std::fs::read_to_string(dir.path().join("st/h/1970-01-01-archive.log")).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("st/h/1970-01-01-archive.log")).unwrap();
         assert_eq!(text.lines().count(), 2);
         assert!(text.lines().all(|l| l.starts_with('{')));
 

@@ -344,11 +344,7 @@ impl Submit {
             return;
         }
         let resolve = |m: u64| {
-            if m == UNROUTED {
-                t.unrouted
-            } else {
-                m & t.all
-            }
+            if m == UNROUTED { t.unrouted } else { m & t.all }
         };
         let (mut union, mut every, mut nowhere) = (0u64, t.all, 0u64);
         if batch.dests().is_empty() {
@@ -441,7 +437,11 @@ impl Submit {
     /// A handle to destination `i` alone (sluice's own metrics go to the default one).
     pub fn only(&self, i: usize) -> Option<Submit> {
         let t = self.inner.targets.get(i)?;
-        Some(Submit::single(t.tx.clone(), t.stats.clone(), t.sink.clone()))
+        Some(Submit::single(
+            t.tx.clone(),
+            t.stats.clone(),
+            t.sink.clone(),
+        ))
     }
 
     /// Events dropped because their destination set was empty.

@@ -14,7 +14,9 @@ use sluice_hec::{HecOutput, HecStats};
 use tokio::time::Instant;
 
 use super::archive::ArchiveOutput;
-use super::{BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit};
+use super::{
+    BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit,
+};
 use crate::config::{BufferSettings, Config, DestKind, DestPlan};
 use crate::metrics::OutputMetrics;
 use crate::telemetry::events::HecBridge;
@@ -56,8 +58,11 @@ impl DestinationSet {
             let (dest, submit) = match &d.kind {
                 DestKind::Hec { hec, buffer } => {
                     let stats = Arc::new(HecStats::default());
-                    let output = HecOutput::new(hec.client_config_for(&d.id, &d.table)?, stats.clone())
-                        .with_context(|| format!("cannot set up the HEC client of destination {}", d.name))?;
+                    let output =
+                        HecOutput::new(hec.client_config_for(&d.id, &d.table)?, stats.clone())
+                            .with_context(|| {
+                                format!("cannot set up the HEC client of destination {}", d.name)
+                            })?;
                     if d.name == "default" {
                         let bridge =
                             Arc::new(HecBridge::new(crate::telemetry::metrics(), stats.clone()));
@@ -72,13 +77,15 @@ impl DestinationSet {
                         Box::new(move || up.healthy()),
                     )?;
                     let (dest, submit) = match opts {
-                        Some(o) => Destination::start_buffered(&d.name, Box::new(output.clone()), o)
-                            .map_err(|e| {
-                                anyhow::anyhow!(
-                                    "cannot start the disk buffer of destination {}: {e}",
-                                    d.name
-                                )
-                            })?,
+                        Some(o) => {
+                            Destination::start_buffered(&d.name, Box::new(output.clone()), o)
+                                .map_err(|e| {
+                                    anyhow::anyhow!(
+                                        "cannot start the disk buffer of destination {}: {e}",
+                                        d.name
+                                    )
+                                })?
+                        }
                         None => Destination::start(&d.name, Box::new(output.clone())),
                     };
                     if let Some(b) = dest.buffer() {
@@ -87,7 +94,8 @@ impl DestinationSet {
                         let b = b.clone();
                         output.hand_back_when(move || b.full().is_none());
                         if d.name != "default" {
-                            extra_buffers.push((d.name.clone(), dest.buffer().cloned().expect("checked")));
+                            extra_buffers
+                                .push((d.name.clone(), dest.buffer().cloned().expect("checked")));
                         }
                     }
                     hec_outputs.push((d.name.clone(), output));

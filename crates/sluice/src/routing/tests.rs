@@ -97,8 +97,16 @@ fn filtered_alternates_replace_the_normal_destinations() {
         ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_fmt_other"),
     ]))
     .unwrap();
-    assert_eq!(r.dests(b"cisco", b"asa", 7), 0b10, "debug: only the alternate");
-    assert_eq!(r.dests(b"cisco", b"asa", 3), 0b01, "err: the normal destinations");
+    assert_eq!(
+        r.dests(b"cisco", b"asa", 7),
+        0b10,
+        "debug: only the alternate"
+    );
+    assert_eq!(
+        r.dests(b"cisco", b"asa", 3),
+        0b01,
+        "err: the normal destinations"
+    );
     // Without a filter SC4S uses f_is_nevermatch: nothing changes.
     let r = routing(&with(&[(
         "SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES",
@@ -110,7 +118,10 @@ fn filtered_alternates_replace_the_normal_destinations() {
     }
     // A filter per alternate, and ranges.
     let r = routing(&with(&[
-        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "level(emerg..err),level(info, debug)"),
+        (
+            "SC4S_DEST_CISCO_ASA_ALT_FILTER",
+            "level(emerg..err),level(info, debug)",
+        ),
         (
             "SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES",
             "d_hec_fmt,d_hec_fmt_other",
@@ -119,7 +130,11 @@ fn filtered_alternates_replace_the_normal_destinations() {
     .unwrap();
     assert_eq!(r.dests(b"cisco", b"asa", 0), 0b01);
     assert_eq!(r.dests(b"cisco", b"asa", 3), 0b01);
-    assert_eq!(r.dests(b"cisco", b"asa", 4), 0b11, "warning matches neither");
+    assert_eq!(
+        r.dests(b"cisco", b"asa", 4),
+        0b11,
+        "warning matches neither"
+    );
     assert_eq!(r.dests(b"cisco", b"asa", 6), 0b10);
 }
 
@@ -133,9 +148,12 @@ fn unknown_filters_and_destinations_name_the_setting() {
     .to_string();
     assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
     assert!(e.contains("f_is_rfc5424_strict"), "{e}");
-    let e = routing(&with(&[("SC4S_DEST_CISCO_ASA_ALTERNATES", "d_syslog_relay")]))
-        .unwrap_err()
-        .to_string();
+    let e = routing(&with(&[(
+        "SC4S_DEST_CISCO_ASA_ALTERNATES",
+        "d_syslog_relay",
+    )]))
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("SC4S_DEST_CISCO_ASA_ALTERNATES"), "{e}");
     assert!(e.contains("d_syslog_relay"), "{e}");
     let e = routing(&with(&[("SC4S_DEST_CISCO_ASA_ALT_FILTER", "level(bogus)")])).unwrap_err();
@@ -197,7 +215,10 @@ fn additional_destinations_read_every_per_destination_setting() {
     assert_eq!(o.hec.workers, 3, "its own, not the default's 7");
     assert_eq!(o.hec.batch_lines, 100);
     assert!(!o.hec.tls_verify);
-    assert!(o.hec.indexer_ack, "sluice's delivery settings apply to every destination");
+    assert!(
+        o.hec.indexer_ack,
+        "sluice's delivery settings apply to every destination"
+    );
     assert_eq!(o.mode, DestMode::Select);
     assert!(o.buffer.reliable);
     assert_eq!(o.buffer.dir, std::path::Path::new("/srv/sc4s/buffer-other"));

@@ -99,7 +99,8 @@ impl BufferMetrics {
 pub fn render(w: &mut PromWriter, buffers: &[(&str, &BufferMetrics)]) {
     let stats: Vec<(&str, &BufferMetrics, sluice_buffer::BufferStats)> =
         buffers.iter().map(|(d, m)| (*d, *m, m.stats())).collect();
-    let gauges: [(&str, &str, fn(&sluice_buffer::BufferStats) -> u64); 5] = [
+    type Gauge = fn(&sluice_buffer::BufferStats) -> u64;
+    let gauges: [(&str, &str, Gauge); 5] = [
         (
             "sluice_buffer_bytes",
             "Disk buffer use: segment files plus records not yet written.",

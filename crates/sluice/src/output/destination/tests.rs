@@ -347,7 +347,10 @@ async fn a_batch_is_split_by_destination_and_its_events_are_safe_only_when_every
 #[tokio::test]
 async fn events_routed_nowhere_release_their_slots_and_are_counted() {
     let window = Window::new("test", 100);
-    let (a, sa) = Destination::start("default", Box::new(Scripted(Mode::Complete(Completion::Delivered))));
+    let (a, sa) = Destination::start(
+        "default",
+        Box::new(Scripted(Mode::Complete(Completion::Delivered))),
+    );
     // The only destination is in SELECT mode: unrouted events go nowhere.
     let submit = Submit::fan_out(vec![sa], 0);
     submit.submit(batch(&window, 4).await);
