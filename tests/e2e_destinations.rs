@@ -273,6 +273,13 @@ fn one_destination_down_does_not_stall_the_other_and_neither_loses_anything() {
         m.sum("sluice_buffer_events", &["destination=\"default\""]),
         0.0
     );
+    // /health stays up (the default destination delivers) and names the one that does not.
+    let (code, body) = d.http_get("/health");
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("destination other: cannot deliver to Splunk HEC"),
+        "{body}"
+    );
 
     // OTHER recovers: it gets everything from its buffer.
     b.update_faults(|f| f.busy_until = None);

@@ -191,6 +191,7 @@ async fn run_async(
             .collect(),
         buffer: destinations.dests[0].buffer().cloned(),
         extra_buffers: destinations.extra_buffers.clone(),
+        extra_hec: destinations.extra_hec.clone(),
         routed_nowhere,
         output: output_metrics,
         stopping: stopping.clone(),
@@ -314,9 +315,16 @@ async fn run_async(
 /// Counts UDP kernel drops as `buffer_full` while the disk buffer is full: the receivers
 /// are held back then, and the kernel drops what they do not read.
 fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
-    let Some(buffer) = registry.buffer.clone() else {
+    // Every destination's buffer: any of them full holds the receivers back.
+    let buffers: Vec<_> = registry
+        .buffer
+        .iter()
+        .cloned()
+        .chain(registry.extra_buffers.iter().map(|(_, b)| b.clone()))
+        .collect();
+    if buffers.is_empty() {
         return;
-    };
+    }
     tokio::spawn(async move {
         let drops = || -> u64 {
             let ports = registry.ports.load();
@@ -335,8 +343,8 @@ fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
                 () = stop.cancelled() => return,
             }
             let now = drops();
-            if buffer.full().is_some() {
-                buffer.add_buffer_full_drops(now.saturating_sub(last));
+            if let Some(full) = buffers.iter().find(|b| b.full().is_some()) {
+                full.add_buffer_full_drops(now.saturating_sub(last));
             }
             last = now;
         }

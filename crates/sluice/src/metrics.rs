@@ -94,6 +94,8 @@ pub struct Registry {
     pub buffer: Option<Arc<crate::output::BufferMetrics>>,
     /// The disk buffers of the additional destinations, by destination name.
     pub extra_buffers: Vec<(String, Arc<crate::output::BufferMetrics>)>,
+    /// The HEC counters of the additional destinations, by destination name.
+    pub extra_hec: Vec<(String, Arc<sluice_hec::HecStats>)>,
     /// Events whose destination set was empty (routing sent them nowhere).
     pub routed_nowhere: Arc<std::sync::atomic::AtomicU64>,
     pub output: OutputMetrics,
@@ -212,6 +214,45 @@ impl Status for Registry {
                 details["degraded"] = why.into();
             }
         }
+        if !self.extra_hec.is_empty() {
+            let mut degraded = Vec::new();
+            let dests: Vec<serde_json::Value> = self
+                .extra_hec
+                .iter()
+                .map(|(name, h)| {
+                    let b = self.extra_buffers.iter().find(|(n, _)| n == name);
+                    let buffer = b.map(|(_, b)| (b.stats(), b.full()));
+                    if !h.healthy() {
+                        degraded.push(format!(
+                            "destination {name}: cannot deliver to Splunk HEC ({})",
+                            h.degraded_reason().unwrap_or_default()
+                        ));
+                    }
+                    if let Some((_, Some(r))) = &buffer {
+                        degraded.push(format!(
+                            "destination {name}: disk buffer full ({}): receivers are held back",
+                            r.as_str()
+                        ));
+                    }
+                    serde_json::json!({
+                        "name": name,
+                        "healthy": h.healthy(),
+                        "buffer_events": buffer.as_ref().map(|(s, _)| s.events),
+                        "buffer_full": buffer.as_ref().and_then(|(_, f)| f.map(|r| r.as_str())),
+                    })
+                })
+                .collect();
+            details["destinations"] = dests.into();
+            if !degraded.is_empty() {
+                let mut why = details["degraded"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect::<Vec<_>>();
+                why.extend(degraded);
+                details["degraded"] = why.join("; ").into();
+            }
+        }
         details
     }
 
@@ -300,7 +341,12 @@ impl Collector for Registry {
         if let OutputMetrics::Hec(h) = &self.output {
             crate::hec_metrics::render(&mut w, h.stats());
         }
-        let buffer_full = self.buffer.as_ref().map_or(0, |b| b.buffer_full_drops());
+        let buffer_full = self.buffer.as_ref().map_or(0, |b| b.buffer_full_drops())
+            + self
+                .extra_buffers
+                .iter()
+                .map(|(_, b)| b.buffer_full_drops())
+                .sum::<u64>();
         render_destinations(
             &mut w,
             &self.destinations,

@@ -32,6 +32,8 @@ pub struct DestinationSet {
     pub default_metrics: OutputMetrics,
     /// The disk buffers of the additional destinations, by name.
     pub extra_buffers: Vec<(String, Arc<BufferMetrics>)>,
+    /// The HEC counters of the additional destinations, by name (`/health` details).
+    pub extra_hec: Vec<(String, Arc<HecStats>)>,
 }
 
 /// The input windows and memory budget the buffers watch.
@@ -54,6 +56,7 @@ impl DestinationSet {
         let mut hec_outputs = Vec::new();
         let mut default_metrics = None;
         let mut extra_buffers = Vec::new();
+        let mut extra_hec = Vec::new();
         for d in plan {
             let (dest, submit) = match &d.kind {
                 DestKind::Hec { hec, buffer } => {
@@ -63,7 +66,9 @@ impl DestinationSet {
                             .with_context(|| {
                                 format!("cannot set up the HEC client of destination {}", d.name)
                             })?;
-                    if d.name == "default" {
+                    if d.name != "default" {
+                        extra_hec.push((d.name.clone(), stats.clone()));
+                    } else {
                         let bridge =
                             Arc::new(HecBridge::new(crate::telemetry::metrics(), stats.clone()));
                         default_metrics = Some(OutputMetrics::Hec(bridge));
@@ -138,6 +143,7 @@ impl DestinationSet {
                 hec: hec_outputs,
                 default_metrics,
                 extra_buffers,
+                extra_hec,
             },
             Submit::fan_out(submits, unrouted),
         ))
