@@ -95,10 +95,11 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
             }
             DestKind::Archive { dir, mode } => {
                 out.line(format!(
-                    "  archive (d_archive): {} layout in {}  <- {}",
+                    "  archive (d_archive): {} layout in {}  <- {}; {}",
                     format!("{mode:?}").to_lowercase(),
                     dir.display(),
-                    c.from("archive.mode")
+                    c.from("archive.mode"),
+                    c.from("archive.dir")
                 ));
                 let what = if config.archive.global {
                     "every event".to_owned()
