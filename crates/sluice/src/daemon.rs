@@ -141,7 +141,6 @@ async fn run_async(
     let routing = crate::routing::Routing::build(&config, &plan)?;
     let windows = [udp_window.clone(), tcp_window.clone()];
     let (mut destinations, submit) = DestinationSet::start(
-        &config,
         &plan,
         &Limits {
             windows: &windows,

@@ -313,10 +313,14 @@ impl Config {
             {
                 d.buffer.dir = sibling(&self.buffer.dir, &key);
             }
-            if d.hec.dead_letter_dir == self.hec.dead_letter_dir
-                && let Some(dl) = &self.hec.dead_letter_dir
-            {
-                d.hec.dead_letter_dir = Some(dl.join(&key));
+            // Its own dead-letter file: a directory of its own under the default one's.
+            if d.hec.dead_letter_dir == self.hec.dead_letter_dir {
+                let base = self
+                    .hec
+                    .dead_letter_dir
+                    .clone()
+                    .unwrap_or_else(|| super::hec::default_dead_letter_dir(None));
+                d.hec.dead_letter_dir = Some(base.join(&key));
             }
             self.destinations.insert(key, d);
         }

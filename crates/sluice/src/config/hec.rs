@@ -17,7 +17,7 @@ use crate::env::Env;
 
 /// Where the dead-letter file goes when no directory is configured: SC4S keeps its state in
 /// `SC4S_VAR`.
-fn default_dead_letter_dir(sc4s_var: Option<&str>) -> PathBuf {
+pub(super) fn default_dead_letter_dir(sc4s_var: Option<&str>) -> PathBuf {
     match sc4s_var {
         Some(var) => PathBuf::from(var).join("dead-letter"),
         None => PathBuf::from("./dead-letter"),

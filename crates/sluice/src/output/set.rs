@@ -17,7 +17,7 @@ use super::archive::ArchiveOutput;
 use super::{
     BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit,
 };
-use crate::config::{BufferSettings, Config, DestKind, DestPlan};
+use crate::config::{BufferSettings, DestKind, DestPlan};
 use crate::metrics::OutputMetrics;
 use crate::telemetry::events::HecBridge;
 use crate::window::{MemoryBudget, Window};
@@ -43,10 +43,9 @@ pub struct Limits<'a> {
 }
 
 impl DestinationSet {
-    /// Starts every destination of `config` and the [`Submit`] over them, which sends events
+    /// Starts every destination of `plan` and the [`Submit`] over them, which sends events
     /// that are not routed to `unrouted` (a destination bit set).
     pub fn start(
-        config: &Config,
         plan: &[DestPlan],
         limits: &Limits<'_>,
         unrouted: u64,
@@ -96,11 +95,10 @@ impl DestinationSet {
                     if let Some(b) = dest.buffer() {
                         // What HEC cannot take goes to the buffer rather than waiting in
                         // memory, while the buffer has room.
-                        let b = b.clone();
-                        output.hand_back_when(move || b.full().is_none());
+                        let room = b.clone();
+                        output.hand_back_when(move || room.full().is_none());
                         if d.name != "default" {
-                            extra_buffers
-                                .push((d.name.clone(), dest.buffer().cloned().expect("checked")));
+                            extra_buffers.push((d.name.clone(), b.clone()));
                         }
                     }
                     hec_outputs.push((d.name.clone(), output));
@@ -136,7 +134,6 @@ impl DestinationSet {
         }
         let default_metrics =
             default_metrics.context("the plan has no default destination (a bug)")?;
-        let _ = config;
         Ok((
             DestinationSet {
                 dests,
