@@ -363,6 +363,7 @@ fn open_buffer(
         mode = if b.reliable { "reliable" } else { "normal" },
         max_bytes = size.bytes,
         size = %size.how,
+        memory_bytes = b.effective_memory(config.hec.workers).map(|m| m.bytes),
         replay_events = r.replayed_events,
         corrupt_records = r.corrupt_records,
         "disk buffer open"
@@ -381,6 +382,7 @@ fn open_buffer(
         memory: memory.clone(),
         high_water: b.high_water,
         queue: config.hec.workers,
+        replay_memory: b.effective_memory(config.hec.workers).map(|m| m.bytes),
         output_up,
     }))
 }
