@@ -70,7 +70,8 @@ else
     cargo build --release --locked -p sluice
     bin=$CARGO_TARGET_DIR/release/sluice
 fi
-git -C "$repo" log -1 --format='sluice commit %h %s' >&2 || true
+commit=$(git -C "$repo" log -1 --format='%h' 2>/dev/null || echo unknown)
+echo "sluice commit $commit" >&2
 
 tmp=$(mktemp -d /tmp/buffer-outage.XXXXXX)
 recv_pid=""
@@ -276,7 +277,7 @@ done
 say "result"
 {
     echo "HEC outage: loggen -i -D -s $SIZE at $RATE/s UDP for $DURATION s; HEC answers 503 from t=$REFUSE_FROM s to t=$REFUSE_UNTIL s"
-    git -C "$repo" log -1 --format='sluice commit %h' 2>/dev/null || true
+    echo "sluice commit $commit (checkout at the start; SLUICE_BIN=${SLUICE_BIN:-unset})"
     printf '%-38s %9s %9s %9s %7s %10s %9s %7s %9s\n' receiver sent delivered lost "lost %" duplicates "last at s" "CPU s" "load"
     printf '%s\n' "${rows[@]}"
 } | tee "$out/table.txt"
