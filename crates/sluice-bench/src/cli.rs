@@ -298,3 +298,68 @@ async fn stop_signal() {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sink: SinkArgs,
+    }
+
+    fn args(a: &[&str]) -> Result<SinkArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("sink").chain(a.iter().copied())).map(|c| c.sink)
+    }
+
+    #[test]
+    fn the_outage_window_needs_both_ends_in_order() {
+        let a = args(&["--refuse-from", "10", "--refuse-until", "70"]).unwrap();
+        assert_eq!(
+            a.outage().unwrap(),
+            Some(Outage {
+                from: Duration::from_secs(10),
+                until: Duration::from_secs(70)
+            })
+        );
+        assert_eq!(args(&[]).unwrap().outage().unwrap(), None);
+        assert!(args(&["--refuse-from", "10"]).is_err(), "one end alone");
+        let e = args(&["--refuse-from", "10", "--refuse-until", "5"])
+            .unwrap()
+            .outage()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--refuse-until"), "{e}");
+        let e = args(&["--refuse-from", "-1", "--refuse-until", "5"])
+            .unwrap()
+            .outage()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--refuse-from"), "{e}");
+    }
+
+    #[test]
+    fn the_sink_refuses_inside_the_window_only() {
+        let sink = SinkHandle::spawn_thread(SinkConfig::default()).unwrap();
+        let o = Outage {
+            from: Duration::from_secs(10),
+            until: Duration::from_secs(70),
+        };
+        let now = Instant::now();
+        // 5 s after the first event: not yet.
+        let s = OutageState::Before.step(&sink, o, now - Duration::from_secs(5));
+        assert_eq!(s, OutageState::Before);
+        assert_eq!(sink.faults().busy_until, None);
+        // 20 s after: busy until 70 s after the first event.
+        let t0 = now - Duration::from_secs(20);
+        let s = s.step(&sink, o, t0);
+        assert_eq!(s, OutageState::During);
+        assert_eq!(sink.faults().busy_until, Some(t0 + o.until));
+        // 80 s after: over.
+        let s = s.step(&sink, o, now - Duration::from_secs(80));
+        assert_eq!(s, OutageState::After);
+        sink.shutdown();
+    }
+}
