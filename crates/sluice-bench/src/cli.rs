@@ -332,7 +332,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("--refuse-until"), "{e}");
-        let e = args(&["--refuse-from", "-1", "--refuse-until", "5"])
+        let e = args(&["--refuse-from=-1", "--refuse-until", "5"])
             .unwrap()
             .outage()
             .unwrap_err()
