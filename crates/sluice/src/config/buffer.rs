@@ -399,9 +399,15 @@ mod tests {
         .unwrap();
         let m = c.buffer.effective_memory(c.hec.workers).unwrap();
         assert_eq!(m.bytes, 8_000_000);
-        assert!(m.how.contains("MEMBUFSIZE 2000000 per worker x 4"), "{}", m.how);
         assert!(
-            r.notes.iter().any(|n| n.contains("8000000 bytes in memory")),
+            m.how.contains("MEMBUFSIZE 2000000 per worker x 4"),
+            "{}",
+            m.how
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("8000000 bytes in memory")),
             "{:?}",
             r.notes
         );
@@ -419,7 +425,9 @@ mod tests {
         let (c, r) = load(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE", "2mb")]).unwrap();
         assert_eq!(c.buffer.effective_memory(c.hec.workers), None);
         assert!(
-            r.notes.iter().any(|n| n.contains("no effect in normal mode")),
+            r.notes
+                .iter()
+                .any(|n| n.contains("no effect in normal mode")),
             "{:?}",
             r.notes
         );

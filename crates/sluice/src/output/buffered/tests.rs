@@ -323,10 +323,14 @@ async fn held_by_a_stuck_output(replay_memory: Option<u64>) -> (usize, usize) {
     // Deliver what is held until everything came through.
     let mut total = 0;
     while total < 20 {
-        assert!(std::time::Instant::now() < deadline, "only {total} of 20 came through");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {total} of 20 came through"
+        );
         let now: Vec<Delivery> = std::mem::take(&mut *held.lock().unwrap());
         total += now.len();
-        now.into_iter().for_each(|d| d.complete(Completion::Delivered));
+        now.into_iter()
+            .for_each(|d| d.complete(Completion::Delivered));
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     drop(submit);
