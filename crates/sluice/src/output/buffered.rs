@@ -132,7 +132,7 @@ impl Stage {
             replayed_events: AtomicU64::new(0),
             recovered_events: recovery.replayed_events,
             full_now: AtomicU8::new(0),
-            udp_buffer_full_drops: AtomicU64::new(0),
+            destination: Arc::clone(stats),
         });
         stats.set_rescue(Arc::new(WriterRescue {
             writer: writer.clone(),

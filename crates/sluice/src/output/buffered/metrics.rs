@@ -21,8 +21,8 @@ pub struct BufferMetrics {
     pub recovered_events: u64,
     /// Why the router is waiting for room right now (a [`full_code`]), 0 when it is not.
     pub(super) full_now: AtomicU8,
-    /// Kernel drops of UDP sockets counted while the buffer was full.
-    pub(super) udp_buffer_full_drops: AtomicU64,
+    /// The destination it buffers for: UDP drops while the buffer is full count there.
+    pub(super) destination: std::sync::Arc<super::super::DestinationStats>,
 }
 
 fn full_code(r: FullReason) -> u8 {
@@ -62,13 +62,15 @@ impl BufferMetrics {
         full_reason(self.full_now.load(Relaxed))
     }
 
-    /// Counts UDP kernel drops that happened while the buffer was full.
+    /// UDP kernel drops happened while the buffer was full.
     pub fn add_buffer_full_drops(&self, n: u64) {
-        self.udp_buffer_full_drops.fetch_add(n, Relaxed);
+        use crate::telemetry::InternalEvent;
+        crate::telemetry::events::BufferFullDropped { datagrams: n }
+            .emit(self.destination.events());
     }
 
     pub fn buffer_full_drops(&self) -> u64 {
-        self.udp_buffer_full_drops.load(Relaxed)
+        self.destination.events().buffer_full_drops()
     }
 
     /// `/health`'s reason to say "degraded", if any: the buffer is full (receivers held
