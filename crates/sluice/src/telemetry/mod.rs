@@ -55,6 +55,10 @@ mod writer;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_completion;
+#[cfg(test)]
+mod tests_hec;
 
 use std::sync::LazyLock;
 
