@@ -114,9 +114,9 @@ pub mod stats;
 pub use config::{AckConfig, Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
 pub use deadletter::DeadLetterConfig;
 pub use error::HecError;
+pub use observe::{HecEvent, HecObserver, NoObserver};
 pub use output::{HecOutput, ProbeResult};
 pub use reject::ResendPolicy;
-pub use observe::{HecEvent, HecObserver, NoObserver};
 pub use stats::{LATENCY_BUCKETS, RequestOutcome, RetryReason};
 
 /// Words for the TLS failures an operator meets when pointing sluice at an indexer: rustls

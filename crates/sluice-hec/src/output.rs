@@ -178,10 +178,7 @@ fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
 impl HecOutput {
     /// Validates `cfg` and builds the HTTP client. Opens no connection. Everything that
     /// happens is reported to `observer` ([`crate::observe`]).
-    pub fn new(
-        cfg: ClientConfig,
-        observer: Arc<dyn HecObserver>,
-    ) -> Result<HecOutput, HecError> {
+    pub fn new(cfg: ClientConfig, observer: Arc<dyn HecObserver>) -> Result<HecOutput, HecError> {
         if cfg.urls.is_empty() {
             return Err(HecError::NoUrls);
         }

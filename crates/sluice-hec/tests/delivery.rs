@@ -2,10 +2,10 @@
 //! checked by the one completion per batch it reports.
 
 mod tally;
-use tally::Tally;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tally::Tally;
 
 use bytes::Bytes;
 use sluice_bench::{Faults, RejectReason, SinkConfig, SinkHandle};
@@ -538,7 +538,9 @@ async fn abort_during_an_outage_abandons_exactly_what_was_held_and_queued() {
 async fn probe_reports_reachability_and_token() {
     let s = sink();
     let stats = Arc::new(Tally::new());
-    let good = stats.output(config(vec![s.event_url(), dead_url()])).unwrap();
+    let good = stats
+        .output(config(vec![s.event_url(), dead_url()]))
+        .unwrap();
     let results = good.probe().await;
     assert_eq!(results.len(), 2);
     assert!(results[0].reachable);

@@ -2,17 +2,16 @@
 //! duplicates and per-URL failover, against the real test sink on real sockets.
 
 mod tally;
-use tally::Tally;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use tally::Tally;
 
 use bytes::Bytes;
 use sluice_bench::{Faults, SinkConfig, SinkHandle};
 use sluice_hec::{
-    AckConfig, Backoff, ClientConfig, DeadLetterConfig, RequestOutcome,
-    ResendPolicy, RetryReason,
+    AckConfig, Backoff, ClientConfig, DeadLetterConfig, RequestOutcome, ResendPolicy, RetryReason,
 };
 use sluice_proto::batch::{EncodedBatch, HoldKind};
 use sluice_proto::delivery::{Completion, CompletionSink, Delivery};
@@ -429,8 +428,9 @@ async fn a_url_that_goes_down_fails_over_without_loss_and_is_probed_back() {
     let live = Ctx::default();
     let none = HashSet::new();
     let stats = Arc::new(Tally::new());
-    let out = stats.output(config(vec![a.event_url(), b.event_url()]))
-    .unwrap();
+    let out = stats
+        .output(config(vec![a.event_url(), b.event_url()]))
+        .unwrap();
     let (tx, rx) = async_channel::bounded(4);
     let abort = AbortSignal::new();
     let task = tokio::spawn(out.run(rx, abort.clone()));
@@ -513,9 +513,7 @@ fn an_unwritable_dead_letter_directory_is_a_startup_error() {
         dir: file.join("dl"),
         max_bytes: 1000,
     });
-    let e = Arc::new(Tally::new()).output(cfg)
-        .unwrap_err()
-        .to_string();
+    let e = Arc::new(Tally::new()).output(cfg).unwrap_err().to_string();
     assert!(
         e.contains("not-a-dir/dl") && e.contains("dead-letter"),
         "{e}"

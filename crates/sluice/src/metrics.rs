@@ -147,12 +147,10 @@ impl Status for Registry {
             return Err("shutting down".into());
         }
         match &self.output {
-            OutputMetrics::Hec(h) if !h.board.healthy() => {
-                Err(match h.board.reason() {
-                    Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
-                    None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
-                })
-            }
+            OutputMetrics::Hec(h) if !h.board.healthy() => Err(match h.board.reason() {
+                Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
+                None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
+            }),
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
                 Err("cannot write the output file".into())
             }

@@ -202,7 +202,10 @@ impl Tally {
             in_flight_events: self.in_flight_events.load(Relaxed),
             healthy: board.is_none_or(|b| b.healthy()),
             consecutive_failures: board.map_or(0, |b| {
-                b.iter().map(|u| u.consecutive_failures()).max().unwrap_or(0)
+                b.iter()
+                    .map(|u| u.consecutive_failures())
+                    .max()
+                    .unwrap_or(0)
             }),
         }
     }
@@ -216,7 +219,10 @@ impl HecObserver for Tally {
                     urls.iter()
                         .map(|_| UrlTally {
                             requests_by_class: Mutex::new(
-                                sluice_hec::health::CLASSES.iter().map(|c| (*c, 0)).collect(),
+                                sluice_hec::health::CLASSES
+                                    .iter()
+                                    .map(|c| (*c, 0))
+                                    .collect(),
                             ),
                             ..UrlTally::default()
                         })

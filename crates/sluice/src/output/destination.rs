@@ -14,8 +14,8 @@ use super::Output;
 use super::buffered::{BufferMetrics, BufferOptions, Stage};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{
-    BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted,
-    BatchRejected, BatchRescued, BatchSubmitted, DestinationEvents,
+    BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
+    BatchRescued, BatchSubmitted, DestinationEvents,
 };
 
 /// Somewhere to keep a batch the output could not deliver, rather than lose it: the

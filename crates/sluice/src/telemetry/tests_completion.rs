@@ -26,7 +26,11 @@ fn every_series_of_a_destination_is_there_from_the_start() {
         "buffer_full",
     ] {
         let r = format!("reason=\"{reason}\"");
-        assert_eq!(sample(&m, "sluice_dropped_total", &[D, &r]), 0.0, "{reason}");
+        assert_eq!(
+            sample(&m, "sluice_dropped_total", &[D, &r]),
+            0.0,
+            "{reason}"
+        );
     }
     for kind in ["delivered", "rejected", "retry", "abandoned"] {
         let k = format!("kind=\"{kind}\"");
@@ -35,7 +39,10 @@ fn every_series_of_a_destination_is_there_from_the_start() {
             0.0
         );
     }
-    assert_eq!(sample(&m, "sluice_delivered_total", &[D, "output=\"hec\""]), 0.0);
+    assert_eq!(
+        sample(&m, "sluice_delivered_total", &[D, "output=\"hec\""]),
+        0.0
+    );
 }
 
 #[test]
@@ -176,7 +183,11 @@ fn batch_abandoned_counts_by_reason_and_logs_bugs_and_gone_outputs() {
     });
     assert_eq!(d.abandoned_events(), 14);
     assert_eq!(d.abandoned_lost_events(AbandonReason::Shutdown), 3);
-    assert_eq!(d.abandoned_lost_events(AbandonReason::OutputGone), 0, "kept");
+    assert_eq!(
+        d.abandoned_lost_events(AbandonReason::OutputGone),
+        0,
+        "kept"
+    );
     assert_eq!(d.uncompleted(), 1);
     assert_eq!(d.lost_events(), 5);
     assert_eq!(
@@ -186,7 +197,10 @@ fn batch_abandoned_counts_by_reason_and_logs_bugs_and_gone_outputs() {
     assert_eq!(sample(&m, "sluice_delivery_uncompleted_total", &[D]), 1.0);
     assert!(log.contains("this is a bug"), "{log}");
     assert!(log.contains("the output is gone"), "{log}");
-    assert!(!log.contains("drain"), "the drain sums shutdown losses up: {log}");
+    assert!(
+        !log.contains("drain"),
+        "the drain sums shutdown losses up: {log}"
+    );
 }
 
 #[test]
@@ -208,8 +222,14 @@ fn batch_rescued_counts_what_the_buffer_saved() {
     let d = dest(&m);
     let log = logged(|| BatchRescued { events: 8 }.emit(&d));
     assert_eq!(d.rescued_events(), 8);
-    assert_eq!(sample(&m, "sluice_delivery_rescued_events_total", &[D]), 8.0);
-    assert!(log.contains("DEBUG") && log.contains("instead of being lost"), "{log}");
+    assert_eq!(
+        sample(&m, "sluice_delivery_rescued_events_total", &[D]),
+        8.0
+    );
+    assert!(
+        log.contains("DEBUG") && log.contains("instead of being lost"),
+        "{log}"
+    );
 }
 
 #[test]

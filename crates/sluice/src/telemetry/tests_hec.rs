@@ -54,7 +54,11 @@ fn urls_configured_creates_every_url_series_in_service() {
         "registered with the destination"
     );
     assert_eq!(
-        sample(&m, "sluice_hec_rejected_total", &[D, "reason=\"too_large\""]),
+        sample(
+            &m,
+            "sluice_hec_rejected_total",
+            &[D, "reason=\"too_large\""]
+        ),
         0.0
     );
     assert!(log.contains("HEC URLs") && log.contains("idx2"), "{log}");
@@ -221,7 +225,10 @@ fn url_down_and_up_set_the_gauge_count_transitions_and_log() {
         ),
         1.0
     );
-    assert!(log.contains("INFO") && log.contains("back in service"), "{log}");
+    assert!(
+        log.contains("INFO") && log.contains("back in service"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -256,7 +263,10 @@ fn ack_waiting_acked_timed_out_and_abandoned_keep_pending_right() {
     assert_eq!(outcome("sluice_hec_ack_events_total", "acked"), 100.0);
     assert_eq!(outcome("sluice_hec_ack_events_total", "timed_out"), 40.0);
     assert_eq!(outcome("sluice_hec_ack_events_total", "resent"), 40.0);
-    assert!(log.contains("HEC ack") && log.contains("sending those events again"), "{log}");
+    assert!(
+        log.contains("HEC ack") && log.contains("sending those events again"),
+        "{log}"
+    );
     let log = logged(|| HecAcksAbandoned { requests: 2 }.emit(&h));
     assert_eq!(sample(&m, "sluice_hec_ack_pending", &[D]), 0.0);
     assert!(log.contains("no longer waited for"), "{log}");
@@ -275,7 +285,11 @@ fn ack_queried_counts_every_query_and_the_failures() {
         2.0
     );
     assert_eq!(
-        sample(&m, "sluice_hec_ack_queries_total", &[D, "outcome=\"error\""]),
+        sample(
+            &m,
+            "sluice_hec_ack_queries_total",
+            &[D, "outcome=\"error\""]
+        ),
         1.0
     );
     assert_eq!(log, "", "the client logs failed queries with their error");
@@ -345,7 +359,10 @@ fn refused_events_and_dead_letter_writes_are_counted() {
         ),
         3.0
     );
-    assert!(log.contains("refused an event") && log.contains("dead-letter"), "{log}");
+    assert!(
+        log.contains("refused an event") && log.contains("dead-letter"),
+        "{log}"
+    );
 }
 
 /// The observer emits the one event for each thing the client reports.
@@ -404,7 +421,11 @@ fn the_observer_turns_what_the_client_reports_into_events() {
         ("sluice_hec_isolated_batches_total", vec![D], 1.0),
         ("sluice_hec_isolation_events_resent_total", vec![D], 2.0),
         ("sluice_hec_latency_splits_total", vec![D], 1.0),
-        ("sluice_hec_rejected_total", vec![D, "reason=\"other\""], 1.0),
+        (
+            "sluice_hec_rejected_total",
+            vec![D, "reason=\"other\""],
+            1.0,
+        ),
         (
             "sluice_hec_dead_letter_events_total",
             vec![D, "outcome=\"written\""],

@@ -278,12 +278,7 @@ impl DestinationEvents {
     /// Events that left the destination's care for good without being delivered or
     /// refused: handed back or abandoned with no buffer holding them.
     pub fn lost_events(&self) -> u64 {
-        self.retry_lost_events()
-            + self
-                .dropped_abandoned
-                .iter()
-                .map(Counter::get)
-                .sum::<u64>()
+        self.retry_lost_events() + self.dropped_abandoned.iter().map(Counter::get).sum::<u64>()
     }
 
     fn completed(&self, kind: CompletionKind, events: u32) {
@@ -470,11 +465,7 @@ impl InternalEvent for BatchPersisted {
 
     fn emit(self, h: &DestinationEvents) {
         h.persisted.inc_by(u64::from(self.events));
-        tracing::trace!(
-            destination = h.name(),
-            events = self.events,
-            "persisted"
-        );
+        tracing::trace!(destination = h.name(), events = self.events, "persisted");
     }
 }
 

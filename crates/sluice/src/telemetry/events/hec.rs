@@ -610,7 +610,10 @@ impl InternalEvent for HecFailover {
         if let Some(u) = h.url(self.url) {
             u.failovers.inc();
         }
-        tracing::trace!(url = h.url_name(self.url), "failing over to the next HEC URL");
+        tracing::trace!(
+            url = h.url_name(self.url),
+            "failing over to the next HEC URL"
+        );
     }
 }
 

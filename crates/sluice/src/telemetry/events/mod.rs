@@ -61,17 +61,17 @@ pub mod receive;
 pub mod stream;
 pub mod tls;
 
-pub use control::{ConfigReloadFailed, ConfigReloaded, WindowEvents, WindowFull, WindowWaitEnded};
 pub use completion::{
-    BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted,
-    BatchRejected, BatchRescued, BatchSubmitted, BufferFullDropped, DestinationEvents,
+    BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
+    BatchRescued, BatchSubmitted, BufferFullDropped, DestinationEvents,
 };
+pub use control::{ConfigReloadFailed, ConfigReloaded, WindowEvents, WindowFull, WindowWaitEnded};
 pub use delivery::{DeliveryEvents, OutputWriteFailed};
 pub use hec::{
     HecAckQueried, HecAckTimedOut, HecAckWaiting, HecAcked, HecAcksAbandoned, HecBatchHeld,
-    HecBatchIsolated, HecBatchReleased, HecDeadLettered, HecEventRefused, HecEvents,
-    HecFailover, HecIsolationResent, HecLatencySplit, HecRequestCompleted, HecRetried,
-    HecUrlDown, HecUrlUp, HecUrlsConfigured,
+    HecBatchIsolated, HecBatchReleased, HecDeadLettered, HecEventRefused, HecEvents, HecFailover,
+    HecIsolationResent, HecLatencySplit, HecRequestCompleted, HecRetried, HecUrlDown, HecUrlUp,
+    HecUrlsConfigured,
 };
 pub use receive::{BatchEmitted, Classified, OutputGone, Received, ReceiverCounters};
 pub use stream::{
