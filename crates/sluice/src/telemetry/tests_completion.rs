@@ -262,3 +262,28 @@ fn two_destinations_count_apart() {
     let a2 = DestinationEvents::register(&m, "a", "hec");
     assert_eq!(a2.delivered_events(), 2);
 }
+
+#[test]
+fn buffer_spilled_and_replayed_count_on_the_destinations_buffer_series() {
+    let m = Metrics::new();
+    let d = dest(&m);
+    assert!(
+        !m.render().contains("sluice_buffer_spilled_events_total{"),
+        "no buffer, no series"
+    );
+    let b = d.buffer();
+    let log = logged(|| {
+        BufferSpilled { events: 30 }.emit(&b);
+        BufferReplayed { events: 20 }.emit(&b);
+    });
+    assert_eq!((b.spilled_events(), b.replayed_events()), (30, 20));
+    assert_eq!(sample(&m, "sluice_buffer_spilled_events_total", &[D]), 30.0);
+    assert_eq!(
+        sample(&m, "sluice_buffer_replayed_events_total", &[D]),
+        20.0
+    );
+    assert!(
+        log.contains("spilled to the disk buffer") && log.contains("replayed"),
+        "{log}"
+    );
+}

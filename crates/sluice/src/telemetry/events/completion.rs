@@ -5,7 +5,7 @@
 //! [`BatchAbandoned`]. Around them: [`BatchSubmitted`] (in flight from now),
 //! [`BatchPersisted`] and [`BatchRescued`] (a disk buffer holds the events), and
 //! [`BufferFullDropped`] (UDP datagrams the kernel dropped while the buffer held receivers
-//! back).
+//! back). A destination's disk buffer has two more: [`BufferSpilled`], [`BufferReplayed`].
 //!
 //! The counters are read back (the drain summary, `/health`, SC4S `_metrics`) from the same
 //! handles; nothing else counts completions.
@@ -65,6 +65,13 @@ pub(crate) struct Families {
     persisted: Family<DestLabels, Counter>,
     rescued: Family<DestLabels, Counter>,
     uncompleted: Family<DestLabels, Counter>,
+    spilled: Family<BufferLabels, Counter>,
+    replayed: Family<BufferLabels, Counter>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BufferLabels {
+    destination: Label,
 }
 
 impl Families {
@@ -119,6 +126,16 @@ impl Families {
              (reason uncompleted)",
             f.uncompleted.clone(),
         );
+        r.register(
+            "sluice_buffer_spilled_events",
+            "Events normal mode sent to disk because HEC could not take them now",
+            f.spilled.clone(),
+        );
+        r.register(
+            "sluice_buffer_replayed_events",
+            "Events read back from the disk buffer and delivered (or refused) by HEC",
+            f.replayed.clone(),
+        );
         f
     }
 
@@ -151,6 +168,9 @@ pub struct DestinationEvents {
     uncompleted: Counter,
     loss_logs: RateLimit,
     rejected_logs: RateLimit,
+    /// Its disk buffer's series are created with the buffer ([`Self::buffer`]).
+    spilled: Family<BufferLabels, Counter>,
+    replayed: Family<BufferLabels, Counter>,
 }
 
 fn outcome(o: &str) -> usize {
@@ -204,9 +224,23 @@ impl DestinationEvents {
             persisted: f.persisted.get_or_create_owned(&dest),
             rescued: f.rescued.get_or_create_owned(&dest),
             uncompleted: f.uncompleted.get_or_create_owned(&dest),
+            spilled: f.spilled.clone(),
+            replayed: f.replayed.clone(),
             name,
             loss_logs: RateLimit::default(),
             rejected_logs: RateLimit::default(),
+        }
+    }
+
+    /// The handles of the destination's disk buffer (its series appear now).
+    pub fn buffer(&self) -> BufferEvents {
+        let labels = BufferLabels {
+            destination: self.name.clone(),
+        };
+        BufferEvents {
+            name: self.name.clone(),
+            spilled: self.spilled.get_or_create_owned(&labels),
+            replayed: self.replayed.get_or_create_owned(&labels),
         }
     }
 
@@ -512,5 +546,62 @@ impl InternalEvent for BufferFullDropped {
                 "UDP datagrams dropped by the kernel while the disk buffer was full"
             );
         }
+    }
+}
+
+/// The handles of one destination's disk buffer.
+#[derive(Debug)]
+pub struct BufferEvents {
+    name: Label,
+    spilled: Counter,
+    replayed: Counter,
+}
+
+impl BufferEvents {
+    pub fn spilled_events(&self) -> u64 {
+        self.spilled.get()
+    }
+
+    pub fn replayed_events(&self) -> u64 {
+        self.replayed.get()
+    }
+}
+
+/// Normal mode wrote a batch of `events` to disk because the output could not take it now.
+#[derive(Debug)]
+pub struct BufferSpilled {
+    pub events: u32,
+}
+
+impl InternalEvent for BufferSpilled {
+    type Handle = BufferEvents;
+
+    fn emit(self, h: &BufferEvents) {
+        h.spilled.inc_by(u64::from(self.events));
+        tracing::trace!(
+            destination = h.name.as_str(),
+            events = self.events,
+            "spilled to the disk buffer"
+        );
+    }
+}
+
+/// A batch of `events` read back from the disk buffer was finished by the output
+/// (delivered or refused), and its record acknowledged.
+#[derive(Debug)]
+pub struct BufferReplayed {
+    pub events: u32,
+}
+
+impl InternalEvent for BufferReplayed {
+    type Handle = BufferEvents;
+
+    fn emit(self, h: &BufferEvents) {
+        h.replayed.inc_by(u64::from(self.events));
+        tracing::trace!(
+            destination = h.name.as_str(),
+            events = self.events,
+            "replayed from the disk buffer"
+        );
     }
 }

@@ -35,6 +35,8 @@
 //! | [`BatchPersisted`] | `sluice_delivery_persisted_events_total` | trace |
 //! | [`BatchRescued`] | `sluice_delivery_rescued_events_total` | debug |
 //! | [`BufferFullDropped`] | `sluice_dropped_total{reason="buffer_full"}` | warn, rate-limited |
+//! | [`BufferSpilled`] | `sluice_buffer_spilled_events_total` | trace |
+//! | [`BufferReplayed`] | `sluice_buffer_replayed_events_total` | trace |
 //!
 //! What the HEC client does ([`hec`]; label `destination`, and `url` per URL), reported by
 //! the client to [`HecEvents`], its observer:
@@ -63,7 +65,8 @@ pub mod tls;
 
 pub use completion::{
     BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
-    BatchRescued, BatchSubmitted, BufferFullDropped, DestinationEvents,
+    BatchRescued, BatchSubmitted, BufferEvents, BufferFullDropped, BufferReplayed, BufferSpilled,
+    DestinationEvents,
 };
 pub use control::{ConfigReloadFailed, ConfigReloaded, WindowEvents, WindowFull, WindowWaitEnded};
 pub use delivery::{DeliveryEvents, OutputWriteFailed};
