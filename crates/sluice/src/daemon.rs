@@ -149,7 +149,6 @@ async fn run_async(
         routing.fallback(),
     )?;
     let output_metrics = destinations.default_metrics.clone();
-    let routed_nowhere = submit.routed_nowhere();
 
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
@@ -191,7 +190,6 @@ async fn run_async(
         buffer: destinations.dests[0].buffer().cloned(),
         extra_buffers: destinations.extra_buffers.clone(),
         extra_hec: destinations.extra_hec.clone(),
-        routed_nowhere,
         output: output_metrics,
         stopping: stopping.clone(),
         reload: reloader.stats(),

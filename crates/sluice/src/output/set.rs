@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use sluice_hec::{HecOutput, HecStats};
+use sluice_hec::HecOutput;
 use tokio::time::Instant;
 
 use super::archive::ArchiveOutput;
@@ -18,8 +18,8 @@ use super::{
     BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit,
 };
 use crate::config::{BufferSettings, DestKind, DestPlan};
-use crate::metrics::OutputMetrics;
-use crate::telemetry::events::HecBridge;
+use crate::metrics::{HecHealth, OutputMetrics};
+use crate::telemetry::events::HecEvents;
 use crate::window::{MemoryBudget, Window};
 
 /// The running destinations, in plan order (destination `i` is bit `i`).
@@ -32,8 +32,8 @@ pub struct DestinationSet {
     pub default_metrics: OutputMetrics,
     /// The disk buffers of the additional destinations, by name.
     pub extra_buffers: Vec<(String, Arc<BufferMetrics>)>,
-    /// The HEC counters of the additional destinations, by name (`/health` details).
-    pub extra_hec: Vec<(String, Arc<HecStats>)>,
+    /// The URL boards of the additional HEC destinations (`/health`, `/metrics`).
+    pub extra_hec: Vec<HecHealth>,
 }
 
 /// The input windows and memory budget the buffers watch.
@@ -59,20 +59,22 @@ impl DestinationSet {
         for d in plan {
             let (dest, submit) = match &d.kind {
                 DestKind::Hec { hec, buffer } => {
-                    let stats = Arc::new(HecStats::default());
-                    let output =
-                        HecOutput::new(hec.client_config_for(&d.id, &d.table)?, stats.clone())
-                            .with_context(|| {
-                                format!("cannot set up the HEC client of destination {}", d.name)
-                            })?;
-                    if d.name != "default" {
-                        extra_hec.push((d.name.clone(), stats.clone()));
+                    let events =
+                        Arc::new(HecEvents::register(crate::telemetry::metrics(), &d.name));
+                    let output = HecOutput::new(hec.client_config_for(&d.id, &d.table)?, events)
+                        .with_context(|| {
+                            format!("cannot set up the HEC client of destination {}", d.name)
+                        })?;
+                    let health = HecHealth {
+                        destination: d.name.clone(),
+                        board: Arc::clone(output.health()),
+                    };
+                    let up = Arc::clone(&health.board);
+                    if d.name == "default" {
+                        default_metrics = Some(OutputMetrics::Hec(health));
                     } else {
-                        let bridge =
-                            Arc::new(HecBridge::new(crate::telemetry::metrics(), stats.clone()));
-                        default_metrics = Some(OutputMetrics::Hec(bridge));
+                        extra_hec.push(health);
                     }
-                    let up = stats.clone();
                     let opts = open_buffer(
                         d,
                         buffer,
@@ -232,6 +234,7 @@ fn open_buffer(
         mode = if b.reliable { "reliable" } else { "normal" },
         max_bytes = size.bytes,
         size = %size.how,
+        memory_bytes = b.effective_memory_for(id, workers).map(|m| m.bytes),
         replay_events = r.replayed_events,
         corrupt_records = r.corrupt_records,
         "disk buffer open"
@@ -251,6 +254,7 @@ fn open_buffer(
         memory: limits.memory.clone(),
         high_water: b.high_water,
         queue: workers,
+        replay_memory: b.effective_memory_for(id, workers).map(|m| m.bytes),
         output_up,
     }))
 }
