@@ -11,7 +11,6 @@ pub mod config;
 pub mod daemon;
 pub mod edge;
 pub mod env;
-mod hec_metrics;
 pub mod metrics;
 pub mod notify;
 pub mod output;

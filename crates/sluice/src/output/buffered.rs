@@ -31,7 +31,7 @@
 //!   the buffer instead of being lost ([`super::Rescue`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU8;
 use std::time::{Duration, SystemTime};
 
 use sluice_buffer::{Acker, AppendError, Appended, Buffer, RecordId, RecordRef, Writer};
@@ -42,6 +42,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::destination::{DestinationStats, Rescue};
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{BufferReplayed, BufferSpilled};
 use crate::window::{MemoryBudget, Window};
 
 mod metrics;
@@ -137,11 +139,10 @@ impl Stage {
             writer: writer.clone(),
             reliable,
             dir: buffer.dir().to_owned(),
-            spilled_events: AtomicU64::new(0),
-            replayed_events: AtomicU64::new(0),
+            events: stats.events().buffer(),
             recovered_events: recovery.replayed_events,
             full_now: AtomicU8::new(0),
-            udp_buffer_full_drops: AtomicU64::new(0),
+            destination: Arc::clone(stats),
         });
         stats.set_rescue(Arc::new(WriterRescue {
             writer: writer.clone(),
@@ -337,9 +338,7 @@ async fn spill_one(
         match writer.append(record(d.batch())) {
             Ok(_) => {
                 metrics.set_full(None);
-                metrics
-                    .spilled_events
-                    .fetch_add(u64::from(d.events()), Relaxed);
+                BufferSpilled { events: d.events() }.emit(&metrics.events);
                 hand_over(d);
                 return;
             }
@@ -471,9 +470,10 @@ impl CompletionSink for RecordSink {
             Completion::Delivered | Completion::Rejected { .. }
         ) {
             self.acker.ack(self.id);
-            self.metrics
-                .replayed_events
-                .fetch_add(u64::from(batch.events()), Relaxed);
+            BufferReplayed {
+                events: batch.events(),
+            }
+            .emit(&self.metrics.events);
         }
     }
 }
