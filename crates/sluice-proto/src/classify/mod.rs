@@ -236,6 +236,19 @@ pub fn classify<'m, 't>(
         }
     }
 
+    // A chassis blade's `slotN/host` (plugin.jinja, after the RFC 3164 parse or an
+    // almost-syslog repair): HOST is the part after the last `/`, before any vendor sees it.
+    if format == Format::Rfc3164 {
+        let host = match out.host {
+            HostEdit::Set(Value::Bytes(b)) => Some(b),
+            HostEdit::Keep => msg.hostname,
+            _ => None,
+        };
+        if let Some(tail) = host.and_then(header::slot_host) {
+            out.host = HostEdit::Set(Value::Bytes(tail));
+        }
+    }
+
     // Step 3: header repairs (SC4S runs them on every RFC 3164 message its own parser read).
     let rewrite = if format == Format::Rfc3164 && !almost {
         header::header_rewrite(msg.hostname, view.program)
