@@ -133,6 +133,9 @@ pub struct VendorOptions {
     /// `SC4S_SOURCE_CISCO_DNA_FIXHOST=yes`: DNA Center events take the sender's address as
     /// host.
     pub cisco_dna_fixhost: bool,
+    /// `SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG=yes`: vSphere messages split over several lines
+    /// are joined into one event (see [`super::group`]).
+    pub vsphere_groupmsg: bool,
 }
 
 impl Default for VendorOptions {
@@ -142,6 +145,7 @@ impl Default for VendorOptions {
             lenient_cef: false,
             cisco_ios_raw_msg: false,
             cisco_dna_fixhost: false,
+            vsphere_groupmsg: false,
         }
     }
 }
@@ -149,11 +153,12 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 4] = [
+    pub const VARIABLES: [&'static str; 5] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
         "SC4S_SOURCE_CISCO_DNA_FIXHOST",
+        "SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -163,7 +168,7 @@ impl VendorOptions {
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<VendorOptions, VendorOptionError> {
         let mut o = VendorOptions::default();
-        let [prefix_var, cef_var, ios_raw_var, dna_var] = Self::VARIABLES;
+        let [prefix_var, cef_var, ios_raw_var, dna_var, vsphere_group_var] = Self::VARIABLES;
         if let Some(p) = get(prefix_var) {
             let p = p.trim();
             if p.is_empty() || p.len() > 16 || !p.bytes().all(|b| b.is_ascii_graphic()) {
@@ -197,6 +202,9 @@ impl VendorOptions {
         }
         if let Some(b) = flag(dna_var)? {
             o.cisco_dna_fixhost = b;
+        }
+        if let Some(b) = flag(vsphere_group_var)? {
+            o.vsphere_groupmsg = b;
         }
         Ok(o)
     }
@@ -264,6 +272,13 @@ pub fn build(context_dir: Option<&Path>, settings: &Settings) -> Result<Classifi
 }
 
 impl Classifier {
+    /// Which multi-part groupings are on (see [`super::group`]).
+    pub fn group_options(&self) -> super::group::GroupOptions {
+        super::group::GroupOptions {
+            vsphere: self.options.vsphere_groupmsg,
+        }
+    }
+
     /// Builds from file contents already read (see [`ContextFiles`]).
     pub fn new(files: ContextFiles, settings: &Settings) -> Result<Classifier, BuildError> {
         let metadata = match &files.splunk_metadata {

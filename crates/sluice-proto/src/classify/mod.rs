@@ -44,6 +44,7 @@ pub mod context;
 pub mod csv;
 pub(crate) mod dispatch;
 pub mod filter;
+pub mod group;
 pub mod header;
 pub mod kv;
 pub mod metadata;
