@@ -21,6 +21,7 @@ fn processor(zone: &str) -> Processor {
             max_bytes: 4_096_000,
             timeout: Duration::from_millis(300),
         },
+        groups: Default::default(),
     }
 }
 

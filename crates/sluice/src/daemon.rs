@@ -180,6 +180,12 @@ async fn run_async(
     // receivers are gone.
     // Only with HEC: an unused handle would keep the destination open through the drain.
     let metrics_submit = config.uses_hec().then(|| submit.clone());
+    let groups_stop = CancellationToken::new();
+    let groups_task = crate::group::spawn(
+        shared.processor.clone(),
+        submit.clone(),
+        groups_stop.clone(),
+    );
     let mut running = Running::new(shared, submit);
     let startup =
         running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
@@ -272,6 +278,11 @@ async fn run_async(
     let deadline = tokio::time::Instant::now() + drain_timeout;
     running.shutdown().await;
     metrics_stop.cancel();
+    // The receivers are gone: what multi-part groups still hold goes out before the drain.
+    groups_stop.cancel();
+    if let Err(e) = groups_task.await {
+        tracing::error!(error = %e, "the multi-part group task failed");
+    }
     let received = registry.received_total();
     tracing::info!(
         received,
@@ -655,6 +666,7 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
             max_bytes: config.hec.batch_bytes.0 as usize,
             timeout: config.hec.batch_timeout,
         },
+        groups: Default::default(),
     })
 }
 

@@ -11,6 +11,7 @@ pub mod config;
 pub mod daemon;
 pub mod edge;
 pub mod env;
+pub mod group;
 mod hec_metrics;
 pub mod metrics;
 pub mod notify;

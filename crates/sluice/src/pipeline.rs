@@ -27,6 +27,8 @@ pub struct Processor {
     pub tables: Classifier,
     pub encode: EncodeOptions,
     pub batch: BatchPolicy,
+    /// Open multi-part groups; a reload hands them to the new processor.
+    pub groups: Arc<crate::group::GroupStage>,
 }
 
 /// The processor every receiver shares. Receivers load it once per batch (a `recvmmsg`, a
@@ -42,6 +44,9 @@ pub struct LocalCounts {
     pub bytes: u64,
     pub by_format: [u64; 3],
     pub truncated: u64,
+    /// Messages taken into a multi-part group instead of encoded: their window permits go
+    /// back at once (a UDP receiver returns them; a TCP chunk's return with the chunk).
+    pub absorbed: u64,
 }
 
 impl LocalCounts {
@@ -85,6 +90,27 @@ impl Processor {
         BatchBuilder::new(self.batch)
     }
 
+    /// Hands `msg` to the group stage when it is one part of a multi-part message.
+    #[inline]
+    fn absorb(
+        &self,
+        msg: &sluice_proto::Message<'_>,
+        class: &sluice_proto::classify::Classification<'_, '_>,
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        counts: &mut LocalCounts,
+    ) -> bool {
+        let opts = self.tables.group_options();
+        match sluice_proto::classify::group::part(msg, class, src.source_ip, &opts) {
+            Some(part) => {
+                self.groups.offer(&part, src, at);
+                counts.absorbed += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Parses, classifies and encodes one message into `builder`; returns a batch when the
     /// builder filled up.
     #[inline]
@@ -110,6 +136,9 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
+        if self.absorb(&msg, &class, src, at, counts) {
+            return None;
+        }
         builder.push_with(at.instant, |out| {
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
         })
@@ -140,6 +169,9 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
+        if self.absorb(&msg, &class, src, at, counts) {
+            return None;
+        }
         builder.push_with(at.instant, |out| {
             let start = out.len();
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
@@ -190,6 +222,21 @@ impl Emitter {
         match &mut self.held {
             Some(h) => h.merge(permit),
             None => self.held = Some(permit),
+        }
+    }
+
+    /// Returns `n` held permits to the window: messages taken into a multi-part group are
+    /// not events of any batch.
+    pub fn release(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if let Some(h) = &mut self.held {
+            if h.num_permits() as u64 <= n {
+                self.held = None;
+            } else {
+                drop(h.split(n as usize));
+            }
         }
     }
 

@@ -215,7 +215,9 @@ fn prefix_of<'m>(raw: &'m [u8], body: &[u8]) -> Option<&'m [u8]> {
 }
 
 #[derive(Debug)]
-struct Pending {
+struct Pending<T> {
+    /// What the caller said about the first part (where it came from).
+    origin: T,
     rule: Rule,
     num: u32,
     prefix: Vec<u8>,
@@ -229,20 +231,26 @@ struct Pending {
     last_ms: i64,
 }
 
-/// The open groups.
-#[derive(Debug, Default)]
-pub struct Grouper {
+/// The open groups. `T` is what the caller keeps with a group (e.g. its sender), handed
+/// back with the joined event.
+#[derive(Debug)]
+pub struct Grouper<T = ()> {
     limits: GroupLimits,
-    groups: HashMap<Vec<u8>, Pending>,
+    groups: HashMap<Vec<u8>, Pending<T>>,
     bytes: usize,
     next: u64,
 }
 
-impl Grouper {
-    pub fn new(limits: GroupLimits) -> Grouper {
+/// A joined event: the first part's origin and the raw line.
+pub type Joined<T> = (T, Vec<u8>);
+
+impl<T: Clone> Grouper<T> {
+    pub fn new(limits: GroupLimits) -> Grouper<T> {
         Grouper {
             limits,
-            ..Grouper::default()
+            groups: HashMap::new(),
+            bytes: 0,
+            next: 0,
         }
     }
 
@@ -257,7 +265,7 @@ impl Grouper {
 
     /// Takes `part` (copied); appends to `done` every joined event that is complete now: its
     /// own group's, and any group emitted early to stay within the limits.
-    pub fn offer(&mut self, part: &Part<'_>, now_ms: i64, done: &mut Vec<Vec<u8>>) {
+    pub fn offer(&mut self, part: &Part<'_>, origin: &T, now_ms: i64, done: &mut Vec<Joined<T>>) {
         let size = part.prefix.len() + part.text.len() + part.serial.len();
         let key = group_key(part);
         while !self.groups.is_empty()
@@ -272,6 +280,7 @@ impl Grouper {
             Entry::Vacant(e) => {
                 self.next += 1;
                 e.insert(Pending {
+                    origin: origin.clone(),
                     rule: part.rule,
                     num: part.num,
                     prefix: part.prefix.to_vec(),
@@ -312,7 +321,7 @@ impl Grouper {
     }
 
     /// Emits the groups whose timeout has passed at `now_ms`.
-    pub fn expire(&mut self, now_ms: i64, done: &mut Vec<Vec<u8>>) {
+    pub fn expire(&mut self, now_ms: i64, done: &mut Vec<Joined<T>>) {
         let due: Vec<Vec<u8>> = self
             .groups
             .iter()
@@ -328,14 +337,14 @@ impl Grouper {
     }
 
     /// Emits every open group (shutdown).
-    pub fn drain(&mut self, done: &mut Vec<Vec<u8>>) {
+    pub fn drain(&mut self, done: &mut Vec<Joined<T>>) {
         for (_, g) in self.groups.drain() {
             done.push(join(g));
         }
         self.bytes = 0;
     }
 
-    fn evict_oldest(&mut self, done: &mut Vec<Vec<u8>>) {
+    fn evict_oldest(&mut self, done: &mut Vec<Joined<T>>) {
         let Some(k) = self
             .groups
             .iter()
@@ -366,8 +375,8 @@ fn group_key(part: &Part<'_>) -> Vec<u8> {
     k
 }
 
-/// The joined event's raw line.
-fn join(mut g: Pending) -> Vec<u8> {
+/// The joined event: the first part's origin and the raw line.
+fn join<T>(mut g: Pending<T>) -> Joined<T> {
     let mut line = g.prefix;
     match g.rule {
         Rule::Ise | Rule::Acs => {
@@ -398,7 +407,7 @@ fn join(mut g: Pending) -> Vec<u8> {
             }
         }
     }
-    line
+    (g.origin, line)
 }
 
 #[cfg(test)]

@@ -13,22 +13,22 @@ fn vsphere() -> GroupOptions {
 /// Offers `lines` in order (1 ms apart) and returns what completed, then what `expire` at
 /// `expire_at` emits.
 fn run(lines: &[&str], opts: GroupOptions, expire_at: i64) -> (Vec<String>, Vec<String>) {
-    let mut g = Grouper::new(GroupLimits::default());
+    let mut g: Grouper = Grouper::new(GroupLimits::default());
     let mut done = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let (msg, c) = classify_both(l);
         let p = part(&msg, &c, SRC, &opts).unwrap_or_else(|| panic!("not a part: {l}"));
-        g.offer(&p, i as i64, &mut done);
+        g.offer(&p, &(), i as i64, &mut done);
     }
     let now: Vec<String> = done
         .drain(..)
-        .map(|l| String::from_utf8(l).unwrap())
+        .map(|(_, l)| String::from_utf8(l).unwrap())
         .collect();
     g.expire(expire_at, &mut done);
     (
         now,
         done.into_iter()
-            .map(|l| String::from_utf8(l).unwrap())
+            .map(|(_, l)| String::from_utf8(l).unwrap())
             .collect(),
     )
 }
@@ -198,7 +198,7 @@ fn vsphere_storage_rm_and_split_lines() {
 
 #[test]
 fn limits_emit_the_oldest_group_first() {
-    let mut g = Grouper::new(GroupLimits {
+    let mut g: Grouper<u8> = Grouper::new(GroupLimits {
         max_groups: 2,
         max_bytes: 1 << 20,
         max_parts: 3,
@@ -208,19 +208,20 @@ fn limits_emit_the_oldest_group_first() {
         let l = format!("<165>Mar 21 13:08:50 ise-01 CISE_X {serial} 5 1 part");
         let (msg, c) = classify_both(&l);
         let p = part(&msg, &c, SRC, &GroupOptions::default()).unwrap();
-        g.offer(&p, 0, &mut done);
+        g.offer(&p, &7, 0, &mut done);
     }
     assert_eq!(g.len(), 2);
     assert_eq!(done.len(), 1);
-    assert!(String::from_utf8_lossy(&done[0]).contains("CISE_X 01 1 0 part"));
+    assert!(String::from_utf8_lossy(&done[0].1).contains("CISE_X 01 1 0 part"));
     // A group reaching max_parts is emitted.
     for _ in 0..3 {
         let (msg, c) = classify_both("<165>Mar 21 13:08:50 ise-01 CISE_X 09 50 1 p");
         let p = part(&msg, &c, SRC, &GroupOptions::default()).unwrap();
-        g.offer(&p, 0, &mut done);
+        g.offer(&p, &7, 0, &mut done);
     }
-    assert!(String::from_utf8_lossy(done.last().unwrap()).ends_with("CISE_X 09 1 0 ppp"));
+    assert!(String::from_utf8_lossy(&done.last().unwrap().1).ends_with("CISE_X 09 1 0 ppp"));
     g.drain(&mut done);
     assert!(g.is_empty());
     assert_eq!(done.len(), 4);
+    assert!(done.iter().all(|(origin, _)| *origin == 7));
 }
