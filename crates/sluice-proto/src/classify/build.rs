@@ -136,6 +136,30 @@ pub struct VendorOptions {
     /// `SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG=yes`: vSphere messages split over several lines
     /// are joined into one event (see [`super::group`]).
     pub vsphere_groupmsg: bool,
+    /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
+    /// for X finds invalid; sluice never drops: by default the message goes on to the next
+    /// parser and the fallback (as when SC4S's application declines it), with the setting X
+    /// keeps it leniently. Where SC4S's own filter already guarantees what the strict parser
+    /// checks (Cisco's `: %` split, which its tag pattern needs anyway; HPE's `;`; Carbon
+    /// Black's `: `), or sluice's parser reads everything the filter lets through (RFC 3164
+    /// for a PRI-less BSD line), both ways give the same result.
+    pub lenient: LenientDrops,
+}
+
+/// `SC4S_DISABLE_DROP_INVALID_<X>` (see [`VendorOptions::lenient`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LenientDrops {
+    pub cisco: bool,
+    pub hpe: bool,
+    /// VMware's `<PRI>yyyy-mm-ddThh...` header with a stamp RFC 5424 rejects: kept (receive
+    /// time) instead of left to the other parsers.
+    pub vmware_vsphere: bool,
+    pub vmware_cb_protect: bool,
+    pub raw_bsd: bool,
+    /// A PRI-less line starting `<` that is not well-formed XML: kept as raw XML. sluice has
+    /// no `app-raw-xml` (such a line gets the fallback either way, as SC4S's lastchance
+    /// gives a raw XML line no sourcetype of its own).
+    pub xml: bool,
 }
 
 impl Default for VendorOptions {
@@ -146,6 +170,7 @@ impl Default for VendorOptions {
             cisco_ios_raw_msg: false,
             cisco_dna_fixhost: false,
             vsphere_groupmsg: false,
+            lenient: LenientDrops::default(),
         }
     }
 }
@@ -153,12 +178,18 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 5] = [
+    pub const VARIABLES: [&'static str; 11] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
         "SC4S_SOURCE_CISCO_DNA_FIXHOST",
         "SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG",
+        "SC4S_DISABLE_DROP_INVALID_CISCO",
+        "SC4S_DISABLE_DROP_INVALID_HPE",
+        "SC4S_DISABLE_DROP_INVALID_VMWARE_VSPHERE",
+        "SC4S_DISABLE_DROP_INVALID_VMWARE_CB_PROTECT",
+        "SC4S_DISABLE_DROP_INVALID_RAW_BSD",
+        "SC4S_DISABLE_DROP_INVALID_XML",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -168,7 +199,19 @@ impl VendorOptions {
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<VendorOptions, VendorOptionError> {
         let mut o = VendorOptions::default();
-        let [prefix_var, cef_var, ios_raw_var, dna_var, vsphere_group_var] = Self::VARIABLES;
+        let [
+            prefix_var,
+            cef_var,
+            ios_raw_var,
+            dna_var,
+            vsphere_group_var,
+            cisco_var,
+            hpe_var,
+            vsphere_var,
+            cb_var,
+            raw_bsd_var,
+            xml_var,
+        ] = Self::VARIABLES;
         if let Some(p) = get(prefix_var) {
             let p = p.trim();
             if p.is_empty() || p.len() > 16 || !p.bytes().all(|b| b.is_ascii_graphic()) {
@@ -205,6 +248,19 @@ impl VendorOptions {
         }
         if let Some(b) = flag(vsphere_group_var)? {
             o.vsphere_groupmsg = b;
+        }
+        let l = &mut o.lenient;
+        for (var, field) in [
+            (cisco_var, &mut l.cisco),
+            (hpe_var, &mut l.hpe),
+            (vsphere_var, &mut l.vmware_vsphere),
+            (cb_var, &mut l.vmware_cb_protect),
+            (raw_bsd_var, &mut l.raw_bsd),
+            (xml_var, &mut l.xml),
+        ] {
+            if let Some(b) = flag(var)? {
+                *field = b;
+            }
         }
         Ok(o)
     }
@@ -409,6 +465,28 @@ mod tests {
         .unwrap();
         assert_eq!(o.fortinet_sourcetype_prefix, "fortigate");
         assert!(o.lenient_cef);
+        assert_eq!(o.lenient, LenientDrops::default());
+        let o = VendorOptions::from_env(|k| {
+            k.starts_with("SC4S_DISABLE_DROP_INVALID_")
+                .then(|| "yes".to_owned())
+        })
+        .unwrap();
+        assert_eq!(
+            o.lenient,
+            LenientDrops {
+                cisco: true,
+                hpe: true,
+                vmware_vsphere: true,
+                vmware_cb_protect: true,
+                raw_bsd: true,
+                xml: true
+            }
+        );
+        let e = VendorOptions::from_env(|k| {
+            (k == "SC4S_DISABLE_DROP_INVALID_XML").then(|| "sometimes".to_owned())
+        })
+        .unwrap_err();
+        assert_eq!(e.variable, "SC4S_DISABLE_DROP_INVALID_XML");
         let e = VendorOptions::from_env(|k| {
             (k == "SC4S_DISABLE_DROP_INVALID_CEF").then(|| "maybe".to_owned())
         })

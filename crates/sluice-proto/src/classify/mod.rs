@@ -67,7 +67,8 @@ use std::net::IpAddr;
 use crate::message::{Format, Message, Timestamp};
 
 pub use build::{
-    BuildError, Classifier, Settings, VendorOptionError, VendorOptions, VendorSelection, build,
+    BuildError, Classifier, LenientDrops, Settings, VendorOptionError, VendorOptions,
+    VendorSelection, build,
 };
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};

@@ -378,6 +378,7 @@ impl Config {
 
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name)
+                && !sluice_proto::classify::VendorOptions::VARIABLES.contains(&name)
                 && !super::buffer::BUFFER_VARS.contains(&name)
                 && vendor_port_var(name).is_none()
             {
