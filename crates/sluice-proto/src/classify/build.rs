@@ -304,6 +304,8 @@ pub struct Classifier {
     pub(crate) set_source_as_sc4s: bool,
     pub(crate) zone: Zone,
     pub(crate) options: VendorOptions,
+    /// `SC4S_USE_NAME_CACHE`: the last good hostname of each sender (kept by the caller).
+    pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
     warnings: Vec<ContextWarning>,
     ignored_listeners: Vec<String>,
 }
@@ -328,6 +330,12 @@ pub fn build(context_dir: Option<&Path>, settings: &Settings) -> Result<Classifi
 }
 
 impl Classifier {
+    /// Looks HOST up in `cache` when a message has none or an IP address
+    /// (`SC4S_USE_NAME_CACHE`), after `host.csv`.
+    pub fn set_name_cache(&mut self, cache: std::sync::Arc<dyn super::NameCache>) {
+        self.name_cache = Some(cache);
+    }
+
     /// Which multi-part groupings are on (see [`super::group`]).
     pub fn group_options(&self) -> super::group::GroupOptions {
         super::group::GroupOptions {
@@ -363,6 +371,7 @@ impl Classifier {
             options: settings.options.clone(),
             warnings,
             ignored_listeners: Vec::new(),
+            name_cache: None,
         };
         for id in &settings.listeners {
             if !c.add_listener(id) && id != super::DEFAULT_LISTENER {
