@@ -28,6 +28,7 @@ fn bench_process(c: &mut Criterion) {
             timeout: Duration::from_millis(300),
         },
         groups: Default::default(),
+        names: None,
     };
     let src = SourceMeta {
         transport: Transport::Udp,

@@ -22,6 +22,7 @@ fn processor(zone: &str) -> Processor {
             timeout: Duration::from_millis(300),
         },
         groups: Default::default(),
+        names: None,
     }
 }
 

@@ -14,6 +14,7 @@ pub mod env;
 pub mod group;
 mod hec_metrics;
 pub mod metrics;
+pub mod name_cache;
 pub mod notify;
 pub mod output;
 pub mod parallel;

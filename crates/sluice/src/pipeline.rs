@@ -29,6 +29,8 @@ pub struct Processor {
     pub batch: BatchPolicy,
     /// Open multi-part groups; a reload hands them to the new processor.
     pub groups: Arc<crate::group::GroupStage>,
+    /// `SC4S_USE_NAME_CACHE`: learns each sender's hostname (the classifier looks it up).
+    pub names: Option<Arc<crate::name_cache::HostNames>>,
 }
 
 /// The processor every receiver shares. Receivers load it once per batch (a `recvmmsg`, a
@@ -136,6 +138,9 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
+        if let Some(names) = &self.names {
+            names.observe(src.source_ip, class.host_bytes(&msg));
+        }
         if self.absorb(&msg, &class, src, at, counts) {
             return None;
         }
@@ -169,6 +174,9 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
+        if let Some(names) = &self.names {
+            names.observe(src.source_ip, class.host_bytes(&msg));
+        }
         if self.absorb(&msg, &class, src, at, counts) {
             return None;
         }
