@@ -118,12 +118,12 @@ impl HostNames {
         if !valid_name(name) {
             return;
         }
-        let same = |known: &Box<str>| known.as_bytes().eq_ignore_ascii_case(name);
-        if self.snapshot.load().get(&ip).is_some_and(same) {
+        let same = |known: &str| known.as_bytes().eq_ignore_ascii_case(name);
+        if self.snapshot.load().get(&ip).is_some_and(|k| same(k)) {
             return;
         }
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        if pending.get(&ip).is_some_and(same) {
+        if pending.get(&ip).is_some_and(|k| same(k)) {
             return;
         }
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();

@@ -312,11 +312,9 @@ impl<T: Clone> Grouper<T> {
             Rule::VsphereCmmds => text.ends_with(b"\\q"),
             _ => false,
         } || g.parts.len() >= self.limits.max_parts;
-        if complete {
-            if let Some(g) = self.groups.remove(&key) {
-                self.bytes -= g.bytes.min(self.bytes);
-                done.push(join(g));
-            }
+        if complete && let Some(g) = self.groups.remove(&key) {
+            self.bytes -= g.bytes.min(self.bytes);
+            done.push(join(g));
         }
     }
 

@@ -191,9 +191,12 @@ fn hostnodate<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// What [`isodate_header`] finds: stamp, fraction digits, HOST, rest.
+type IsoDateHeader<'a> = (&'a [u8], &'a [u8], &'a [u8], &'a [u8]);
+
 /// `^<\d+>1?(?: *)(\d{4}-\d{2}-\d{2}(?: |T)?\d{2}:\d{2}:\d{2}),(\d+.*)`, then the RFC 3164
-/// read of `stamp.fraction host rest`: stamp, fraction digits, HOST, rest.
-fn isodate_header(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8], &[u8])> {
+/// read of `stamp.fraction host rest`.
+fn isodate_header(raw: &[u8]) -> Option<IsoDateHeader<'_>> {
     let s = after_pri(raw)?;
     let s = s.strip_prefix(b"1").unwrap_or(s);
     let s = &s[s.iter().take_while(|&&b| b == b' ').count()..];
