@@ -63,9 +63,13 @@ COPY config/env_file /usr/share/doc/sluice/env_file
 COPY README.md /usr/share/doc/sluice/README.md
 
 # SC4S_VAR: SC4S keeps its state (disk buffer, name cache, dead letters) in
-# /var/lib/syslog-ng, and operators already mount a volume there. sluice's working
-# directory is that volume, so its relative paths (the JSON-lines output when no HEC URL is
-# set) land in it.
+# /var/lib/syslog-ng, and operators already mount a volume there. With SC4S_VAR set to it,
+# the disk buffer lands in the volume ($SC4S_VAR/buffer; SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR
+# overrides it) and survives the container, as SC4S's does; without, it would be under
+# /var/lib/sluice inside the container and a restart of a new container would lose it.
+# sluice's working directory is the same volume, so its relative paths (the JSON-lines
+# output when no HEC URL is set) land in it too.
+ENV SC4S_VAR=/var/lib/syslog-ng
 VOLUME ["/var/lib/syslog-ng"]
 WORKDIR /var/lib/syslog-ng
 

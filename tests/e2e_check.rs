@@ -172,3 +172,47 @@ fn a_hec_url_without_a_token_fails_the_check_and_says_why() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `…_DISKBUFF_MEMBUFSIZE` is SC4S's per-worker `mem-buf-size()`: in reliable mode the check
+/// shows the memory part it bounds (times the workers) and where it came from; in normal
+/// mode, where SC4S does not use it either, the check says it has no effect.
+#[test]
+fn the_reliable_buffer_memory_part_is_shown_per_worker_times_workers() {
+    let dir = std::env::temp_dir().join(format!("sluice-check-membuf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let buf = dir.join("buffer").display().to_string();
+    let base = [
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "https://idx:8088"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", "t"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS", "4"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE", "3mb"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR", &buf),
+    ];
+    let reliable: Vec<_> = base
+        .iter()
+        .copied()
+        .chain([("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_RELIABLE", "yes")])
+        .collect();
+    let out = check(&dir, &[], &reliable);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "#     in memory (read back for HEC, not yet delivered): up to 12000000 bytes: \
+             SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE 3000000 per worker x 4 workers  \
+             <- SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE (environment)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("mem_buf_size = 3000000"), "{text}");
+
+    let out = check(&dir, &[], &base);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("in memory (read back"), "{text}");
+    assert!(
+        text.contains("MEMBUFSIZE has no effect in normal mode"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

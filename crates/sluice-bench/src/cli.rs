@@ -37,6 +37,8 @@ pub enum ToolError {
     Sink { addr: SocketAddr, source: SinkError },
     #[error(transparent)]
     Bench(#[from] BenchError),
+    #[error("{flag}: {reason}")]
+    Invalid { flag: &'static str, reason: String },
     #[error("{what}: {source}")]
     Io {
         what: &'static str,
@@ -79,11 +81,64 @@ pub struct SinkArgs {
     /// Print the final report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Start answering 503 "Server is busy" (a HEC outage) this many seconds after the first
+    /// event the sink accepts; the sender's start, give or take the receiver's batch timeout.
+    #[arg(long, requires = "refuse_until")]
+    pub refuse_from: Option<f64>,
+    /// End the outage this many seconds after the first accepted event.
+    #[arg(long, requires = "refuse_from")]
+    pub refuse_until: Option<f64>,
+    /// Stop once no event has been accepted for this many seconds (counted after the outage,
+    /// if any, and the first event): the receiver has delivered all it is going to.
+    #[arg(long)]
+    pub idle_exit: Option<f64>,
+}
+
+/// The outage window of `sink`, relative to the first accepted event.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Outage {
+    from: Duration,
+    until: Duration,
+}
+
+impl SinkArgs {
+    fn outage(&self) -> Result<Option<Outage>, ToolError> {
+        let (Some(from), Some(until)) = (self.refuse_from, self.refuse_until) else {
+            return Ok(None);
+        };
+        let secs = |v: f64, flag: &'static str| {
+            Duration::try_from_secs_f64(v).map_err(|_| ToolError::Invalid {
+                flag,
+                reason: format!("{v} is not a number of seconds"),
+            })
+        };
+        let o = Outage {
+            from: secs(from, "--refuse-from")?,
+            until: secs(until, "--refuse-until")?,
+        };
+        if o.until <= o.from {
+            return Err(ToolError::Invalid {
+                flag: "--refuse-until",
+                reason: format!("{until} must be after --refuse-from {from}"),
+            });
+        }
+        Ok(Some(o))
+    }
 }
 
 /// `sink`: a HEC endpoint for measurements. Prints a line per second and, at the end, the
 /// event count and the gap/duplicate report of loggen sequence numbers.
 fn sink(args: &SinkArgs) -> Result<ExitCode, ToolError> {
+    let outage = args.outage()?;
+    let idle_exit = args
+        .idle_exit
+        .map(|v| {
+            Duration::try_from_secs_f64(v).map_err(|_| ToolError::Invalid {
+                flag: "--idle-exit",
+                reason: format!("{v} is not a number of seconds"),
+            })
+        })
+        .transpose()?;
     let handle = SinkHandle::spawn_thread(SinkConfig {
         addr: args.listen,
         token: args.token.clone(),
@@ -115,12 +170,40 @@ fn sink(args: &SinkArgs) -> Result<ExitCode, ToolError> {
     });
     let start = Instant::now();
     let (mut last_n, mut last_t) = (0, Instant::now());
+    let mut first_event: Option<Instant> = None;
+    let mut outage_state = OutageState::Before;
+    let mut last_change = (0u64, Instant::now());
+    let mut last_event: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed)
         && args
             .duration
             .is_none_or(|d| start.elapsed().as_secs_f64() < d)
     {
         std::thread::sleep(Duration::from_millis(100));
+        let n = handle.accepted_events();
+        if n != last_change.0 {
+            last_change = (n, Instant::now());
+            last_event = Some(last_change.1);
+        }
+        if first_event.is_none() && n > 0 {
+            first_event = Some(Instant::now());
+        }
+        if let (Some(o), Some(t0)) = (outage, first_event) {
+            let next = outage_state.step(&handle, o, t0);
+            if next == OutageState::After && outage_state != next {
+                // Idle time counts from the end of the outage, not from its silence.
+                last_change.1 = Instant::now();
+            }
+            outage_state = next;
+        }
+        if let Some(idle) = idle_exit
+            && first_event.is_some()
+            && (outage.is_none() || outage_state == OutageState::After)
+            && last_change.1.elapsed() >= idle
+        {
+            eprintln!("no event for {idle:?}: stopping");
+            break;
+        }
         if last_t.elapsed() >= Duration::from_secs(1) {
             let n = handle.accepted_events();
             if n != last_n {
@@ -150,11 +233,49 @@ fn sink(args: &SinkArgs) -> Result<ExitCode, ToolError> {
                 "distinct": report.distinct,
                 "duplicates": report.duplicates,
                 "missing": report.missing,
+                "threads": report.per_thread.len(),
+                "first_event_after_start_s": first_event.map(|t| (t - start).as_secs_f64()),
+                "last_event_after_first_s": first_event
+                    .zip(last_event)
+                    .map(|(a, b)| (b - a).as_secs_f64()),
+                "outage": outage.map(|o| [o.from.as_secs_f64(), o.until.as_secs_f64()]),
             })
         );
     }
     handle.shutdown();
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `sink` is in its outage window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutageState {
+    Before,
+    During,
+    After,
+}
+
+impl OutageState {
+    /// Moves on at the window's edges (`t0` is the first accepted event): at its start the
+    /// sink answers 503 until its end; the sink's own `busy_until` ends it to the instant.
+    fn step(self, handle: &SinkHandle, o: Outage, t0: Instant) -> OutageState {
+        let t = t0.elapsed();
+        match self {
+            OutageState::Before if t >= o.from => {
+                let until = t0 + o.until;
+                handle.update_faults(|f| f.busy_until = Some(until));
+                eprintln!(
+                    "outage: answering 503 for {:.1} s",
+                    (o.until - t).as_secs_f64()
+                );
+                OutageState::During
+            }
+            OutageState::During if t >= o.until => {
+                eprintln!("outage over");
+                OutageState::After
+            }
+            s => s,
+        }
+    }
 }
 
 /// Returns on SIGTERM or SIGINT. SIGHUP is caught and ignored: its default action would end
@@ -175,5 +296,70 @@ async fn stop_signal() {
             _ = int.recv() => return,
             _ = hup.recv() => eprintln!("SIGHUP ignored"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sink: SinkArgs,
+    }
+
+    fn args(a: &[&str]) -> Result<SinkArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("sink").chain(a.iter().copied())).map(|c| c.sink)
+    }
+
+    #[test]
+    fn the_outage_window_needs_both_ends_in_order() {
+        let a = args(&["--refuse-from", "10", "--refuse-until", "70"]).unwrap();
+        assert_eq!(
+            a.outage().unwrap(),
+            Some(Outage {
+                from: Duration::from_secs(10),
+                until: Duration::from_secs(70)
+            })
+        );
+        assert_eq!(args(&[]).unwrap().outage().unwrap(), None);
+        assert!(args(&["--refuse-from", "10"]).is_err(), "one end alone");
+        let e = args(&["--refuse-from", "10", "--refuse-until", "5"])
+            .unwrap()
+            .outage()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--refuse-until"), "{e}");
+        let e = args(&["--refuse-from=-1", "--refuse-until", "5"])
+            .unwrap()
+            .outage()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--refuse-from"), "{e}");
+    }
+
+    #[test]
+    fn the_sink_refuses_inside_the_window_only() {
+        let sink = SinkHandle::spawn_thread(SinkConfig::default()).unwrap();
+        let o = Outage {
+            from: Duration::from_secs(10),
+            until: Duration::from_secs(70),
+        };
+        let now = Instant::now();
+        // 5 s after the first event: not yet.
+        let s = OutageState::Before.step(&sink, o, now - Duration::from_secs(5));
+        assert_eq!(s, OutageState::Before);
+        assert_eq!(sink.faults().busy_until, None);
+        // 20 s after: busy until 70 s after the first event.
+        let t0 = now - Duration::from_secs(20);
+        let s = s.step(&sink, o, t0);
+        assert_eq!(s, OutageState::During);
+        assert_eq!(sink.faults().busy_until, Some(t0 + o.until));
+        // 80 s after: over.
+        let s = s.step(&sink, o, now - Duration::from_secs(80));
+        assert_eq!(s, OutageState::After);
+        sink.shutdown();
     }
 }

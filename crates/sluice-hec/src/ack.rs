@@ -23,7 +23,6 @@
 //! JSON is an error ([`parse_answer`]); it never counts as an ack.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// The request header naming the data channel.
@@ -73,50 +72,6 @@ pub fn parse_answer(body: &[u8]) -> Result<HashMap<u64, bool>, AckGarbage> {
         out.insert(id, b);
     }
     Ok(out)
-}
-
-/// Ack counters of one destination.
-#[derive(Debug, Default)]
-pub struct AckStats {
-    pub(crate) acked_requests: AtomicU64,
-    pub(crate) acked_events: AtomicU64,
-    pub(crate) timed_out_requests: AtomicU64,
-    pub(crate) timed_out_events: AtomicU64,
-    /// Events sent again because their ack did not come.
-    pub(crate) resent_events: AtomicU64,
-    pub(crate) queries: AtomicU64,
-    /// Queries that failed or were answered with garbage.
-    pub(crate) query_errors: AtomicU64,
-    /// Requests waiting for their ack now.
-    pub(crate) pending: AtomicU64,
-}
-
-/// Plain numbers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AckSnapshot {
-    pub acked_requests: u64,
-    pub acked_events: u64,
-    pub timed_out_requests: u64,
-    pub timed_out_events: u64,
-    pub resent_events: u64,
-    pub queries: u64,
-    pub query_errors: u64,
-    pub pending: u64,
-}
-
-impl AckStats {
-    pub fn snapshot(&self) -> AckSnapshot {
-        AckSnapshot {
-            acked_requests: self.acked_requests.load(Relaxed),
-            acked_events: self.acked_events.load(Relaxed),
-            timed_out_requests: self.timed_out_requests.load(Relaxed),
-            timed_out_events: self.timed_out_events.load(Relaxed),
-            resent_events: self.resent_events.load(Relaxed),
-            queries: self.queries.load(Relaxed),
-            query_errors: self.query_errors.load(Relaxed),
-            pending: self.pending.load(Relaxed),
-        }
-    }
 }
 
 #[derive(Debug)]

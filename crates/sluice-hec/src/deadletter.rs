@@ -15,19 +15,20 @@
 //! ([`DeadLetter::open`]); a write that fails later is counted and logged, and the event is
 //! still counted as rejected.
 //!
-//! Every refused event is counted by reason, and the first refusal of each reason is logged,
+//! Every refused event is reported to the output's observer by reason
+//! ([`HecEvent::Refused`]), each write with its outcome ([`HecEvent::DeadLettered`]), and the first refusal of each reason is logged,
 //! then at most one line per reason per minute with the number of refusals in between.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use tracing::error;
 
 use crate::HecError;
+use crate::observe::{HecEvent, HecObserver};
 
 /// File name inside the dead-letter directory.
 pub const FILE_NAME: &str = "hec_rejected.jsonl";
@@ -83,43 +84,6 @@ pub struct DeadEvent<'a> {
     pub status: u16,
     pub code: Option<i64>,
     pub text: &'a str,
-}
-
-/// Counters, for `/metrics`.
-#[derive(Debug, Default)]
-pub struct DeadLetterStats {
-    rejected: [AtomicU64; REASONS.len()],
-    written_events: AtomicU64,
-    written_bytes: AtomicU64,
-    write_errors: AtomicU64,
-    rotations: AtomicU64,
-}
-
-impl DeadLetterStats {
-    /// `(reason, events)` for every reason, zeros included.
-    pub fn rejected(&self) -> Vec<(&'static str, u64)> {
-        REASONS
-            .iter()
-            .zip(&self.rejected)
-            .map(|(r, v)| (*r, v.load(Relaxed)))
-            .collect()
-    }
-
-    pub fn rejected_total(&self) -> u64 {
-        self.rejected.iter().map(|v| v.load(Relaxed)).sum()
-    }
-
-    pub fn written_events(&self) -> u64 {
-        self.written_events.load(Relaxed)
-    }
-
-    pub fn write_errors(&self) -> u64 {
-        self.write_errors.load(Relaxed)
-    }
-
-    pub fn rotations(&self) -> u64 {
-        self.rotations.load(Relaxed)
-    }
 }
 
 #[derive(Debug)]
@@ -180,7 +144,7 @@ impl DeadLetter {
     }
 
     /// Records `events` refused events: counted by reason, logged (rate-limited), written.
-    pub fn record(&self, stats: &DeadLetterStats, events: &[DeadEvent<'_>]) {
+    pub fn record(&self, observer: &dyn HecObserver, events: &[DeadEvent<'_>]) {
         if events.is_empty() {
             return;
         }
@@ -188,14 +152,14 @@ impl DeadLetter {
         let mut buf = Vec::new();
         for ev in events {
             let reason = reason_of(ev.status, ev.code);
-            stats.rejected[reason_index(reason)].fetch_add(1, Relaxed);
+            observer.observe(HecEvent::Refused { reason });
             self.log(reason, ev);
             if self.path.is_some() {
                 line(&mut buf, now, reason, ev);
             }
         }
         if let Some(path) = &self.path {
-            self.write(stats, path, &buf, events.len() as u64);
+            self.write(observer, path, &buf, events.len() as u64);
         }
     }
 
@@ -225,7 +189,7 @@ impl DeadLetter {
         );
     }
 
-    fn write(&self, stats: &DeadLetterStats, path: &Path, buf: &[u8], events: u64) {
+    fn write(&self, observer: &dyn HecObserver, path: &Path, buf: &[u8], events: u64) {
         let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
         let result = (|| -> std::io::Result<()> {
             if let Some(open) = guard.as_ref()
@@ -236,7 +200,11 @@ impl DeadLetter {
                 old.push(".1");
                 *guard = None;
                 std::fs::rename(path, &old)?;
-                stats.rotations.fetch_add(1, Relaxed);
+                tracing::info!(
+                    path = %path.display(),
+                    max_bytes = self.max_bytes,
+                    "the HEC dead-letter file reached its cap; the previous one is now .1"
+                );
             }
             if guard.is_none() {
                 *guard = Some(open_append(path)?);
@@ -248,12 +216,15 @@ impl DeadLetter {
             Ok(())
         })();
         match result {
-            Ok(()) => {
-                stats.written_events.fetch_add(events, Relaxed);
-                stats.written_bytes.fetch_add(buf.len() as u64, Relaxed);
-            }
+            Ok(()) => observer.observe(HecEvent::DeadLettered {
+                written: events,
+                failed: 0,
+            }),
             Err(e) => {
-                stats.write_errors.fetch_add(events, Relaxed);
+                observer.observe(HecEvent::DeadLettered {
+                    written: 0,
+                    failed: events,
+                });
                 // Reopened on the next write.
                 *guard = None;
                 error!(
@@ -299,6 +270,7 @@ fn line(buf: &mut Vec<u8>, time: f64, reason: &str, ev: &DeadEvent<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::testing::Recorder;
 
     fn tmp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!(
@@ -328,7 +300,7 @@ mod tests {
             max_bytes: 1 << 20,
         })
         .unwrap();
-        let stats = DeadLetterStats::default();
+        let stats = Recorder::default();
         dl.record(
             &stats,
             &[
@@ -349,14 +321,14 @@ mod tests {
         assert_eq!(lines[0]["url"], "http://idx:8088/services/collector/event");
         assert!(lines[0]["time"].as_f64().unwrap() > 1.7e9);
         assert_eq!(lines[1]["event"], "not json");
-        assert_eq!(stats.rejected_total(), 2);
-        assert_eq!(stats.written_events(), 2);
-        let by: Vec<_> = stats
-            .rejected()
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .collect();
-        assert_eq!(by, [("incorrect_index", 1), ("invalid_data_format", 1)]);
+        assert_eq!(
+            *stats.0.lock().unwrap(),
+            [
+                "Refused { reason: \"incorrect_index\" }",
+                "Refused { reason: \"invalid_data_format\" }",
+                "DeadLettered { written: 2, failed: 0 }",
+            ]
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -368,7 +340,7 @@ mod tests {
             max_bytes: 600,
         })
         .unwrap();
-        let stats = DeadLetterStats::default();
+        let stats = Recorder::default();
         let body = format!(r#"{{"event":"{}"}}"#, "x".repeat(200));
         for _ in 0..5 {
             dl.record(&stats, &[ev(body.as_bytes(), 7)]);
@@ -378,8 +350,7 @@ mod tests {
             .unwrap()
             .len();
         assert!(cur <= 600 && old <= 600, "{cur} {old}");
-        assert!(stats.rotations() >= 1);
-        assert_eq!(stats.written_events(), 5);
+        assert_eq!(stats.count("DeadLettered { written: 1, failed: 0 }"), 5);
         let _ = std::fs::remove_dir_all(dir);
     }
 
@@ -407,10 +378,10 @@ mod tests {
             max_bytes: 0,
         })
         .unwrap();
-        let stats = DeadLetterStats::default();
+        let stats = Recorder::default();
         dl.record(&stats, &[ev(b"{}", 13)]);
-        assert_eq!(stats.rejected_total(), 1);
-        assert_eq!(stats.written_events(), 0);
+        assert_eq!(stats.count("Refused"), 1);
+        assert_eq!(stats.count("DeadLettered"), 0);
         assert!(dl.path().is_none());
     }
 

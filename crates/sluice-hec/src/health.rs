@@ -1,19 +1,25 @@
-//! Per-indexer health: which HEC URLs are in service, and what each one did.
+//! Per-indexer health: which HEC URLs are in service.
 //!
-//! Every URL has its own counters (requests by status class, latency, last success,
-//! consecutive failures, failovers away from it). A URL whose request failed (no connection,
-//! timeout, 5xx, 429…) is taken out of service for its own backoff; URL selection skips it,
-//! and a probe (`GET /services/collector/health`) must answer 200 before it takes batches
-//! again — a batch is not the way to find out that an indexer is still down. When every URL
-//! is out, selection still returns the one that comes back soonest, so delivery never stops
-//! trying; `/health` then reports degraded with [`UrlBoard::reason`].
+//! A URL whose request failed (no connection, timeout, 5xx, 429…) is taken out of service
+//! for its own backoff; URL selection skips it, and a probe (`GET
+//! /services/collector/health`) must answer 200 before it takes batches again — a batch is
+//! not the way to find out that an indexer is still down. When every URL is out, selection
+//! still returns the one that comes back soonest, so delivery never stops trying; `/health`
+//! then reports degraded with [`UrlBoard::reason`].
 //!
 //! Answers about the data (400, 413) say nothing bad about the indexer: it stays in.
+//!
+//! The board keeps only what it decides with (in or out, until when, consecutive failures,
+//! the last failure's reason); requests, latency and transitions go to the output's
+//! [`HecObserver`](crate::observe::HecObserver) as they happen.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-/// Status classes of `sluice_hec_url_requests_total{class}`.
+use crate::observe::{HecEvent, HecObserver};
+
+/// Status classes of a request ([`RequestOutcome::class`](crate::RequestOutcome::class)).
 pub const CLASSES: [&str; 5] = ["2xx", "4xx", "5xx", "other", "error"];
 
 /// How one request to a URL ended, for its health.
@@ -23,11 +29,11 @@ pub enum UrlResult {
     Success,
     /// An answer about the data (400, 413): the indexer works.
     DataRefused,
-    /// A failure of the indexer or the path to it: status class index and reason word.
-    Failed { class: usize, reason: &'static str },
+    /// A failure of the indexer or the path to it, with its reason word.
+    Failed { reason: &'static str },
 }
 
-/// One URL's counters.
+/// One URL's state.
 #[derive(Debug)]
 pub struct UrlHealth {
     pub url: String,
@@ -35,36 +41,20 @@ pub struct UrlHealth {
     up: AtomicBool,
     /// Milliseconds since the board's epoch before which the URL is not probed.
     out_until_ms: AtomicU64,
+    /// Failed requests since the last good answer: the backoff grows with it.
     consecutive_failures: AtomicU32,
-    last_success_unix_ms: AtomicU64,
-    requests: [AtomicU64; CLASSES.len()],
-    latency_sum_nanos: AtomicU64,
-    latency_count: AtomicU64,
-    /// Requests that failed here and were sent to another URL next.
-    failovers: AtomicU64,
-    /// Times the URL was taken out of service, and brought back.
-    taken_out: AtomicU64,
-    probed_in: AtomicU64,
     /// The last request here timed out and none has been answered in time since: requests
     /// wait longer before they count as failed (see `ClientConfig::slow_timeout_factor`).
     slow: AtomicBool,
     last_reason: std::sync::Mutex<&'static str>,
 }
 
-/// Plain numbers of one URL, for `/metrics`.
+/// One URL's state, in plain values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UrlSnapshot {
     pub url: String,
     pub up: bool,
-    pub last_success_unix_ms: Option<u64>,
     pub consecutive_failures: u32,
-    /// `(class, count)` in [`CLASSES`] order.
-    pub requests: Vec<(&'static str, u64)>,
-    pub latency_sum_seconds: f64,
-    pub latency_count: u64,
-    pub failovers: u64,
-    pub taken_out: u64,
-    pub probed_in: u64,
 }
 
 impl UrlHealth {
@@ -74,13 +64,6 @@ impl UrlHealth {
             up: AtomicBool::new(true),
             out_until_ms: AtomicU64::new(0),
             consecutive_failures: AtomicU32::new(0),
-            last_success_unix_ms: AtomicU64::new(0),
-            requests: std::array::from_fn(|_| AtomicU64::new(0)),
-            latency_sum_nanos: AtomicU64::new(0),
-            latency_count: AtomicU64::new(0),
-            failovers: AtomicU64::new(0),
-            taken_out: AtomicU64::new(0),
-            probed_in: AtomicU64::new(0),
             slow: AtomicBool::new(false),
             last_reason: std::sync::Mutex::new(""),
         }
@@ -90,31 +73,17 @@ impl UrlHealth {
         self.up.load(Relaxed)
     }
 
+    pub fn consecutive_failures(&self) -> u32 {
+        self.consecutive_failures.load(Relaxed)
+    }
+
     pub fn snapshot(&self) -> UrlSnapshot {
-        let last = self.last_success_unix_ms.load(Relaxed);
         UrlSnapshot {
             url: self.url.clone(),
             up: self.is_up(),
-            last_success_unix_ms: (last != 0).then_some(last),
-            consecutive_failures: self.consecutive_failures.load(Relaxed),
-            requests: CLASSES
-                .iter()
-                .zip(&self.requests)
-                .map(|(c, v)| (*c, v.load(Relaxed)))
-                .collect(),
-            latency_sum_seconds: self.latency_sum_nanos.load(Relaxed) as f64 / 1e9,
-            latency_count: self.latency_count.load(Relaxed),
-            failovers: self.failovers.load(Relaxed),
-            taken_out: self.taken_out.load(Relaxed),
-            probed_in: self.probed_in.load(Relaxed),
+            consecutive_failures: self.consecutive_failures(),
         }
     }
-}
-
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The URLs of one destination.
@@ -122,14 +91,22 @@ fn unix_ms() -> u64 {
 pub struct UrlBoard {
     urls: Vec<UrlHealth>,
     epoch: Instant,
+    observer: Arc<dyn HecObserver>,
 }
 
 impl UrlBoard {
-    pub fn new(urls: impl IntoIterator<Item = String>) -> UrlBoard {
+    /// The URLs, all in service; `observer` hears of each going out and coming back.
+    pub fn new(urls: impl IntoIterator<Item = String>, observer: Arc<dyn HecObserver>) -> UrlBoard {
         UrlBoard {
             urls: urls.into_iter().map(UrlHealth::new).collect(),
             epoch: Instant::now(),
+            observer,
         }
+    }
+
+    /// Able to deliver: false only while every URL is out of service.
+    pub fn healthy(&self) -> bool {
+        !self.all_out()
     }
 
     pub fn len(&self) -> usize {
@@ -198,32 +175,15 @@ impl UrlBoard {
         ))
     }
 
-    /// Records a request's result and latency. `backoff` is how long a failed URL stays out
-    /// before it is probed, given its consecutive failure count.
-    pub fn record(
-        &self,
-        idx: usize,
-        result: UrlResult,
-        latency: Duration,
-        backoff: impl FnOnce(u32) -> Duration,
-    ) {
+    /// Records a request's result. `backoff` is how long a failed URL stays out before it
+    /// is probed, given its consecutive failure count.
+    pub fn record(&self, idx: usize, result: UrlResult, backoff: impl FnOnce(u32) -> Duration) {
         let Some(u) = self.urls.get(idx) else {
             return;
         };
-        u.latency_sum_nanos
-            .fetch_add(latency.as_nanos().min(u128::from(u64::MAX)) as u64, Relaxed);
-        u.latency_count.fetch_add(1, Relaxed);
         match result {
-            UrlResult::Success | UrlResult::DataRefused => {
-                let class = if result == UrlResult::Success { 0 } else { 1 };
-                u.requests[class].fetch_add(1, Relaxed);
-                if result == UrlResult::Success {
-                    u.last_success_unix_ms.store(unix_ms(), Relaxed);
-                }
-                self.bring_in(u);
-            }
-            UrlResult::Failed { class, reason } => {
-                u.requests[class.min(CLASSES.len() - 1)].fetch_add(1, Relaxed);
+            UrlResult::Success | UrlResult::DataRefused => self.bring_in(idx, u),
+            UrlResult::Failed { reason } => {
                 let n = u
                     .consecutive_failures
                     .fetch_add(1, Relaxed)
@@ -232,17 +192,18 @@ impl UrlBoard {
                 let wait = backoff(n).as_millis() as u64;
                 u.out_until_ms.store(self.now_ms() + wait, Relaxed);
                 if u.up.swap(false, Relaxed) {
-                    u.taken_out.fetch_add(1, Relaxed);
+                    self.observer
+                        .observe(HecEvent::UrlDown { url: idx, reason });
                 }
             }
         }
     }
 
-    fn bring_in(&self, u: &UrlHealth) {
+    fn bring_in(&self, idx: usize, u: &UrlHealth) {
         u.consecutive_failures.store(0, Relaxed);
         u.out_until_ms.store(0, Relaxed);
         if !u.up.swap(true, Relaxed) {
-            u.probed_in.fetch_add(1, Relaxed);
+            self.observer.observe(HecEvent::UrlUp { url: idx });
         }
     }
 
@@ -254,13 +215,6 @@ impl UrlBoard {
     pub fn set_slow(&self, idx: usize, slow: bool) {
         if let Some(u) = self.urls.get(idx) {
             u.slow.store(slow, Relaxed);
-        }
-    }
-
-    /// A request that failed at `idx` goes to another URL next.
-    pub fn failover(&self, idx: usize) {
-        if let Some(u) = self.urls.get(idx) {
-            u.failovers.fetch_add(1, Relaxed);
         }
     }
 
@@ -282,7 +236,7 @@ impl UrlBoard {
             return;
         };
         if healthy {
-            self.bring_in(u);
+            self.bring_in(idx, u);
         } else {
             let n = u.consecutive_failures.load(Relaxed).max(1);
             u.out_until_ms
@@ -298,53 +252,56 @@ impl UrlBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::testing::Recorder;
 
-    const FAIL: UrlResult = UrlResult::Failed {
-        class: 4,
-        reason: "connect",
-    };
+    const FAIL: UrlResult = UrlResult::Failed { reason: "connect" };
 
-    fn board(n: usize) -> UrlBoard {
-        UrlBoard::new((0..n).map(|i| format!("http://idx{i}:8088/services/collector/event")))
+    fn board(n: usize) -> (UrlBoard, Arc<Recorder>) {
+        let rec = Arc::new(Recorder::default());
+        let b = UrlBoard::new(
+            (0..n).map(|i| format!("http://idx{i}:8088/services/collector/event")),
+            rec.clone(),
+        );
+        (b, rec)
     }
 
     #[test]
     fn a_failed_url_is_skipped_until_a_probe_brings_it_back() {
-        let b = board(2);
+        let (b, rec) = board(2);
         let mut cur = 0;
         assert_eq!(b.pick(&mut cur), 0);
         assert_eq!(b.pick(&mut cur), 1);
-        b.record(0, FAIL, Duration::from_millis(3), |_| Duration::ZERO);
-        b.failover(0);
+        b.record(0, FAIL, |_| Duration::ZERO);
         for _ in 0..4 {
             assert_eq!(b.pick(&mut cur), 1);
         }
         assert!(!b.all_out());
+        assert!(b.healthy());
         assert_eq!(b.due_for_probe(), [0]);
         b.probed(0, false, |_| Duration::from_secs(60));
         assert!(b.due_for_probe().is_empty(), "stays out for its backoff");
         b.probed(0, true, |_| Duration::ZERO);
         let s = b.snapshot();
         assert!(s[0].up);
-        assert_eq!((s[0].taken_out, s[0].probed_in, s[0].failovers), (1, 1, 1));
-        assert_eq!(s[0].requests[4], ("error", 1));
         assert_eq!(s[0].consecutive_failures, 0);
+        assert_eq!(
+            *rec.0.lock().unwrap(),
+            [
+                "UrlDown { url: 0, reason: \"connect\" }",
+                "UrlUp { url: 0 }"
+            ]
+        );
     }
 
     #[test]
     fn all_out_gives_a_reason_and_still_picks_the_soonest() {
-        let b = board(2);
-        b.record(0, FAIL, Duration::ZERO, |_| Duration::from_secs(30));
-        b.record(
-            1,
-            UrlResult::Failed {
-                class: 2,
-                reason: "http_5xx",
-            },
-            Duration::ZERO,
-            |_| Duration::from_secs(1),
-        );
+        let (b, rec) = board(2);
+        b.record(0, FAIL, |_| Duration::from_secs(30));
+        b.record(1, UrlResult::Failed { reason: "http_5xx" }, |_| {
+            Duration::from_secs(1)
+        });
         assert!(b.all_out());
+        assert!(!b.healthy());
         let r = b.reason().unwrap();
         assert!(
             r.contains("idx0") && r.contains("connect") && r.contains("http_5xx"),
@@ -352,22 +309,16 @@ mod tests {
         );
         let mut cur = 0;
         assert_eq!(b.pick(&mut cur), 1);
-        b.record(1, UrlResult::Success, Duration::from_millis(5), |_| {
-            Duration::ZERO
-        });
+        b.record(1, UrlResult::Success, |_| Duration::ZERO);
         assert!(b.reason().is_none());
-        let s = b.snapshot();
-        assert!(s[1].last_success_unix_ms.is_some());
-        assert_eq!(s[1].latency_count, 2);
+        assert_eq!((rec.count("UrlDown"), rec.count("UrlUp")), (2, 1));
     }
 
     #[test]
     fn data_refusals_keep_the_url_in() {
-        let b = board(1);
-        b.record(0, UrlResult::DataRefused, Duration::ZERO, |_| {
-            Duration::ZERO
-        });
+        let (b, rec) = board(1);
+        b.record(0, UrlResult::DataRefused, |_| Duration::ZERO);
         assert!(b.get(0).unwrap().is_up());
-        assert_eq!(b.snapshot()[0].requests[1], ("4xx", 1));
+        assert!(rec.0.lock().unwrap().is_empty());
     }
 }

@@ -17,8 +17,9 @@
 //! ([`Delivery::complete`](sluice_proto::delivery::Delivery::complete)) with what became of
 //! *all* its events — whatever pieces a 413 split it into. That completion is the only thing
 //! that flows back: it releases the batch's input-window permits and memory, and the
-//! destination's completion sink counts it. The client itself counts requests, not events
-//! ([`HecStats`]).
+//! destination's completion sink counts it. The client counts nothing itself: it tells its
+//! [`HecObserver`] what happens as it happens (requests, retries, failovers, acks, refusals;
+//! see [`observe`]).
 //!
 //! # Requests
 //!
@@ -57,11 +58,12 @@
 //! Retries never give up: a batch stays in memory until HEC accepts it (the daemon's input
 //! window bounds how much that can be). After a failure the next attempt goes to the next URL
 //! at once; when every URL has failed this batch in the current round the worker waits
-//! [`Backoff::delay`] (exponential, capped, jittered). Every request is counted once in
-//! `requests{outcome}` and timed in the `hec_request_seconds` histogram.
+//! [`Backoff::delay`] (exponential, capped, jittered). Every request is reported once
+//! ([`HecEvent::Request`], with its outcome and latency).
 //!
-//! [`HecStats::healthy`] ("able to deliver") is false only while the last request to every
-//! URL failed; a 400 or 413 counts as HEC being reachable.
+//! [`UrlBoard::healthy`](health::UrlBoard::healthy) ("able to deliver", on
+//! [`HecOutput::health`]) is false only while every URL is out of service; a 400 or 413
+//! counts as HEC being reachable.
 //!
 //! # Shutdown
 //!
@@ -82,7 +84,7 @@
 //! # URLs
 //!
 //! A URL whose request failed is out of service until a health probe brings it back
-//! ([`health`]); its counters are on [`HecStats::urls`].
+//! ([`health`]); the board is [`HecOutput::health`].
 //!
 //! # Delivery guarantee
 //!
@@ -104,6 +106,7 @@ pub mod config;
 pub mod deadletter;
 mod error;
 pub mod health;
+pub mod observe;
 pub mod output;
 pub mod reject;
 pub mod stats;
@@ -111,11 +114,10 @@ pub mod stats;
 pub use config::{AckConfig, Backoff, ClientConfig, EVENT_PATH, normalize_urls, sc4s_app_headers};
 pub use deadletter::DeadLetterConfig;
 pub use error::HecError;
+pub use observe::{HecEvent, HecObserver, NoObserver};
 pub use output::{HecOutput, ProbeResult};
 pub use reject::ResendPolicy;
-pub use stats::{
-    HecStats, HecStatsSnapshot, HistogramSnapshot, LATENCY_BUCKETS, RequestOutcome, RetryReason,
-};
+pub use stats::{LATENCY_BUCKETS, RequestOutcome, RetryReason};
 
 /// Words for the TLS failures an operator meets when pointing sluice at an indexer: rustls
 /// names them (`UnknownIssuer`, an alert), this says what to change.

@@ -16,7 +16,8 @@ use crate::HecError;
 use crate::config::{ClientConfig, check_url};
 use crate::deadletter::DeadLetter;
 use crate::health::UrlBoard;
-use crate::stats::{HecStats, RequestOutcome, RetryReason};
+use crate::observe::{HecEvent, HecObserver};
+use crate::stats::{RequestOutcome, RetryReason};
 
 mod engine;
 
@@ -36,7 +37,7 @@ pub struct ProbeResult {
     pub message: String,
 }
 
-/// One HEC destination: a configured HTTP client plus its stats. [`run`](Self::run) consumes
+/// One HEC destination: a configured HTTP client and the observer it reports to. [`run`](Self::run) consumes
 /// it and delivers batches until the channel drains or the abort token fires.
 #[derive(Debug, Clone)]
 pub struct HecOutput {
@@ -51,11 +52,11 @@ struct Inner {
     /// worker, so a worker's ack queries follow its requests to the same indexer.
     worker_clients: Vec<reqwest::Client>,
     urls: Vec<reqwest::Url>,
-    /// Which URLs are in service, and their counters.
+    /// Which URLs are in service.
     board: Arc<UrlBoard>,
     dead_letter: DeadLetter,
     epoch: Instant,
-    stats: Arc<HecStats>,
+    observer: Arc<dyn HecObserver>,
     log_rejected: LogLimit,
     log_retry: LogLimit,
     log_ack: LogLimit,
@@ -175,8 +176,9 @@ fn gzip(body: &[u8]) -> std::io::Result<Vec<u8>> {
 }
 
 impl HecOutput {
-    /// Validates `cfg` and builds the HTTP client. Opens no connection.
-    pub fn new(cfg: ClientConfig, stats: Arc<HecStats>) -> Result<HecOutput, HecError> {
+    /// Validates `cfg` and builds the HTTP client. Opens no connection. Everything that
+    /// happens is reported to `observer` ([`crate::observe`]).
+    pub fn new(cfg: ClientConfig, observer: Arc<dyn HecObserver>) -> Result<HecOutput, HecError> {
         if cfg.urls.is_empty() {
             return Err(HecError::NoUrls);
         }
@@ -273,9 +275,9 @@ impl HecOutput {
             None => DeadLetter::disabled(),
         };
 
-        stats.set_url_count(urls.len());
-        let board = Arc::new(UrlBoard::new(urls.iter().map(|u| u.to_string())));
-        stats.set_urls(Arc::clone(&board));
+        let names: Vec<String> = urls.iter().map(|u| u.to_string()).collect();
+        observer.observe(HecEvent::Urls(&names));
+        let board = Arc::new(UrlBoard::new(names, Arc::clone(&observer)));
         Ok(HecOutput {
             inner: Arc::new(Inner {
                 cfg,
@@ -285,7 +287,7 @@ impl HecOutput {
                 board,
                 dead_letter,
                 epoch: Instant::now(),
-                stats,
+                observer,
                 log_rejected: LogLimit::default(),
                 log_retry: LogLimit::default(),
                 log_ack: LogLimit::default(),
@@ -295,8 +297,10 @@ impl HecOutput {
         })
     }
 
-    pub fn stats(&self) -> &Arc<HecStats> {
-        &self.inner.stats
+    /// Which URLs are in service: [`UrlBoard::healthy`] is "able to deliver", and
+    /// [`UrlBoard::reason`] says why not.
+    pub fn health(&self) -> &Arc<UrlBoard> {
+        &self.inner.board
     }
 
     pub fn config(&self) -> &ClientConfig {
@@ -368,9 +372,11 @@ impl Inner {
         rx: async_channel::Receiver<Delivery>,
         abort: CancellationToken,
     ) {
-        let stats = &self.stats;
+        let observer = &self.observer;
         let mut finish = |delivery: Delivery, end: engine::Finish| {
-            stats.release(delivery.events());
+            observer.observe(HecEvent::Released {
+                events: delivery.events(),
+            });
             let completion = match end {
                 engine::Finish::Done { refused } if refused.is_empty() => Completion::Delivered,
                 engine::Finish::Done { refused } => Completion::Rejected {

@@ -1,13 +1,15 @@
 //! The HEC client against the real test sink: every response class of the crate docs, each
 //! checked by the one completion per batch it reports.
 
+mod tally;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tally::Tally;
 
 use bytes::Bytes;
 use sluice_bench::{Faults, RejectReason, SinkConfig, SinkHandle};
-use sluice_hec::{Backoff, ClientConfig, HecOutput, HecStats, RequestOutcome, RetryReason};
+use sluice_hec::{Backoff, ClientConfig, RequestOutcome, RetryReason};
 use sluice_proto::batch::{EncodedBatch, HoldKind};
 use sluice_proto::delivery::{AbandonReason, Completion, CompletionSink, Delivery};
 use tokio_util::sync::CancellationToken;
@@ -136,9 +138,9 @@ fn dead_url() -> String {
 }
 
 /// Sends `batches` through a fresh output, closes the channel, runs it to completion.
-async fn deliver_all(cfg: ClientConfig, batches: Vec<Delivery>) -> Arc<HecStats> {
-    let stats = Arc::new(HecStats::new());
-    let out = HecOutput::new(cfg, Arc::clone(&stats)).expect("valid config");
+async fn deliver_all(cfg: ClientConfig, batches: Vec<Delivery>) -> Arc<Tally> {
+    let stats = Arc::new(Tally::new());
+    let out = stats.output(cfg).expect("valid config");
     let (tx, rx) = async_channel::unbounded();
     for b in batches {
         tx.send(b).await.unwrap();
@@ -375,8 +377,8 @@ async fn a_rejected_token_holds_events_until_abort() {
     let s = sink_with("the-real-token", Faults::default());
     let tickets = Tickets::new();
     let rec = Arc::new(Recorder::default());
-    let stats = Arc::new(HecStats::new());
-    let out = HecOutput::new(config(vec![s.event_url()]), Arc::clone(&stats)).unwrap();
+    let stats = Arc::new(Tally::new());
+    let out = stats.output(config(vec![s.event_url()])).unwrap();
     let (tx, rx) = async_channel::unbounded();
     for i in 0..6 {
         tx.send(batch(i, 50, "", &tickets, &rec)).await.unwrap();
@@ -502,10 +504,10 @@ async fn abort_during_an_outage_abandons_exactly_what_was_held_and_queued() {
     );
     let tickets = Tickets::new();
     let rec = Arc::new(Recorder::default());
-    let stats = Arc::new(HecStats::new());
+    let stats = Arc::new(Tally::new());
     let mut cfg = config(vec![s.event_url()]);
     cfg.workers = 2;
-    let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
+    let out = stats.output(cfg).unwrap();
     let (tx, rx) = async_channel::unbounded();
     for i in 0..7 {
         tx.send(batch(i, 100, "", &tickets, &rec)).await.unwrap();
@@ -535,8 +537,10 @@ async fn abort_during_an_outage_abandons_exactly_what_was_held_and_queued() {
 #[tokio::test]
 async fn probe_reports_reachability_and_token() {
     let s = sink();
-    let stats = Arc::new(HecStats::new());
-    let good = HecOutput::new(config(vec![s.event_url(), dead_url()]), Arc::clone(&stats)).unwrap();
+    let stats = Arc::new(Tally::new());
+    let good = stats
+        .output(config(vec![s.event_url(), dead_url()]))
+        .unwrap();
     let results = good.probe().await;
     assert_eq!(results.len(), 2);
     assert!(results[0].reachable);
@@ -557,7 +561,7 @@ async fn probe_reports_reachability_and_token() {
 
     let mut cfg = config(vec![s.event_url()]);
     cfg.token = "wrong".into();
-    let bad = HecOutput::new(cfg, Arc::new(HecStats::new())).unwrap();
+    let bad = Arc::new(Tally::new()).output(cfg).unwrap();
     let results = bad.probe().await;
     assert!(results[0].reachable);
     assert_eq!(
@@ -576,20 +580,20 @@ async fn probe_reports_reachability_and_token() {
 
 #[test]
 fn invalid_configs_are_named() {
-    let stats = Arc::new(HecStats::new());
+    let stats = Arc::new(Tally::new());
     let mut cfg = config(vec!["ftp://x/".into()]);
-    let err = HecOutput::new(cfg.clone(), Arc::clone(&stats)).unwrap_err();
+    let err = stats.output(cfg.clone()).unwrap_err();
     assert!(err.to_string().contains("ftp://x/"), "{err}");
     cfg.urls = vec!["http://127.0.0.1:1/services/collector/event".into()];
     cfg.token = String::new();
-    assert!(HecOutput::new(cfg.clone(), Arc::clone(&stats)).is_err());
+    assert!(stats.output(cfg.clone()).is_err());
     cfg.token = "t".into();
     cfg.headers = vec![("bad header".into(), "v".into())];
-    let err = HecOutput::new(cfg.clone(), Arc::clone(&stats)).unwrap_err();
+    let err = stats.output(cfg.clone()).unwrap_err();
     assert!(err.to_string().contains("bad header"), "{err}");
     cfg.headers = vec![];
     cfg.workers = 0;
-    assert!(HecOutput::new(cfg, stats).is_err());
+    assert!(stats.output(cfg).is_err());
 }
 
 #[tokio::test]
@@ -675,11 +679,11 @@ async fn a_timeout_is_retried_and_may_duplicate_what_splunk_already_indexed() {
     );
     let tickets = Tickets::new();
     let rec = Arc::new(Recorder::default());
-    let stats = Arc::new(HecStats::new());
+    let stats = Arc::new(Tally::new());
     let mut cfg = config(vec![s.event_url()]);
     cfg.timeout = Duration::from_millis(200);
     cfg.workers = 2;
-    let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
+    let out = stats.output(cfg).unwrap();
     let (tx, rx) = async_channel::unbounded();
     for i in 0..4 {
         tx.send(batch(i, 100, "", &tickets, &rec)).await.unwrap();
@@ -715,8 +719,8 @@ async fn a_timeout_is_retried_and_may_duplicate_what_splunk_already_indexed() {
 async fn unpersisted_batches_are_handed_back_to_a_buffer_when_hec_is_down() {
     let tickets = Tickets::new();
     let rec = Arc::new(Recorder::default());
-    let stats = Arc::new(HecStats::new());
-    let out = HecOutput::new(config(vec![dead_url()]), Arc::clone(&stats)).unwrap();
+    let stats = Arc::new(Tally::new());
+    let out = stats.output(config(vec![dead_url()])).unwrap();
     let room = Arc::new(AtomicUsize::new(1));
     let r2 = Arc::clone(&room);
     out.hand_back_when(move || r2.load(Ordering::SeqCst) == 1);

@@ -1,16 +1,17 @@
 //! Indexer acknowledgement, bad-event isolation with the dead-letter file, slow-HEC
 //! duplicates and per-URL failover, against the real test sink on real sockets.
 
+mod tally;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use tally::Tally;
 
 use bytes::Bytes;
 use sluice_bench::{Faults, SinkConfig, SinkHandle};
 use sluice_hec::{
-    AckConfig, Backoff, ClientConfig, DeadLetterConfig, HecOutput, HecStats, RequestOutcome,
-    ResendPolicy, RetryReason,
+    AckConfig, Backoff, ClientConfig, DeadLetterConfig, RequestOutcome, ResendPolicy, RetryReason,
 };
 use sluice_proto::batch::{EncodedBatch, HoldKind};
 use sluice_proto::delivery::{Completion, CompletionSink, Delivery};
@@ -125,9 +126,9 @@ fn fast_ack() -> Option<AckConfig> {
     })
 }
 
-async fn run(cfg: ClientConfig, batches: Vec<Delivery>) -> Arc<HecStats> {
-    let stats = Arc::new(HecStats::new());
-    let out = HecOutput::new(cfg, Arc::clone(&stats)).expect("valid config");
+async fn run(cfg: ClientConfig, batches: Vec<Delivery>) -> Arc<Tally> {
+    let stats = Arc::new(Tally::new());
+    let out = stats.output(cfg).expect("valid config");
     let (tx, rx) = async_channel::unbounded();
     for b in batches {
         tx.send(b).await.unwrap();
@@ -322,10 +323,10 @@ async fn a_batch_completes_only_when_acked_and_garbage_is_no_ack() {
     );
     let live = Ctx::default();
     let none = HashSet::new();
-    let stats = Arc::new(HecStats::new());
+    let stats = Arc::new(Tally::new());
     let mut cfg = config(vec![s.event_url()]);
     cfg.ack = fast_ack();
-    let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
+    let out = stats.output(cfg).unwrap();
     let (tx, rx) = async_channel::unbounded();
     for i in 0..4 {
         tx.send(batch(i, 10, &none, &live)).await.unwrap();
@@ -358,8 +359,8 @@ async fn a_token_requiring_a_channel_holds_events_instead_of_dropping_them() {
     let s = sink(Faults::default(), true);
     let live = Ctx::default();
     let none = HashSet::new();
-    let stats = Arc::new(HecStats::new());
-    let out = HecOutput::new(config(vec![s.event_url()]), Arc::clone(&stats)).unwrap();
+    let stats = Arc::new(Tally::new());
+    let out = stats.output(config(vec![s.event_url()])).unwrap();
     let (tx, rx) = async_channel::unbounded();
     tx.send(batch(0, 10, &none, &live)).await.unwrap();
     drop(tx);
@@ -426,12 +427,10 @@ async fn a_url_that_goes_down_fails_over_without_loss_and_is_probed_back() {
     let b = sink(Faults::default(), false);
     let live = Ctx::default();
     let none = HashSet::new();
-    let stats = Arc::new(HecStats::new());
-    let out = HecOutput::new(
-        config(vec![a.event_url(), b.event_url()]),
-        Arc::clone(&stats),
-    )
-    .unwrap();
+    let stats = Arc::new(Tally::new());
+    let out = stats
+        .output(config(vec![a.event_url(), b.event_url()]))
+        .unwrap();
     let (tx, rx) = async_channel::bounded(4);
     let abort = AbortSignal::new();
     let task = tokio::spawn(out.run(rx, abort.clone()));
@@ -443,7 +442,7 @@ async fn a_url_that_goes_down_fails_over_without_loss_and_is_probed_back() {
     for i in 20..60 {
         tx.send(batch(i, 100, &none, &live)).await.unwrap();
     }
-    let board = Arc::clone(stats.urls().unwrap());
+    let board = Arc::clone(stats.board());
     // A comes back: the prober brings it in.
     let end = Instant::now() + Duration::from_secs(20);
     while !board.get(0).unwrap().is_up() {
@@ -458,15 +457,15 @@ async fn a_url_that_goes_down_fails_over_without_loss_and_is_probed_back() {
     assert_eq!(live.outcome().undelivered, 0);
     let total = a.accepted_events() + b.accepted_events();
     assert_eq!(total, 8000, "no loss, no duplicate");
-    let urls = board.snapshot();
     let busy = a.stats().rejected(sluice_bench::RejectReason::FaultBusy);
     assert!(busy > 0, "A was sent events while down");
-    assert!(urls[0].taken_out >= 1);
-    assert!(urls[0].probed_in >= 1);
-    assert!(urls[0].failovers >= 1);
-    assert_eq!(urls[0].requests[2].1, busy, "5xx counted on A");
-    assert_eq!(urls[1].requests[2].1, 0);
-    assert!(urls[0].last_success_unix_ms.is_some() && urls[1].last_success_unix_ms.is_some());
+    let (ua, ub) = (stats.url(0), stats.url(1));
+    assert!(ua.taken_out.load(Ordering::Relaxed) >= 1);
+    assert!(ua.probed_in.load(Ordering::Relaxed) >= 1);
+    assert!(ua.failovers.load(Ordering::Relaxed) >= 1);
+    assert_eq!(ua.class("5xx"), busy, "5xx reported for A");
+    assert_eq!(ub.class("5xx"), 0);
+    assert!(ua.successes.load(Ordering::Relaxed) > 0 && ub.successes.load(Ordering::Relaxed) > 0);
     assert!(stats.degraded_reason().is_none());
     assert_eq!(live.holds(), 0);
 }
@@ -480,8 +479,8 @@ async fn every_url_out_is_degraded_with_the_reason() {
         },
         false,
     );
-    let stats = Arc::new(HecStats::new());
-    let out = HecOutput::new(config(vec![a.event_url()]), Arc::clone(&stats)).unwrap();
+    let stats = Arc::new(Tally::new());
+    let out = stats.output(config(vec![a.event_url()])).unwrap();
     let (tx, rx) = async_channel::unbounded();
     let live = Ctx::default();
     tx.send(batch(0, 5, &HashSet::new(), &live)).await.unwrap();
@@ -514,9 +513,7 @@ fn an_unwritable_dead_letter_directory_is_a_startup_error() {
         dir: file.join("dl"),
         max_bytes: 1000,
     });
-    let e = HecOutput::new(cfg, Arc::new(HecStats::new()))
-        .unwrap_err()
-        .to_string();
+    let e = Arc::new(Tally::new()).output(cfg).unwrap_err().to_string();
     assert!(
         e.contains("not-a-dir/dl") && e.contains("dead-letter"),
         "{e}"
@@ -547,8 +544,8 @@ async fn slow_indexer_handling_bounds_what_an_incident_duplicates() {
         cfg.slow_timeout_factor = factor;
         cfg.latency_split_depth = depth;
         let workers = cfg.workers as u64;
-        let stats = Arc::new(HecStats::new());
-        let out = HecOutput::new(cfg, Arc::clone(&stats)).unwrap();
+        let stats = Arc::new(Tally::new());
+        let out = stats.output(cfg).unwrap();
         let (tx, rx) = async_channel::unbounded();
         for i in 0..8 {
             tx.send(batch(i, per, &none, &live)).await.unwrap();

@@ -414,6 +414,14 @@ fn buffer(c: &Check<'_>, out: &mut Out) {
         "    up to {} bytes in all: {}",
         size.bytes, size.how
     ));
+    if let Some(m) = b.effective_memory(config.hec.workers) {
+        out.line(format!(
+            "    in memory (read back for HEC, not yet delivered): up to {} bytes: {}  <- {}",
+            m.bytes,
+            m.how,
+            c.from("buffer.mem_buf_size")
+        ));
+    }
 }
 
 fn tls(c: &Check<'_>, out: &mut Out) {

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use sluice_hec::{HecOutput, HecStats};
+use sluice_hec::HecOutput;
 use sluice_net::{NetError, PortClaimConfig};
 use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{
@@ -36,11 +36,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::metrics::{OutputMetrics, Registry};
+use crate::metrics::{HecHealth, OutputMetrics, Registry};
 use crate::output::{BufferOptions, Destination, FileOutput, FileStats, Output};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
-use crate::telemetry::events::HecBridge;
+use crate::telemetry::events::HecEvents;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
@@ -155,11 +155,14 @@ async fn run_async(
     // connection until the first batch, and its reachability is probed after binding.
     let (output, output_metrics, hec): (Box<dyn Output>, OutputMetrics, Option<HecOutput>) =
         if config.uses_hec() {
-            let stats = Arc::new(HecStats::default());
-            let hec = HecOutput::new(config.hec.client_config()?, stats.clone())
+            let events = Arc::new(HecEvents::register(crate::telemetry::metrics(), "default"));
+            let hec = HecOutput::new(config.hec.client_config()?, events)
                 .context("cannot set up the HEC client")?;
-            let bridge = Arc::new(HecBridge::new(crate::telemetry::metrics(), stats));
-            (Box::new(hec.clone()), OutputMetrics::Hec(bridge), Some(hec))
+            let health = HecHealth {
+                destination: "default".into(),
+                board: Arc::clone(hec.health()),
+            };
+            (Box::new(hec.clone()), OutputMetrics::Hec(health), Some(hec))
         } else {
             let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
             let file = FileOutput::open(&config.output.file, stats.clone())?;
@@ -170,9 +173,9 @@ async fn run_async(
             (Box::new(file), OutputMetrics::File(stats), None)
         };
     let hec_up: Box<dyn Fn() -> bool + Send + Sync> = match &output_metrics {
-        OutputMetrics::Hec(stats) => {
-            let stats = stats.clone();
-            Box::new(move || stats.stats().healthy())
+        OutputMetrics::Hec(h) => {
+            let board = Arc::clone(&h.board);
+            Box::new(move || board.healthy())
         }
         OutputMetrics::File(_) => Box::new(|| true),
     };
@@ -394,6 +397,7 @@ fn open_buffer(
         mode = if b.reliable { "reliable" } else { "normal" },
         max_bytes = size.bytes,
         size = %size.how,
+        memory_bytes = b.effective_memory(config.hec.workers).map(|m| m.bytes),
         replay_events = r.replayed_events,
         corrupt_records = r.corrupt_records,
         "disk buffer open"
@@ -412,6 +416,7 @@ fn open_buffer(
         memory: memory.clone(),
         high_water: b.high_water,
         queue: config.hec.workers,
+        replay_memory: b.effective_memory(config.hec.workers).map(|m| m.bytes),
         output_up,
     }))
 }

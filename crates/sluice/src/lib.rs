@@ -12,7 +12,6 @@ pub mod daemon;
 pub mod edge;
 pub mod env;
 pub mod group;
-mod hec_metrics;
 pub mod metrics;
 pub mod name_cache;
 pub mod notify;

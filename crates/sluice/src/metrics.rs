@@ -4,10 +4,13 @@
 //! Everything that *happens* is counted by its internal event, in the process-wide registry.
 //! What this module renders is what *is*: open connections, window occupancy, socket
 //! buffers as the kernel granted them, the certificate's expiry, the configuration in force,
-//! HEC requests in flight and their latency (kept by the HEC client), and each destination's
-//! completions (kept by its completion sink, `output::DestinationStats`, the one place that
-//! counts them). It is a prometheus-client `Collector` over the daemon's components, each
-//! family declared here once, so the receive path never takes a lock for telemetry.
+//! each HEC URL's consecutive failures (state the HEC client decides with), the disk buffer.
+//! It is a prometheus-client `Collector` over the daemon's components, each family declared
+//! here once, so the receive path never takes a lock for telemetry. Delivery outcomes and
+//! what the HEC client does are internal events, counted when they happen
+//! ([`crate::telemetry::events::completion`], [`crate::telemetry::events::hec`]).
+//!
+//! Series come in a fixed order ([`crate::telemetry::expose::sorted`]).
 //!
 //! The set of ports changes with reloads: the topology publishes a new [`Ports`] after each
 //! one. Counters of a port that closed stay in the event registry, so totals never go back.
@@ -23,15 +26,12 @@ use prometheus_client::metrics::MetricType;
 
 use sluice_net::{RcvbufReport, SocketStats};
 
-use sluice_proto::delivery::{AbandonReason, CompletionKind};
-
 use crate::admin::{PromWriter, Status};
 use crate::edge::Edge;
 use crate::output::{DestinationStats, FileStats};
 use crate::pipeline::ReceiverCounters;
 use crate::tcp::TcpStats;
 use crate::telemetry::LabelStr;
-use crate::telemetry::events::HecBridge;
 use crate::tls::{TlsEndpoint, TlsManager};
 use crate::window::{MemoryBudget, Window};
 
@@ -66,9 +66,17 @@ pub struct TcpPortMetrics {
 
 #[derive(Debug, Clone)]
 pub enum OutputMetrics {
-    /// The HEC client's own counters, turned into internal events at each scrape.
-    Hec(Arc<HecBridge>),
+    /// The HEC destination's URL board: which URLs are in service (what the client counts
+    /// is internal events, [`crate::telemetry::events::HecEvents`]).
+    Hec(HecHealth),
     File(Arc<FileStats>),
+}
+
+/// One HEC destination's URL board.
+#[derive(Debug, Clone)]
+pub struct HecHealth {
+    pub destination: String,
+    pub board: Arc<sluice_hec::health::UrlBoard>,
 }
 
 /// The ports open now, and stream ports that stopped accepting but still have connections.
@@ -108,7 +116,7 @@ impl Registry {
     /// Events of TCP chunks that never reached a destination (their port's combiner was
     /// gone: a bug, counted and logged when it happens by `OutputGone`).
     pub fn chunks_lost_total(&self) -> u64 {
-        crate::telemetry::metrics().receive.lost_total()
+        crate::telemetry::metrics().unrouted_lost()
     }
 
     /// Events delivered, over every destination.
@@ -116,11 +124,9 @@ impl Registry {
         self.destinations.iter().map(|d| d.delivered_events()).sum()
     }
 
-    /// OpenMetrics text: the internal events' families, then this state.
+    /// OpenMetrics text: the internal events' families, then this state, series in a fixed
+    /// order.
     pub fn render(&self) -> String {
-        if let OutputMetrics::Hec(h) = &self.output {
-            h.sync();
-        }
         let mut state = prometheus_client::registry::Registry::default();
         state.register_collector(Box::new(self.clone()));
         let mut out = String::new();
@@ -131,7 +137,7 @@ impl Registry {
         );
         let _ = prometheus_client::encoding::text::encode_registry(&mut out, &state);
         let _ = prometheus_client::encoding::text::encode_eof(&mut out);
-        out
+        crate::telemetry::expose::sorted(&out)
     }
 }
 
@@ -141,12 +147,10 @@ impl Status for Registry {
             return Err("shutting down".into());
         }
         match &self.output {
-            OutputMetrics::Hec(h) if !h.stats().healthy() => {
-                Err(match h.stats().degraded_reason() {
-                    Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
-                    None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
-                })
-            }
+            OutputMetrics::Hec(h) if !h.board.healthy() => Err(match h.board.reason() {
+                Some(r) => format!("cannot deliver to Splunk HEC: {r}"),
+                None => "cannot deliver to Splunk HEC (see sluice_hec_requests_total)".into(),
+            }),
             OutputMetrics::File(f) if !f.healthy.load(Ordering::Relaxed) => {
                 Err("cannot write the output file".into())
             }
@@ -197,7 +201,7 @@ impl Status for Registry {
                 "max_bytes": s.max_bytes,
                 "full": b.full().map(|r| r.as_str()),
             });
-            let hec_down = matches!(&self.output, OutputMetrics::Hec(h) if !h.stats().healthy());
+            let hec_down = matches!(&self.output, OutputMetrics::Hec(h) if !h.board.healthy());
             let why = b.degraded().or_else(|| {
                 hec_down.then(|| {
                     "cannot deliver to Splunk HEC; what it cannot take goes to the disk buffer"
@@ -290,19 +294,28 @@ impl Collector for Registry {
             self.memory.capacity_bytes() as f64,
         )?;
         if let OutputMetrics::Hec(h) = &self.output {
-            encode_hec(enc, h)?;
+            let urls: Vec<(&str, f64)> = h
+                .board
+                .iter()
+                .map(|u| (u.url.as_str(), f64::from(u.consecutive_failures())))
+                .collect();
+            family(
+                enc,
+                "sluice_hec_url_consecutive_failures",
+                "Failed requests to the URL since its last good answer.",
+                MetricType::Gauge,
+                urls.iter().map(|(url, n)| {
+                    (
+                        [
+                            ("destination", LabelStr(&h.destination)),
+                            ("url", LabelStr(url)),
+                        ],
+                        *n,
+                    )
+                }),
+            )?;
         }
         let mut w = PromWriter::new();
-        if let OutputMetrics::Hec(h) = &self.output {
-            crate::hec_metrics::render(&mut w, h.stats());
-        }
-        let buffer_full = self.buffer.as_ref().map_or(0, |b| b.buffer_full_drops());
-        render_destinations(
-            &mut w,
-            &self.destinations,
-            self.chunks_lost_total(),
-            buffer_full,
-        );
         if let Some(b) = &self.buffer {
             crate::output::buffered::render(&mut w, b);
         }
@@ -470,178 +483,4 @@ fn encode_config(
          (logged at the reload).",
         f64::from(u8::from(reload.restart_required())),
     )
-}
-
-fn encode_hec(enc: &mut DescriptorEncoder, h: &HecBridge) -> Result<(), std::fmt::Error> {
-    let s = h.stats().snapshot();
-    single(
-        enc,
-        "sluice_hec_in_flight_events",
-        "Events in HEC requests now (being sent or waiting to be retried).",
-        s.in_flight_events as f64,
-    )?;
-    single(
-        enc,
-        "sluice_hec_last_success_timestamp_seconds",
-        "When a HEC request last succeeded (Unix seconds; 0: never). Alert on time() minus \
-         this.",
-        s.last_success_unix_ms.map_or(0.0, |ms| ms as f64 / 1000.0),
-    )?;
-    // The HEC client keeps cumulative bucket counts; the encoder wants each bucket's own,
-    // with +Inf as f64::MAX.
-    let mut buckets = Vec::with_capacity(s.request_seconds.buckets.len() + 1);
-    let mut below = 0;
-    for (le, cumulative) in &s.request_seconds.buckets {
-        buckets.push((*le, cumulative - below));
-        below = *cumulative;
-    }
-    buckets.push((f64::MAX, s.request_seconds.count - below));
-    enc.encode_descriptor(
-        "sluice_hec_request_seconds",
-        "HEC request latency.",
-        None,
-        MetricType::Histogram,
-    )?
-    .encode_histogram::<NoLabelSet>(
-        s.request_seconds.sum_seconds,
-        s.request_seconds.count,
-        &buckets,
-        None,
-    )
-}
-
-/// Completions per destination, and the classic delivered/dropped totals derived from them.
-fn render_destinations(
-    w: &mut PromWriter,
-    dests: &[Arc<DestinationStats>],
-    chunks_lost: u64,
-    buffer_full: u64,
-) {
-    w.family(
-        "sluice_delivered_total",
-        "counter",
-        "Events delivered (completions Delivered, and the accepted part of Rejected).",
-    );
-    for d in dests {
-        w.sample(
-            "sluice_delivered_total",
-            &[("output", d.output()), ("destination", d.name())],
-            d.delivered_events(),
-        );
-    }
-    // Summed over destinations: the reasons are what an operator alerts on.
-    w.family(
-        "sluice_dropped_total",
-        "counter",
-        "Events given up, by reason: refused by the destination (hec_rejected), not delivered \
-         by the drain timeout (drain_timeout), the output gone (output_gone), a delivery never \
-         completed (uncompleted: a bug), handed back with no buffer to keep them \
-         (retry_without_buffer), UDP datagrams the kernel dropped while the disk buffer was \
-         full and the receivers held back (buffer_full).",
-    );
-    let mut rejected: Vec<(&str, u64)> = Vec::new();
-    for d in dests {
-        match rejected.iter_mut().find(|(r, _)| *r == d.rejected_reason()) {
-            Some((_, n)) => *n += d.rejected_events(),
-            None => rejected.push((d.rejected_reason(), d.rejected_events())),
-        }
-    }
-    for (reason, n) in rejected {
-        w.sample("sluice_dropped_total", &[("reason", reason)], n);
-    }
-    for reason in AbandonReason::ALL {
-        let mut n: u64 = dests.iter().map(|d| d.abandoned_lost_events(*reason)).sum();
-        if *reason == AbandonReason::OutputGone {
-            n += chunks_lost;
-        }
-        w.sample("sluice_dropped_total", &[("reason", reason.label())], n);
-    }
-    w.sample(
-        "sluice_dropped_total",
-        &[("reason", "retry_without_buffer")],
-        dests.iter().map(|d| d.retry_lost_events()).sum::<u64>(),
-    );
-    w.sample(
-        "sluice_dropped_total",
-        &[("reason", "buffer_full")],
-        buffer_full,
-    );
-
-    w.family(
-        "sluice_delivery_completions_total",
-        "counter",
-        "Batches completed per destination, by completion: delivered, rejected (some or all \
-         events refused), retry (handed back), abandoned.",
-    );
-    for d in dests {
-        for kind in CompletionKind::ALL {
-            w.sample(
-                "sluice_delivery_completions_total",
-                &[
-                    ("output", d.output()),
-                    ("destination", d.name()),
-                    ("kind", kind.label()),
-                ],
-                d.completions(*kind),
-            );
-        }
-    }
-    w.family(
-        "sluice_delivery_events_total",
-        "counter",
-        "Events completed per destination, by outcome (abandoned includes events a buffer \
-         still holds).",
-    );
-    for d in dests {
-        let abandoned: u64 = AbandonReason::ALL
-            .iter()
-            .map(|r| d.abandoned_events(*r))
-            .sum();
-        for (outcome, n) in [
-            ("delivered", d.delivered_events()),
-            ("rejected", d.rejected_events()),
-            ("retry", d.retry_events()),
-            ("abandoned", abandoned),
-        ] {
-            w.sample(
-                "sluice_delivery_events_total",
-                &[
-                    ("output", d.output()),
-                    ("destination", d.name()),
-                    ("outcome", outcome),
-                ],
-                n,
-            );
-        }
-    }
-    for (name, kind, help, value) in [
-        (
-            "sluice_delivery_in_flight_events",
-            "gauge",
-            "Events handed to the destination's output and not completed yet.",
-            DestinationStats::in_flight_events as fn(&DestinationStats) -> u64,
-        ),
-        (
-            "sluice_delivery_persisted_events_total",
-            "counter",
-            "Events a buffer persisted before their completion (their window slots freed).",
-            DestinationStats::persisted_events,
-        ),
-        (
-            "sluice_delivery_uncompleted_total",
-            "counter",
-            "Deliveries dropped without a completion: a bug; their events count as dropped \
-             (reason uncompleted).",
-            DestinationStats::uncompleted,
-        ),
-    ] {
-        w.family(name, kind, help);
-        for d in dests {
-            w.sample(
-                name,
-                &[("output", d.output()), ("destination", d.name())],
-                value(d),
-            );
-        }
-    }
 }

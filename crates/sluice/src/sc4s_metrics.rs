@@ -301,11 +301,7 @@ pub fn stats(registry: &crate::metrics::Registry) -> Vec<Stat> {
     {
         let delivered = dest.delivered_events();
         let dropped = dest.rejected_events() + dest.lost_events();
-        let url = h
-            .stats()
-            .urls()
-            .and_then(|b| b.get(0).map(|u| u.url.clone()))
-            .unwrap_or_default();
+        let url = h.board.get(0).map(|u| u.url.clone()).unwrap_or_default();
         let instance = format!("d_hec_fmt,http,{url}");
         for (metric, value) in [
             ("processed", delivered + dropped),

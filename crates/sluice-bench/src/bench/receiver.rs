@@ -121,6 +121,15 @@ impl Daemon {
         }
         cmd.env("SLUICE_LISTEN_ADDRESS", spec.listen_ip.to_string())
             .env("SLUICE_LOG", "info");
+        if spec.config.is_none() {
+            // A disk buffer of its own, gone with the run: the default directory is shared
+            // with every other sluice on the machine (a second one is refused) and would
+            // replay what an earlier run left.
+            cmd.env(
+                "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR",
+                dir.join("buffer"),
+            );
+        }
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }

@@ -13,6 +13,7 @@ use super::{Inner, Verdict, gzip, judge_response};
 use crate::ack::{self, AckTracker};
 use crate::deadletter::DeadEvent;
 use crate::health::UrlResult;
+use crate::observe::HecEvent;
 use crate::reject::{BadRequestKind, HecAnswer, Isolation, Piece, PieceAnswer, event_starts};
 use crate::stats::{RequestOutcome, RetryReason};
 use sluice_proto::delivery::Delivery;
@@ -136,6 +137,23 @@ impl Inner {
         self.worker_clients.get(worker).unwrap_or(&self.client)
     }
 
+    fn request_done(
+        &self,
+        url: usize,
+        outcome: RequestOutcome,
+        latency: Duration,
+        raw: usize,
+        sent: usize,
+    ) {
+        self.observer.observe(HecEvent::Request {
+            url,
+            outcome,
+            latency,
+            raw,
+            sent,
+        });
+    }
+
     fn url_backoff(&self) -> impl Fn(u32) -> Duration + '_ {
         |n| self.cfg.backoff.delay(n)
     }
@@ -186,7 +204,9 @@ impl Inner {
                 };
                 match job {
                     Ok(job) => {
-                        self.stats.hold(job.events());
+                        self.observer.observe(HecEvent::Held {
+                            events: job.events(),
+                        });
                         let events = job.events();
                         let i = w.insert(Slot {
                             job,
@@ -226,10 +246,11 @@ impl Inner {
     }
 
     fn abandon_all<J>(&self, w: &mut Worker<J>, finish: &mut impl FnMut(J, Finish)) {
-        self.stats
-            .ack
-            .pending
-            .fetch_sub(w.acks.len() as u64, Relaxed);
+        if !w.acks.is_empty() {
+            self.observer.observe(HecEvent::AckAbandoned {
+                requests: w.acks.len() as u32,
+            });
+        }
         w.acks.drain();
         for slot in w.slots.drain(..).flatten() {
             finish(slot.job, Finish::Abandoned);
@@ -310,7 +331,7 @@ impl Inner {
                     return false;
                 }
                 Sent::TimedOut => {
-                    self.stats.isolation.latency_splits.fetch_add(1, Relaxed);
+                    self.observer.observe(HecEvent::LatencySplit);
                     if let Err(p) = slot
                         .iso
                         .split_for_latency(piece, self.cfg.latency_split_depth)
@@ -323,7 +344,7 @@ impl Inner {
                     match (self.cfg.ack.is_some(), ack_id) {
                         (true, Some(id)) => {
                             slot.awaiting += 1;
-                            self.stats.ack.pending.fetch_add(1, Relaxed);
+                            self.observer.observe(HecEvent::AckWaiting);
                             w.acks.insert(url, id, Instant::now(), (i, piece));
                         }
                         (true, None) => {
@@ -362,12 +383,13 @@ impl Inner {
                 }
             };
             if slot.isolated && resent_before == 0 && slot.iso.resent_events() > 0 {
-                self.stats.isolation.isolated_batches.fetch_add(1, Relaxed);
+                self.observer.observe(HecEvent::Isolated);
             }
-            self.stats
-                .isolation
-                .resent_events
-                .fetch_add(slot.iso.resent_events() - resent_before, Relaxed);
+            let resent = slot.iso.resent_events() - resent_before;
+            if resent > 0 {
+                self.observer
+                    .observe(HecEvent::IsolationResent { events: resent });
+            }
             let new = &slot.iso.refused()[refused_before..];
             if !new.is_empty() {
                 if slot.starts.is_empty() {
@@ -386,7 +408,7 @@ impl Inner {
                         text: &r.text,
                     })
                     .collect();
-                self.dead_letter.record(&self.stats.dead_letter, &events);
+                self.dead_letter.record(&*self.observer, &events);
             }
         }
     }
@@ -435,7 +457,7 @@ impl Inner {
                 Some(z) => (z.clone(), true),
                 None => (body.clone(), false),
             };
-            self.stats.sent_bytes(raw_len, payload.len());
+            let sent_len = payload.len();
             let slow = self.board.is_slow(idx);
             let timeout = if slow {
                 self.cfg
@@ -460,9 +482,9 @@ impl Inner {
                         outcome = RequestOutcome::BadRequest;
                         Verdict::Retry(RetryReason::Http400Request, text)
                     } else {
-                        self.stats.request(idx, outcome, elapsed);
+                        self.request_done(idx, outcome, elapsed, raw_len, sent_len);
                         self.board
-                            .record(idx, UrlResult::DataRefused, elapsed, self.url_backoff());
+                            .record(idx, UrlResult::DataRefused, self.url_backoff());
                         self.log_refused(idx, events, &text);
                         return Sent::BadData {
                             url: idx,
@@ -473,11 +495,11 @@ impl Inner {
                 }
                 v => v,
             };
-            self.stats.request(idx, outcome, elapsed);
+            self.request_done(idx, outcome, elapsed, raw_len, sent_len);
             match verdict {
                 Verdict::Delivered(answer) => {
                     self.board
-                        .record(idx, UrlResult::Success, elapsed, self.url_backoff());
+                        .record(idx, UrlResult::Success, self.url_backoff());
                     if slow && elapsed < self.cfg.timeout {
                         self.board.set_slow(idx, false);
                     }
@@ -486,23 +508,25 @@ impl Inner {
                 }
                 Verdict::TooLarge(text) => {
                     self.board
-                        .record(idx, UrlResult::DataRefused, elapsed, self.url_backoff());
+                        .record(idx, UrlResult::DataRefused, self.url_backoff());
                     return Sent::TooLarge { url: idx, text };
                 }
                 Verdict::Rejected(..) => unreachable!("handled above"),
                 Verdict::Retry(reason, detail) => {
-                    self.stats.retried(reason, events);
+                    self.observer.observe(HecEvent::Retried {
+                        url: idx,
+                        reason,
+                        events,
+                    });
                     self.board.record(
                         idx,
                         UrlResult::Failed {
-                            class: outcome_class(outcome),
                             reason: reason.label(),
                         },
-                        elapsed,
                         self.url_backoff(),
                     );
                     if n_urls > 1 {
-                        self.board.failover(idx);
+                        self.observer.observe(HecEvent::Failover { url: idx });
                     }
                     failures = failures.saturating_add(1);
                     // Not after a timeout: HEC may still be indexing what it did not answer
@@ -576,7 +600,6 @@ impl Inner {
         };
         let channel = w.channel.clone().unwrap_or_default();
         for (url, ids) in w.acks.queries() {
-            self.stats.ack.queries.fetch_add(1, Relaxed);
             let answer = tokio::select! {
                 biased;
                 _ = abort.cancelled() => return false,
@@ -584,13 +607,11 @@ impl Inner {
             };
             match answer {
                 Ok(map) => {
+                    self.observer.observe(HecEvent::AckQueried { ok: true });
                     for (i, piece) in w.acks.apply(url, &map) {
-                        self.stats.ack.pending.fetch_sub(1, Relaxed);
-                        self.stats.ack.acked_requests.fetch_add(1, Relaxed);
-                        self.stats
-                            .ack
-                            .acked_events
-                            .fetch_add(u64::from(piece.len()), Relaxed);
+                        self.observer.observe(HecEvent::Acked {
+                            events: piece.len(),
+                        });
                         if let Some(slot) = w.slots[i].as_mut() {
                             slot.awaiting -= 1;
                             slot.iso.answer(piece, PieceAnswer::Accepted);
@@ -599,7 +620,7 @@ impl Inner {
                     }
                 }
                 Err(e) => {
-                    self.stats.ack.query_errors.fetch_add(1, Relaxed);
+                    self.observer.observe(HecEvent::AckQueried { ok: false });
                     if let Some(suppressed) = self.log_ack.allow(self.now_ms()) {
                         error!(
                             url = %self.urls[url],
@@ -614,11 +635,9 @@ impl Inner {
         let late = w.acks.expired(Instant::now(), cfg.timeout);
         let mut again = Vec::new();
         for (i, piece) in late {
-            self.stats.ack.pending.fetch_sub(1, Relaxed);
-            self.stats.ack.timed_out_requests.fetch_add(1, Relaxed);
-            let n = u64::from(piece.len());
-            self.stats.ack.timed_out_events.fetch_add(n, Relaxed);
-            self.stats.ack.resent_events.fetch_add(n, Relaxed);
+            self.observer.observe(HecEvent::AckTimedOut {
+                events: piece.len(),
+            });
             if let Some(slot) = w.slots[i].as_mut() {
                 slot.awaiting -= 1;
                 slot.iso.push_back(piece);
@@ -700,21 +719,5 @@ impl Inner {
                 }
             }
         }
-    }
-}
-
-fn outcome_class(o: RequestOutcome) -> usize {
-    match o {
-        RequestOutcome::Success => 0,
-        RequestOutcome::BadRequest
-        | RequestOutcome::Unauthorized
-        | RequestOutcome::Forbidden
-        | RequestOutcome::NotFound
-        | RequestOutcome::RequestTimeout
-        | RequestOutcome::TooLarge
-        | RequestOutcome::TooManyRequests => 1,
-        RequestOutcome::ServerError => 2,
-        RequestOutcome::OtherStatus => 3,
-        RequestOutcome::Connect | RequestOutcome::Timeout | RequestOutcome::Io => 4,
     }
 }

@@ -6,6 +6,11 @@
 //! destination but keeps that meaning, so an existing env_file asks for the same disk: the
 //! total is `DISKBUFSIZE × workers`. The TOML's `max_bytes` is a plain total. With neither,
 //! the size is SC4S's default: the buffer filesystem's size less 5 GB, at least 5 GB.
+//!
+//! `MEMBUFSIZE` is SC4S's `mem-buf-size()`, also per worker, and as in SC4S it matters only
+//! in reliable mode: there it bounds the part of the buffer that is also in memory, the
+//! records read back for HEC and not yet delivered (total `MEMBUFSIZE × workers`, SC4S's
+//! default `163840000 / workers` per worker).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,6 +21,10 @@ use super::sc4s::{get, set};
 use super::values::{ByteSize, millis, non_empty, parse_bool, positive_size};
 use super::{ConfigError, EnvReport};
 use crate::env::Env;
+
+/// SC4S's reliable-mode memory part, all workers together (`int(163840000 / workers)` per
+/// worker in its `dest_hec/plugin.py`).
+pub const SC4S_MEM_BUF_TOTAL: u64 = 163_840_000;
 
 /// SC4S's reserve and floor (its `dest_hec/plugin.py`): the filesystem's size less this, or
 /// this when the filesystem is smaller.
@@ -50,8 +59,10 @@ pub struct BufferSettings {
     /// SC4S's per-worker disk size (`…_DISKBUFF_DISKBUFSIZE`); the total is this times
     /// `hec.workers`. Ignored when `max_bytes` is set.
     pub disk_buf_size: Option<ByteSize>,
-    /// SC4S's per-worker memory size (`…_DISKBUFF_MEMBUFSIZE`). Accepted for compatibility;
-    /// sluice bounds memory with `window.max_bytes` instead.
+    /// Reliable mode: SC4S's per-worker memory part of the buffer (`…_DISKBUFF_MEMBUFSIZE`,
+    /// syslog-ng's `mem-buf-size()`): records read back from disk for the output and not yet
+    /// delivered may hold this times `hec.workers` bytes of memory. Unset: SC4S's default,
+    /// 163840000 bytes in all. Normal mode ignores it, as SC4S does.
     pub mem_buf_size: Option<ByteSize>,
     /// Normal mode: what waits in memory for the disk is written and fsynced at least this
     /// often (milliseconds). A crash loses at most about this much of what was spilled.
@@ -128,10 +139,19 @@ impl BufferSettings {
         }
         if let Some(m) = get(env, &format!("{P}MEMBUFSIZE"), positive_size)? {
             self.mem_buf_size = Some(m);
-            report.notes.push(format!(
-                "{P}MEMBUFSIZE is accepted but has no effect: sluice bounds the memory of \
-                 undelivered events with SLUICE_MAX_IN_FLIGHT_BYTES (window.max_bytes)"
-            ));
+            report.notes.push(if self.reliable {
+                format!(
+                    "{P}MEMBUFSIZE={} is per HEC worker, as in SC4S: in reliable mode the \
+                     buffer holds up to {} bytes in memory ({workers} workers)",
+                    m.0,
+                    m.0.saturating_mul(workers as u64)
+                )
+            } else {
+                format!(
+                    "{P}MEMBUFSIZE has no effect in normal mode (as in SC4S, where only \
+                     reliable(yes) uses mem-buf-size); set {P}RELIABLE=yes"
+                )
+            });
         }
         Ok(())
     }
@@ -201,6 +221,28 @@ impl BufferSettings {
                 how: "SC4S default floor (the filesystem's size could not be read)".into(),
             },
         }
+    }
+
+    /// Reliable mode's memory part in bytes, all workers together, and how it was arrived
+    /// at; `None` in normal mode, which has no such bound.
+    pub fn effective_memory(&self, workers: usize) -> Option<EffectiveSize> {
+        if !self.reliable {
+            return None;
+        }
+        Some(match self.mem_buf_size {
+            Some(w) => EffectiveSize {
+                bytes: w.0.saturating_mul(workers as u64),
+                how: format!(
+                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE {} per worker x {workers} \
+                     workers",
+                    w.0
+                ),
+            },
+            None => EffectiveSize {
+                bytes: SC4S_MEM_BUF_TOTAL,
+                how: "SC4S default: 163840000 / workers per worker".into(),
+            },
+        })
     }
 
     /// The buffer crate's settings for a total of `max_bytes`.
@@ -345,6 +387,54 @@ mod tests {
         }
         .buffer_config(1 << 30);
         assert_eq!(bc.mode, sluice_buffer::DurabilityMode::Reliable);
+    }
+
+    #[test]
+    fn membufsize_is_per_worker_and_only_for_reliable_mode() {
+        let (c, r) = load(&[
+            ("SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS", "4"),
+            ("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_RELIABLE", "yes"),
+            ("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE", "2mb"),
+        ])
+        .unwrap();
+        let m = c.buffer.effective_memory(c.hec.workers).unwrap();
+        assert_eq!(m.bytes, 8_000_000);
+        assert!(
+            m.how.contains("MEMBUFSIZE 2000000 per worker x 4"),
+            "{}",
+            m.how
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("8000000 bytes in memory")),
+            "{:?}",
+            r.notes
+        );
+
+        // Unset: SC4S's default total, whatever the worker count.
+        let (c, _) = load(&[
+            ("SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS", "7"),
+            ("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_RELIABLE", "yes"),
+        ])
+        .unwrap();
+        let m = c.buffer.effective_memory(c.hec.workers).unwrap();
+        assert_eq!(m.bytes, SC4S_MEM_BUF_TOTAL);
+
+        // Normal mode: no bound, and the note says the setting does nothing there.
+        let (c, r) = load(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE", "2mb")]).unwrap();
+        assert_eq!(c.buffer.effective_memory(c.hec.workers), None);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("no effect in normal mode")),
+            "{:?}",
+            r.notes
+        );
+        let e = load(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("MEMBUFSIZE"), "{e}");
     }
 
     #[test]

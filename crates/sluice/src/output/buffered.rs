@@ -19,6 +19,10 @@
 //!   run stopped) and offers every record to the output as a delivery that is safe from the
 //!   start ([`Delivery::from_buffer`]). A record is acknowledged — and its segment can be
 //!   deleted — when that delivery completes `Delivered` or `Rejected`.
+//! * **Memory (reliable mode).** What the replay has read back and not yet seen completed
+//!   — waiting in the output queue or held by the output's workers — is bounded by
+//!   `replay_memory` bytes: syslog-ng's `mem-buf-size()` of a reliable disk-buffer, the part
+//!   of the buffer that is also in memory (SC4S `…_DISKBUFF_MEMBUFSIZE`, per worker there).
 //! * **Full.** When the buffer refuses an append (its budget or the filesystem is full, or
 //!   the disk cannot keep up) the router waits for room with the batch in hand; meanwhile the
 //!   windows fill and the receivers stop: TCP pushes back, UDP drops in the kernel (counted as
@@ -27,17 +31,19 @@
 //!   the buffer instead of being lost ([`super::Rescue`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU8;
 use std::time::{Duration, SystemTime};
 
 use sluice_buffer::{Acker, AppendError, Appended, Buffer, RecordId, RecordRef, Writer};
-use sluice_proto::batch::EncodedBatch;
+use sluice_proto::batch::{EncodedBatch, HoldKind};
 use sluice_proto::delivery::{AbandonReason, Completion, CompletionSink, Delivery, RetryReason};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::destination::{DestinationStats, Rescue};
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{BufferReplayed, BufferSpilled};
 use crate::window::{MemoryBudget, Window};
 
 mod metrics;
@@ -59,6 +65,9 @@ pub struct BufferOptions {
     pub high_water: f64,
     /// Batches that may wait in memory for the output beyond what it holds.
     pub queue: usize,
+    /// Bytes of records read back from disk that may be in memory at once, on their way to
+    /// the output or held by it (`None`: only `queue` bounds them).
+    pub replay_memory: Option<u64>,
     /// Whether the output is delivering (HEC: its last request to some URL succeeded). While
     /// it is not, normal mode sends every batch to disk rather than into memory, where a
     /// crash would lose it.
@@ -72,6 +81,7 @@ impl std::fmt::Debug for BufferOptions {
             .field("reliable", &self.reliable)
             .field("high_water", &self.high_water)
             .field("queue", &self.queue)
+            .field("replay_memory", &self.replay_memory)
             .finish_non_exhaustive()
     }
 }
@@ -117,6 +127,7 @@ impl Stage {
             memory,
             high_water,
             queue: _,
+            replay_memory,
             output_up,
         } = opts;
         let reader = buffer
@@ -128,11 +139,10 @@ impl Stage {
             writer: writer.clone(),
             reliable,
             dir: buffer.dir().to_owned(),
-            spilled_events: AtomicU64::new(0),
-            replayed_events: AtomicU64::new(0),
+            events: stats.events().buffer(),
             recovered_events: recovery.replayed_events,
             full_now: AtomicU8::new(0),
-            udp_buffer_full_drops: AtomicU64::new(0),
+            destination: Arc::clone(stats),
         });
         stats.set_rescue(Arc::new(WriterRescue {
             writer: writer.clone(),
@@ -157,6 +167,7 @@ impl Stage {
         let replay_stop = CancellationToken::new();
         let replay = tokio::spawn(replay(
             reader,
+            replay_memory.map(ReplayMemory::new),
             out,
             stats.clone(),
             metrics.clone(),
@@ -327,9 +338,7 @@ async fn spill_one(
         match writer.append(record(d.batch())) {
             Ok(_) => {
                 metrics.set_full(None);
-                metrics
-                    .spilled_events
-                    .fetch_add(u64::from(d.events()), Relaxed);
+                BufferSpilled { events: d.events() }.emit(&metrics.events);
                 hand_over(d);
                 return;
             }
@@ -461,15 +470,46 @@ impl CompletionSink for RecordSink {
             Completion::Delivered | Completion::Rejected { .. }
         ) {
             self.acker.ack(self.id);
-            self.metrics
-                .replayed_events
-                .fetch_add(u64::from(batch.events()), Relaxed);
+            BufferReplayed {
+                events: batch.events(),
+            }
+            .emit(&self.metrics.events);
         }
+    }
+}
+
+/// The bytes the replay may hold in memory: one permit per byte of payload, held by the
+/// batch (as its [`HoldKind::Bytes`] hold) until it leaves memory.
+struct ReplayMemory {
+    permits: Arc<tokio::sync::Semaphore>,
+    /// The most one record takes, so that a record larger than the whole budget still goes
+    /// (alone).
+    max: u32,
+}
+
+impl ReplayMemory {
+    fn new(bytes: u64) -> ReplayMemory {
+        let max = bytes.clamp(1, u64::from(u32::MAX)) as u32;
+        ReplayMemory {
+            permits: Arc::new(tokio::sync::Semaphore::new(max as usize)),
+            max,
+        }
+    }
+
+    async fn reserve(&self, bytes: usize) -> tokio::sync::OwnedSemaphorePermit {
+        let n = u32::try_from(bytes).unwrap_or(u32::MAX).clamp(1, self.max);
+        // The semaphore is never closed.
+        self.permits
+            .clone()
+            .acquire_many_owned(n)
+            .await
+            .expect("the replay memory semaphore is never closed")
     }
 }
 
 async fn replay(
     mut reader: sluice_buffer::Reader,
+    memory: Option<ReplayMemory>,
     out: async_channel::Sender<Delivery>,
     stats: Arc<DestinationStats>,
     metrics: Arc<BufferMetrics>,
@@ -482,13 +522,22 @@ async fn replay(
             () = stop.cancelled() => return,
         };
         let Some(rec) = rec else { return };
+        // Only this one record waits for room beyond the budget.
+        let room = match &memory {
+            Some(m) => tokio::select! {
+                p = m.reserve(rec.payload().len()) => Some(p),
+                // Handed out but never offered: the next start reads it again.
+                () = stop.cancelled() => return,
+            },
+            None => None,
+        };
         let id = rec.id();
         let (body, events, offsets) = rec.into_parts();
         let batch = match offsets {
             Some(o) => EncodedBatch::from_parts(body, o).map_err(|e| e.to_string()),
             None => EncodedBatch::from_lines(body).map_err(|e| e.to_string()),
         };
-        let batch = match batch {
+        let mut batch = match batch {
             Ok(b) => b,
             Err(e) => {
                 // The record's CRCs held, so this is not damage on disk but a record no
@@ -498,6 +547,9 @@ async fn replay(
                 continue;
             }
         };
+        if let Some(p) = room {
+            batch.hold(HoldKind::Bytes, p);
+        }
         stats.submitted(batch.events());
         let sink = Arc::new(RecordSink {
             stats: stats.clone(),

@@ -1,8 +1,6 @@
-//! One destination: queue → output → completions, and the sink that counts them.
+//! One destination: queue → output → completions, and the sink that reports them.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use sluice_proto::batch::EncodedBatch;
 use sluice_proto::delivery::{
@@ -14,7 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::Output;
 use super::buffered::{BufferMetrics, BufferOptions, Stage};
-use crate::edge::LogLimiter;
+use crate::telemetry::InternalEvent;
+use crate::telemetry::events::{
+    BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
+    BatchRescued, BatchSubmitted, DestinationEvents,
+};
 
 /// Somewhere to keep a batch the output could not deliver, rather than lose it: the
 /// destination's disk buffer. `keep` must not block.
@@ -23,36 +25,14 @@ pub trait Rescue: Send + Sync + std::fmt::Debug {
     fn keep(&self, batch: &EncodedBatch) -> bool;
 }
 
-fn counters<const N: usize>() -> [AtomicU64; N] {
-    std::array::from_fn(|_| AtomicU64::new(0))
-}
-
-/// The completion sink of one destination: every completion is counted here, once, and
-/// every loss is logged here. Read by `/metrics` and by the shutdown summary.
+/// The completion sink of one destination: every completion is one internal event here
+/// ([`crate::telemetry::events::completion`]), which counts it and logs losses. Read back
+/// (`/metrics`, `/health`, SC4S `_metrics`, the shutdown summary) from the same metric
+/// handles.
 #[derive(Debug)]
 pub struct DestinationStats {
-    name: String,
-    output: &'static str,
-    /// `sluice_dropped_total` reason of refused events: `hec_rejected` for HEC.
-    rejected_reason: String,
-    submitted_events: AtomicU64,
-    completions: [AtomicU64; CompletionKind::COUNT],
-    delivered_events: AtomicU64,
-    rejected_events: AtomicU64,
-    /// Events of `Retry` completions, and those of them no buffer held (lost).
-    retry_events: AtomicU64,
-    retry_lost_events: AtomicU64,
-    /// Events of `Abandoned` completions by reason, and those of them no buffer held.
-    abandoned_events: [AtomicU64; AbandonReason::COUNT],
-    abandoned_lost_events: [AtomicU64; AbandonReason::COUNT],
-    persisted_events: AtomicU64,
-    uncompleted_batches: AtomicU64,
-    /// Events a buffer took over (`Retry { reason: Buffered }`): it delivers them itself.
-    buffered_events: AtomicU64,
-    /// Events handed back or abandoned that the rescue kept (see [`Rescue`]).
-    rescued_events: AtomicU64,
+    events: DestinationEvents,
     rescue: OnceLock<Arc<dyn Rescue>>,
-    loss_log: LogLimiter,
 }
 
 /// Plain numbers of a [`DestinationStats`].
@@ -72,38 +52,44 @@ pub struct DrainSummary {
 }
 
 impl DestinationStats {
+    /// Counting into the daemon's registry.
     pub fn new(name: &str, output: &'static str) -> DestinationStats {
+        #[cfg(not(test))]
+        let m = crate::telemetry::metrics();
+        // Unit tests run side by side and name every destination "default": each gets a
+        // registry of its own, so each reads only what it counted.
+        #[cfg(test)]
+        let m = &crate::telemetry::Metrics::new();
+        DestinationStats::register(m, name, output)
+    }
+
+    /// Counting into `m`.
+    pub fn register(
+        m: &crate::telemetry::Metrics,
+        name: &str,
+        output: &'static str,
+    ) -> DestinationStats {
         DestinationStats {
-            name: name.to_owned(),
-            output,
-            rejected_reason: format!("{output}_rejected"),
-            submitted_events: AtomicU64::new(0),
-            completions: counters(),
-            delivered_events: AtomicU64::new(0),
-            rejected_events: AtomicU64::new(0),
-            retry_events: AtomicU64::new(0),
-            retry_lost_events: AtomicU64::new(0),
-            abandoned_events: counters(),
-            abandoned_lost_events: counters(),
-            persisted_events: AtomicU64::new(0),
-            uncompleted_batches: AtomicU64::new(0),
-            buffered_events: AtomicU64::new(0),
-            rescued_events: AtomicU64::new(0),
+            events: DestinationEvents::register(m, name, output),
             rescue: OnceLock::new(),
-            loss_log: LogLimiter::new(Duration::from_secs(5)),
         }
     }
 
+    /// The handles its events count on.
+    pub fn events(&self) -> &DestinationEvents {
+        &self.events
+    }
+
     pub fn name(&self) -> &str {
-        &self.name
+        self.events.name()
     }
 
     pub fn output(&self) -> &'static str {
-        self.output
+        self.events.output()
     }
 
     pub fn rejected_reason(&self) -> &str {
-        &self.rejected_reason
+        self.events.rejected_reason()
     }
 
     /// From now on, batches that would be lost are offered to `rescue` first.
@@ -112,79 +98,69 @@ impl DestinationStats {
     }
 
     pub(crate) fn submitted(&self, events: u32) {
-        self.submitted_events.fetch_add(u64::from(events), Relaxed);
+        BatchSubmitted { events }.emit(&self.events);
     }
 
     /// Completions (batches) of `kind`.
     pub fn completions(&self, kind: CompletionKind) -> u64 {
-        self.completions[kind as usize].load(Relaxed)
+        self.events.completions(kind)
     }
 
     pub fn delivered_events(&self) -> u64 {
-        self.delivered_events.load(Relaxed)
+        self.events.delivered_events()
     }
 
     pub fn rejected_events(&self) -> u64 {
-        self.rejected_events.load(Relaxed)
+        self.events.rejected_events()
     }
 
+    /// Events handed back (`Retry`) that no buffer took over.
     pub fn retry_events(&self) -> u64 {
-        self.retry_events.load(Relaxed)
+        self.events.retry_events()
     }
 
     /// Events handed back (`Retry`) that no buffer held: lost.
     pub fn retry_lost_events(&self) -> u64 {
-        self.retry_lost_events.load(Relaxed)
+        self.events.retry_lost_events()
     }
 
-    pub fn abandoned_events(&self, reason: AbandonReason) -> u64 {
-        self.abandoned_events[reason as usize].load(Relaxed)
+    /// Events of `Abandoned` completions, whatever the reason.
+    pub fn abandoned_events(&self) -> u64 {
+        self.events.abandoned_events()
     }
 
     /// Events abandoned for `reason` that no buffer held: lost.
     pub fn abandoned_lost_events(&self, reason: AbandonReason) -> u64 {
-        self.abandoned_lost_events[reason as usize].load(Relaxed)
+        self.events.abandoned_lost_events(reason)
     }
 
     pub fn persisted_events(&self) -> u64 {
-        self.persisted_events.load(Relaxed)
+        self.events.persisted_events()
     }
 
     /// Events a buffer took over to deliver them itself.
     pub fn buffered_events(&self) -> u64 {
-        self.buffered_events.load(Relaxed)
+        self.events.buffered_events()
     }
 
     /// Events that would have been lost and were written to the buffer instead.
     pub fn rescued_events(&self) -> u64 {
-        self.rescued_events.load(Relaxed)
+        self.events.rescued_events()
     }
 
     /// Deliveries dropped without a completion (a bug in an output).
     pub fn uncompleted(&self) -> u64 {
-        self.uncompleted_batches.load(Relaxed)
+        self.events.uncompleted()
     }
 
     /// Events handed to the output and not completed yet.
     pub fn in_flight_events(&self) -> u64 {
-        let done = self.delivered_events()
-            + self.rejected_events()
-            + self.retry_events()
-            + self.buffered_events()
-            + AbandonReason::ALL
-                .iter()
-                .map(|r| self.abandoned_events(*r))
-                .sum::<u64>();
-        self.submitted_events.load(Relaxed).saturating_sub(done)
+        self.events.in_flight_events()
     }
 
     /// Every event lost so far: handed back or abandoned without a buffer holding it.
     pub fn lost_events(&self) -> u64 {
-        self.retry_lost_events()
-            + AbandonReason::ALL
-                .iter()
-                .map(|r| self.abandoned_lost_events(*r))
-                .sum::<u64>()
+        self.events.lost_events()
     }
 
     pub fn summary(&self, timed_out: bool) -> DrainSummary {
@@ -201,87 +177,54 @@ impl DestinationStats {
 
 impl CompletionSink for DestinationStats {
     fn completed(&self, batch: &EncodedBatch, completion: &Completion, persisted: bool) {
+        let h = &self.events;
         let events = batch.events();
-        let n = completion.counts(events);
-        self.completions[completion.kind() as usize].fetch_add(1, Relaxed);
-        self.delivered_events
-            .fetch_add(u64::from(n.delivered), Relaxed);
-        self.rejected_events
-            .fetch_add(u64::from(n.rejected), Relaxed);
-        // Outputs log their own rejections, with the context they have (URL, answer); losses
-        // are logged here, because only here is it known that no buffer holds the events.
-        // Not delivered and nobody holds them: the buffer may still take them.
+        // Not delivered and nobody holds them: the buffer may still take them. Losses are
+        // logged by the events, because only here is it known that no buffer holds them;
+        // outputs log their own rejections, with the context they have (URL, answer).
         let undelivered = matches!(
             completion,
             Completion::Retry { .. } | Completion::Abandoned { .. }
         );
-        let persisted = persisted
+        let kept = persisted
             || (undelivered && self.rescue.get().is_some_and(|r| r.keep(batch)) && {
-                self.rescued_events.fetch_add(u64::from(events), Relaxed);
+                BatchRescued { events }.emit(h);
                 true
             });
         match completion {
-            Completion::Delivered | Completion::Rejected { .. } => {}
+            Completion::Delivered => BatchDelivered { events }.emit(h),
+            Completion::Rejected { .. } => {
+                let n = completion.counts(events);
+                BatchRejected {
+                    delivered: n.delivered,
+                    rejected: n.rejected,
+                }
+                .emit(h);
+            }
             Completion::Retry {
                 reason: RetryReason::Buffered,
                 ..
-            } if persisted => {
-                self.buffered_events.fetch_add(u64::from(events), Relaxed);
+            } if kept => BatchBuffered { events }.emit(h),
+            Completion::Retry { reason, .. } => BatchHandedBack {
+                events,
+                reason: *reason,
+                kept,
             }
-            Completion::Retry { reason, .. } => {
-                self.retry_events.fetch_add(u64::from(events), Relaxed);
-                if !persisted {
-                    self.retry_lost_events.fetch_add(u64::from(events), Relaxed);
-                    if let Some(suppressed) = self.loss_log.allow() {
-                        tracing::error!(
-                            destination = %self.name,
-                            events,
-                            reason = reason.label(),
-                            suppressed,
-                            "the output handed a batch back and no buffer holds it; its events \
-                             are lost"
-                        );
-                    }
-                }
+            .emit(h),
+            Completion::Abandoned { reason } => BatchAbandoned {
+                events,
+                reason: *reason,
+                kept,
             }
-            Completion::Abandoned { reason } => {
-                self.abandoned_events[*reason as usize].fetch_add(u64::from(events), Relaxed);
-                if !persisted {
-                    self.abandoned_lost_events[*reason as usize]
-                        .fetch_add(u64::from(events), Relaxed);
-                }
-                match reason {
-                    // Summed up once by the drain (one line, not one per batch).
-                    AbandonReason::Shutdown => {}
-                    AbandonReason::Uncompleted => {
-                        self.uncompleted_batches.fetch_add(1, Relaxed);
-                        tracing::error!(
-                            destination = %self.name,
-                            events,
-                            persisted,
-                            "a delivery was dropped without a completion (this is a bug); its \
-                             events count as abandoned"
-                        );
-                    }
-                    AbandonReason::OutputGone => {
-                        if let Some(suppressed) = self.loss_log.allow() {
-                            tracing::error!(
-                                destination = %self.name,
-                                events,
-                                persisted,
-                                suppressed,
-                                "the output is gone; a batch could not be delivered"
-                            );
-                        }
-                    }
-                }
-            }
+            .emit(h),
         }
     }
 
     fn persisted(&self, batch: &EncodedBatch) {
-        self.persisted_events
-            .fetch_add(u64::from(batch.events()), Relaxed);
+        BatchPersisted {
+            events: batch.events(),
+        }
+        .emit(&self.events);
     }
 }
 
@@ -402,7 +345,7 @@ impl Destination {
         self.ended = true;
         if let Err(e) = r {
             // What it held completed itself as uncompleted (counted and logged).
-            tracing::error!(destination = %self.stats.name, error = %e, "the output task failed");
+            tracing::error!(destination = self.stats.name(), error = %e, "the output task failed");
         }
     }
 

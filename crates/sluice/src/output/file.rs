@@ -38,7 +38,7 @@ impl FileStats {
     pub fn register(m: &crate::telemetry::Metrics) -> FileStats {
         FileStats {
             healthy: AtomicBool::new(false),
-            events: DeliveryEvents::register(m, "file"),
+            events: DeliveryEvents::register(m),
         }
     }
 }

@@ -74,6 +74,66 @@ pub fn to_prometheus_text(openmetrics: &str) -> String {
     out
 }
 
+/// The same OpenMetrics text with the series of each family in a fixed order: by label set
+/// (label values compared as written), the lines of one label set (a histogram's buckets,
+/// sum and count) as they came. prometheus-client keeps a family's series in a hash map, so
+/// its order changes from run to run; families stay in registration order.
+pub fn sorted(openmetrics: &str) -> String {
+    let mut out = String::with_capacity(openmetrics.len());
+    let mut series: Vec<(String, &str)> = Vec::new();
+    let flush = |out: &mut String, series: &mut Vec<(String, &str)>| {
+        // Stable: a histogram's lines keep their order within a label set.
+        series.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, line) in series.drain(..) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    };
+    for line in openmetrics.lines() {
+        if line.starts_with('#') {
+            flush(&mut out, &mut series);
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            series.push((series_key(line), line));
+        }
+    }
+    flush(&mut out, &mut series);
+    out
+}
+
+/// A sample line's labels without `le` (a histogram bucket's bound).
+fn series_key(line: &str) -> String {
+    let Some((_, rest)) = line.split_once('{') else {
+        return String::new();
+    };
+    let labels = rest.rsplit_once('}').map_or(rest, |(l, _)| l);
+    let mut key = String::with_capacity(labels.len());
+    let mut in_quotes = false;
+    let mut escaped = false;
+    let mut start = 0;
+    // Split at the commas between labels (not those inside quoted values).
+    let mut parts = Vec::new();
+    for (i, c) in labels.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_quotes => escaped = true,
+            '"' => in_quotes = !in_quotes,
+            ',' if !in_quotes => {
+                parts.push(&labels[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&labels[start..]);
+    for p in parts.into_iter().filter(|p| !p.starts_with("le=")) {
+        key.push_str(p);
+        key.push(',');
+    }
+    key
+}
+
 fn push_help(out: &mut String, help: &str, suffix: &str) {
     let (name, text) = help.split_once(' ').unwrap_or((help, ""));
     out.push_str("# HELP ");
@@ -107,6 +167,26 @@ mod tests {
              h_seconds_count 1\nh_seconds_bucket{le=\"+Inf\"} 1\n\
              # HELP b Build.\n# TYPE b gauge\nb_info{v=\"1\"} 1\n"
         );
+    }
+
+    #[test]
+    fn series_are_sorted_by_label_set_and_buckets_keep_their_order() {
+        let om = "# HELP a A.\n# TYPE a counter\na_total{k=\"b\"} 1\na_total{k=\"a,\\\"z\"} 2\n\
+                  # HELP h H.\n# TYPE h histogram\n\
+                  h_sum{d=\"y\"} 1\nh_count{d=\"y\"} 1\nh_bucket{d=\"y\",le=\"1.0\"} 1\n\
+                  h_bucket{d=\"y\",le=\"+Inf\"} 1\n\
+                  h_sum{d=\"x\"} 0\nh_count{d=\"x\"} 0\nh_bucket{d=\"x\",le=\"1.0\"} 0\n\
+                  h_bucket{d=\"x\",le=\"+Inf\"} 0\n# EOF\n";
+        assert_eq!(
+            sorted(om),
+            "# HELP a A.\n# TYPE a counter\na_total{k=\"a,\\\"z\"} 2\na_total{k=\"b\"} 1\n\
+             # HELP h H.\n# TYPE h histogram\n\
+             h_sum{d=\"x\"} 0\nh_count{d=\"x\"} 0\nh_bucket{d=\"x\",le=\"1.0\"} 0\n\
+             h_bucket{d=\"x\",le=\"+Inf\"} 0\n\
+             h_sum{d=\"y\"} 1\nh_count{d=\"y\"} 1\nh_bucket{d=\"y\",le=\"1.0\"} 1\n\
+             h_bucket{d=\"y\",le=\"+Inf\"} 1\n# EOF\n"
+        );
+        assert_eq!(sorted(&sorted(om)), sorted(om));
     }
 
     #[test]

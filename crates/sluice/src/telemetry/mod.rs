@@ -55,6 +55,10 @@ mod writer;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_completion;
+#[cfg(test)]
+mod tests_hec;
 
 use std::sync::LazyLock;
 
@@ -74,6 +78,8 @@ pub struct Metrics {
     pub(crate) tls: events::tls::Families,
     pub(crate) control: events::control::Families,
     pub(crate) delivery: events::delivery::Families,
+    pub(crate) completion: events::completion::Families,
+    pub(crate) hec: events::hec::Families,
 }
 
 impl Default for Metrics {
@@ -91,6 +97,8 @@ impl Metrics {
         let tls = events::tls::Families::register(&mut registry);
         let control = events::control::Families::register(&mut registry);
         let delivery = events::delivery::Families::register(&mut registry);
+        let completion = events::completion::Families::register(&mut registry);
+        let hec = events::hec::Families::register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
         Metrics {
             registry,
@@ -99,6 +107,8 @@ impl Metrics {
             tls,
             control,
             delivery,
+            completion,
+            hec,
         }
     }
 
@@ -106,12 +116,19 @@ impl Metrics {
         &self.registry
     }
 
-    /// These families alone, as OpenMetrics text (with its `# EOF`).
+    /// These families alone, as OpenMetrics text (with its `# EOF`), series in a fixed
+    /// order ([`expose::sorted`]).
     pub fn render(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
-        out
+        expose::sorted(&out)
+    }
+
+    /// Events lost before they reached a destination (a bug, counted and logged by
+    /// [`events::OutputGone`]).
+    pub fn unrouted_lost(&self) -> u64 {
+        self.completion.unrouted_lost().get()
     }
 
     /// Messages accepted into the pipeline by every receiver so far.

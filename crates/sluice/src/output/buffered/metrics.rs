@@ -1,7 +1,7 @@
 //! The disk buffer as `/metrics` and `/health` see it.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use sluice_buffer::{BufferStats, FullReason, Writer};
 
@@ -13,16 +13,15 @@ pub struct BufferMetrics {
     pub(super) writer: Writer,
     pub reliable: bool,
     pub dir: PathBuf,
-    /// Events spilled to disk by normal mode (the output could not take them now).
-    pub(super) spilled_events: AtomicU64,
-    /// Events read back from the buffer and delivered (or refused) by the output.
-    pub(super) replayed_events: AtomicU64,
+    /// Spilled and replayed events ([`crate::telemetry::events::BufferSpilled`],
+    /// [`crate::telemetry::events::BufferReplayed`]).
+    pub(super) events: crate::telemetry::events::BufferEvents,
     /// Events found in the buffer at start, to replay.
     pub recovered_events: u64,
     /// Why the router is waiting for room right now (a [`full_code`]), 0 when it is not.
     pub(super) full_now: AtomicU8,
-    /// Kernel drops of UDP sockets counted while the buffer was full.
-    pub(super) udp_buffer_full_drops: AtomicU64,
+    /// The destination it buffers for: UDP drops while the buffer is full count there.
+    pub(super) destination: std::sync::Arc<super::super::DestinationStats>,
 }
 
 fn full_code(r: FullReason) -> u8 {
@@ -50,11 +49,11 @@ impl BufferMetrics {
     }
 
     pub fn spilled_events(&self) -> u64 {
-        self.spilled_events.load(Relaxed)
+        self.events.spilled_events()
     }
 
     pub fn replayed_events(&self) -> u64 {
-        self.replayed_events.load(Relaxed)
+        self.events.replayed_events()
     }
 
     /// Why appends wait for room now (receivers are being held back), if they do.
@@ -62,13 +61,15 @@ impl BufferMetrics {
         full_reason(self.full_now.load(Relaxed))
     }
 
-    /// Counts UDP kernel drops that happened while the buffer was full.
+    /// UDP kernel drops happened while the buffer was full.
     pub fn add_buffer_full_drops(&self, n: u64) {
-        self.udp_buffer_full_drops.fetch_add(n, Relaxed);
+        use crate::telemetry::InternalEvent;
+        crate::telemetry::events::BufferFullDropped { datagrams: n }
+            .emit(self.destination.events());
     }
 
     pub fn buffer_full_drops(&self) -> u64 {
-        self.udp_buffer_full_drops.load(Relaxed)
+        self.destination.events().buffer_full_drops()
     }
 
     /// `/health`'s reason to say "degraded", if any: the buffer is full (receivers held
@@ -172,7 +173,7 @@ pub fn render(w: &mut PromWriter, m: &BufferMetrics) {
     ] {
         w.sample("sluice_buffer_full_total", &[("reason", r.as_str())], n);
     }
-    let counters: [(&str, &str, u64); 7] = [
+    let counters: [(&str, &str, u64); 5] = [
         (
             "sluice_buffer_appended_events_total",
             "Events written to the disk buffer.",
@@ -182,16 +183,6 @@ pub fn render(w: &mut PromWriter, m: &BufferMetrics) {
             "sluice_buffer_appended_bytes_total",
             "Bytes written to the disk buffer.",
             s.appended_bytes_total,
-        ),
-        (
-            "sluice_buffer_spilled_events_total",
-            "Events normal mode sent to disk because HEC could not take them now.",
-            m.spilled_events(),
-        ),
-        (
-            "sluice_buffer_replayed_events_total",
-            "Events read back from the disk buffer and delivered (or refused) by HEC.",
-            m.replayed_events(),
         ),
         (
             "sluice_buffer_recovered_events",

@@ -1,4 +1,4 @@
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use bytes::Bytes;
 use sluice_buffer::BufferConfig;
@@ -82,6 +82,7 @@ fn rig(dir: &std::path::Path, reliable: bool, open: bool) -> Rig {
         memory: memory.clone(),
         high_water: 0.5,
         queue: 1,
+        replay_memory: None,
         output_up: Box::new(|| true),
     };
     let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
@@ -246,4 +247,105 @@ async fn a_second_destination_on_the_same_directory_is_refused() {
     let _first = Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap();
     let e = Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap_err();
     assert!(e.to_string().contains("in use"), "{e}");
+}
+
+/// An output that takes every delivery offered and keeps it, uncompleted, until the test
+/// delivers what it holds.
+struct Holder {
+    held: Arc<std::sync::Mutex<Vec<Delivery>>>,
+}
+
+impl Output for Holder {
+    fn kind(&self) -> &'static str {
+        "hec"
+    }
+
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(async move {
+            loop {
+                tokio::select! {
+                    () = abort.cancelled() => return,
+                    r = queue.recv() => match r {
+                        Ok(d) => self.held.lock().unwrap().push(d),
+                        Err(_) => return,
+                    },
+                }
+            }
+        })
+    }
+}
+
+/// Reliable mode with `replay_memory`: the records read back for a stuck output hold at most
+/// that many bytes; as the output completes them, the rest follows.
+async fn held_by_a_stuck_output(replay_memory: Option<u64>) -> (usize, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = BufferConfig::new(dir.path());
+    cfg.max_bytes = 64 << 20;
+    cfg.mode = sluice_buffer::DurabilityMode::Reliable;
+    let window = Window::new("udp", 1000);
+    let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let opts = BufferOptions {
+        buffer: Buffer::open(cfg, &["default"]).unwrap(),
+        reliable: true,
+        windows: vec![window.clone()],
+        memory: MemoryBudget::new(1 << 30),
+        high_water: 0.5,
+        queue: 1,
+        replay_memory,
+        output_up: Box::new(|| true),
+    };
+    let output = Holder { held: held.clone() };
+    let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
+    // 20 records of 10 events, each 10 x 11 bytes + 9 newlines = 119 bytes.
+    for tag in 0..20u32 {
+        let body = (0..10)
+            .map(|i| format!("{{\"e\":\"{tag}-{i}\"}}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut b = EncodedBatch::from_lines(Bytes::from(body)).unwrap();
+        assert_eq!(b.body().len(), if tag < 10 { 119 } else { 129 });
+        let permit = window.acquire(10, &CancellationToken::new()).await.unwrap();
+        b.hold(HoldKind::Events, permit);
+        submit.submit(b);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while window.in_use() > 0 {
+        assert!(std::time::Instant::now() < deadline, "not all on disk");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Time for the replay to read ahead as far as it may.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first = held.lock().unwrap().len();
+    // Deliver what is held until everything came through.
+    let mut total = 0;
+    while total < 20 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {total} of 20 came through"
+        );
+        let now: Vec<Delivery> = std::mem::take(&mut *held.lock().unwrap());
+        total += now.len();
+        now.into_iter()
+            .for_each(|d| d.complete(Completion::Delivered));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(submit);
+    drop(dest);
+    (first, total)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_mode_holds_at_most_replay_memory_bytes_read_back() {
+    // 300 bytes: two 119-byte records; the third waits on disk.
+    let (first, total) = held_by_a_stuck_output(Some(300)).await;
+    assert_eq!(first, 2, "records held by the output");
+    assert_eq!(total, 20);
+    // Without the bound the output takes everything.
+    let (first, total) = held_by_a_stuck_output(None).await;
+    assert_eq!(first, 20);
+    assert_eq!(total, 20);
 }

@@ -173,7 +173,7 @@ async fn persisted_releases_the_window_before_the_completion() {
     d.complete(Completion::Abandoned {
         reason: AbandonReason::Shutdown,
     });
-    assert_eq!(stats.abandoned_events(AbandonReason::Shutdown), 6);
+    assert_eq!(stats.abandoned_events(), 6);
     assert_eq!(stats.lost_events(), 0, "the buffer replays them");
 }
 

@@ -19,24 +19,62 @@
 //! | [`ConfigReloaded`] / [`ConfigReloadFailed`] | `sluice_reload_total{result}` | info / error |
 //! | [`WindowFull`] | `sluice_window_full_total` | debug, rate-limited |
 //! | [`WindowWaitEnded`] | `sluice_window_wait_seconds_total` | trace |
-//! | [`Retried`] | `sluice_retried_total{reason}`, `sluice_retried_requests_total{reason}` | debug, rate-limited |
-//! | [`HecRequests`] | `sluice_hec_requests_total{outcome}` | — (the HEC client logs each failure) |
-//! | [`HecBytesSent`] | `sluice_hec_bytes_total{kind}` | — |
 //! | [`OutputWriteFailed`] | `sluice_output_write_errors_total` | error, rate-limited |
 //!
-//! Delivery outcomes (`sluice_delivered_total`, `sluice_dropped_total`,
-//! `sluice_delivery_*`) are counted once per batch by each destination's completion sink
-//! (`output::DestinationStats`) and rendered with the daemon's state (`crate::metrics`).
+//! Delivery outcomes, one per completion, from the destination's completion sink
+//! ([`completion`]; labels `output`, `destination`):
+//!
+//! | event | counts into | logs |
+//! | --- | --- | --- |
+//! | [`BatchSubmitted`] | `sluice_delivery_in_flight_events` (up) | — |
+//! | [`BatchDelivered`] | `sluice_delivered_total`, `sluice_delivery_completions_total{kind="delivered"}`, `sluice_delivery_events_total{outcome="delivered"}` | trace |
+//! | [`BatchRejected`] | the same, plus `sluice_delivery_events_total{outcome="rejected"}`, `sluice_dropped_total{reason="hec_rejected"}` | debug, rate-limited |
+//! | [`BatchHandedBack`] | `sluice_delivery_completions_total{kind="retry"}`, `sluice_delivery_events_total{outcome="retry"}`, unkept: `sluice_dropped_total{reason="retry_without_buffer"}` | unkept: error, rate-limited |
+//! | [`BatchBuffered`] | `sluice_delivery_completions_total{kind="retry"}`, `sluice_delivery_events_total{outcome="buffered"}` | trace |
+//! | [`BatchAbandoned`] | `sluice_delivery_completions_total{kind="abandoned"}`, `sluice_delivery_events_total{outcome="abandoned"}`, unkept: `sluice_dropped_total{reason}`, `sluice_delivery_uncompleted_total` | error for a bug or a gone output |
+//! | [`BatchPersisted`] | `sluice_delivery_persisted_events_total` | trace |
+//! | [`BatchRescued`] | `sluice_delivery_rescued_events_total` | debug |
+//! | [`BufferFullDropped`] | `sluice_dropped_total{reason="buffer_full"}` | warn, rate-limited |
+//! | [`BufferSpilled`] | `sluice_buffer_spilled_events_total` | trace |
+//! | [`BufferReplayed`] | `sluice_buffer_replayed_events_total` | trace |
+//!
+//! What the HEC client does ([`hec`]; label `destination`, and `url` per URL), reported by
+//! the client to [`HecEvents`], its observer:
+//!
+//! | event | counts into | logs |
+//! | --- | --- | --- |
+//! | [`HecUrlsConfigured`] | creates the per-URL series, `sluice_hec_url_up` = 1 | debug |
+//! | [`HecRequestCompleted`] | `sluice_hec_requests_total{outcome}`, `sluice_hec_bytes_total{kind}`, `sluice_hec_request_seconds`, `sluice_hec_last_success_timestamp_seconds`, `sluice_hec_url_requests_total{class}`, `sluice_hec_url_request_seconds`, `sluice_hec_url_last_success_timestamp_seconds` | trace (the client warns about failures) |
+//! | [`HecRetried`] | `sluice_retried_total{reason}`, `sluice_retried_requests_total{reason}` | debug, rate-limited |
+//! | [`HecFailover`] | `sluice_hec_url_failovers_total` | trace |
+//! | [`HecUrlDown`] / [`HecUrlUp`] | `sluice_hec_url_up`, `sluice_hec_url_transitions_total{to}` | warn / info |
+//! | [`HecBatchHeld`] / [`HecBatchReleased`] | `sluice_hec_in_flight_events` | — |
+//! | [`HecAckWaiting`], [`HecAcked`], [`HecAckTimedOut`], [`HecAcksAbandoned`] | `sluice_hec_ack_pending`, `sluice_hec_ack_requests_total{outcome}`, `sluice_hec_ack_events_total{outcome}` | trace / debug, rate-limited / debug |
+//! | [`HecAckQueried`] | `sluice_hec_ack_queries_total{outcome}` | — (the client logs failures) |
+//! | [`HecBatchIsolated`], [`HecIsolationResent`], [`HecLatencySplit`] | `sluice_hec_isolated_batches_total`, `sluice_hec_isolation_events_resent_total`, `sluice_hec_latency_splits_total` | debug, rate-limited / trace / debug |
+//! | [`HecEventRefused`] | `sluice_hec_rejected_total{reason}` | trace (the dead-letter writer logs it) |
+//! | [`HecDeadLettered`] | `sluice_hec_dead_letter_events_total{outcome}` | trace |
 
+pub mod completion;
 pub mod control;
 pub mod delivery;
+pub mod hec;
 pub mod receive;
 pub mod stream;
 pub mod tls;
 
+pub use completion::{
+    BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
+    BatchRescued, BatchSubmitted, BufferEvents, BufferFullDropped, BufferReplayed, BufferSpilled,
+    DestinationEvents,
+};
 pub use control::{ConfigReloadFailed, ConfigReloaded, WindowEvents, WindowFull, WindowWaitEnded};
-pub use delivery::{
-    DeliveryEvents, HecBridge, HecBytesSent, HecRequests, OutputWriteFailed, Retried,
+pub use delivery::{DeliveryEvents, OutputWriteFailed};
+pub use hec::{
+    HecAckQueried, HecAckTimedOut, HecAckWaiting, HecAcked, HecAcksAbandoned, HecBatchHeld,
+    HecBatchIsolated, HecBatchReleased, HecDeadLettered, HecEventRefused, HecEvents, HecFailover,
+    HecIsolationResent, HecLatencySplit, HecRequestCompleted, HecRetried, HecUrlDown, HecUrlUp,
+    HecUrlsConfigured,
 };
 pub use receive::{BatchEmitted, Classified, OutputGone, Received, ReceiverCounters};
 pub use stream::{

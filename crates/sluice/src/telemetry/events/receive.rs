@@ -92,13 +92,6 @@ impl Families {
         let handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
         handles.values().map(|h| h.messages()).sum()
     }
-
-    /// Events every receiver lost because the next stage was gone ([`OutputGone`]); shown
-    /// in `sluice_dropped_total{reason="output_gone"}` with the destinations' own.
-    pub(crate) fn lost_total(&self) -> u64 {
-        let handles = self.handles.lock().unwrap_or_else(|e| e.into_inner());
-        handles.values().map(|h| h.lost_events()).sum()
-    }
 }
 
 /// The metric handles of one receiver. `Default` gives handles that belong to no registry
@@ -152,6 +145,8 @@ impl ReceiverCounters {
             truncated: f
                 .truncated
                 .get_or_create_owned(&TransportLabels { transport: family }),
+            // Counted where every loss is: `sluice_dropped_total`, before any destination.
+            lost: m.completion.unrouted_lost(),
             listener: Some(labels.clone()),
             ..ReceiverCounters::default()
         });
