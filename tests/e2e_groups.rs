@@ -117,3 +117,39 @@ fn vsphere_lines_are_joined_only_with_groupmsg() {
     let events = wait_events(&off, 2, Duration::from_secs(10));
     assert_eq!(events.len(), 2, "{events:#?}");
 }
+
+#[test]
+fn brightmail_parts_become_one_mail_event() {
+    let d = Daemon::start(DaemonOpts::default());
+    send_udp(
+        d.udp_addr(),
+        &[
+            b"<1>Apr 10 10:00:00 smg-01 bmserver: 1576195989|a1b2|VERDICT|someone@example.com|none",
+            b"<1>Apr 10 10:00:00 smg-01 bmserver: 1576195990|a1b2|SOURCE|external",
+        ],
+    );
+    let events = wait_events(&d, 1, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(500));
+    let events = if events.len() > 1 {
+        events
+    } else {
+        d.file_events()
+    };
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["sourcetype"], "symantec:smg:mail");
+    assert_eq!(events[0]["index"], "email");
+    assert_eq!(
+        event_text(&events[0]),
+        "1576195989|a1b2|VERDICT|someone@example.com|none;SOURCE|external"
+    );
+
+    let off = Daemon::start(
+        DaemonOpts::default().env("SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG", "no"),
+    );
+    send_udp(
+        off.udp_addr(),
+        &[b"<1>Apr 10 10:00:00 smg-01 bmserver: 1576195989|a1b2|VERDICT|x|none"],
+    );
+    let events = wait_events(&off, 1, Duration::from_secs(10));
+    assert_eq!(events[0]["sourcetype"], "symantec:smg", "{events:#?}");
+}

@@ -1,6 +1,6 @@
 //! Fuzz target `group`: the multi-part grouping (`classify::group`) on a stream of lines.
 //! The input is split at LF into messages; each is parsed, classified and, when it is a part
-//! (an ISE/ACS segment or a vSphere line with GROUPMSG on; the first byte of each line picks
+//! (an ISE/ACS segment, a vSphere line with GROUPMSG on, a Brightmail part; the first byte of each line picks
 //! a preamble that makes one likely), offered to a small bounded `Grouper` with a clock that
 //! the line's second byte advances. Nothing may panic; the grouper stays within its limits;
 //! every joined line parses and classifies again without being a multi-segment part again
@@ -29,6 +29,7 @@ const PREAMBLES: &[&[u8]] = &[
     b"<14>2024-04-10T10:00:00.123Z esx-01 storageRM[1]: ",
     b"<14>2024-04-10T10:00:00.123Z esx-01 sdrsInjector[1]: ",
     b"<14>2024-04-10T10:00:00.123Z esx-01 Hostd[1]: --> ",
+    b"<1>Apr 10 10:00:00 smg-01 bmserver: 1576195989|",
 ];
 
 static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(|| {
@@ -61,7 +62,10 @@ fuzz_target!(|data: &[u8]| {
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    let group_opts = GroupOptions { vsphere: true };
+    let group_opts = GroupOptions {
+        vsphere: true,
+        brightmail: true,
+    };
     let mut grouper: Grouper<usize> = Grouper::new(LIMITS);
     let mut joined = Vec::new();
     let mut clock_ms = 0i64;

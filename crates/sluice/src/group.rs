@@ -1,5 +1,6 @@
 //! Multi-part messages joined into one event (SC4S's `grouping-by` post-filters: Cisco
-//! ISE/ACS segments, vSphere with `SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG=yes`; the rules are in
+//! ISE/ACS segments, vSphere with `SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG=yes`, Symantec
+//! Brightmail `bmserver` parts; the rules are in
 //! [`sluice_proto::classify::group`]).
 //!
 //! Receivers hand a part to the shared [`GroupStage`] instead of encoding it: only messages
@@ -14,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sluice_proto::batch::BatchBuilder;
-use sluice_proto::classify::group::{GroupLimits, Grouper, Joined, Part};
+use sluice_proto::classify::group::{GroupLimits, Grouper, Joined, Part, Rule, finish_joined};
 use sluice_proto::classify::{SourceMeta, Transport, classify};
 use sluice_proto::event::encode_event;
 use sluice_proto::{ParseOptions, parse};
@@ -33,6 +34,8 @@ pub struct Origin {
     pub dest_port: u16,
     pub source_ip: IpAddr,
     pub listener_id: Arc<str>,
+    /// The group's rule (some set more than the joined text).
+    pub rule: Rule,
 }
 
 #[derive(Debug)]
@@ -66,6 +69,7 @@ impl GroupStage {
             dest_port: src.dest_port,
             source_ip: src.source_ip,
             listener_id: Arc::from(src.listener_id),
+            rule: part.rule,
         };
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let State { grouper, ready } = &mut *s;
@@ -107,7 +111,8 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
             listener_id: &origin.listener_id,
         };
         let msg = parse(line, &opts);
-        let class = classify(&msg, &src, opts.now_unix_secs, &processor.tables);
+        let mut class = classify(&msg, &src, opts.now_unix_secs, &processor.tables);
+        finish_joined(origin.rule, &mut class);
         if let Some(batch) = builder.push_with(at.instant, |buf| {
             encode_event(buf, &msg, &class, &src, at.unix_micros, &processor.encode)
         }) {

@@ -136,6 +136,9 @@ pub struct VendorOptions {
     /// `SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG=yes`: vSphere messages split over several lines
     /// are joined into one event (see [`super::group`]).
     pub vsphere_groupmsg: bool,
+    /// `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG` (default yes): Brightmail `bmserver`
+    /// parts are joined by message id (see [`super::group`]).
+    pub brightmail_groupmsg: bool,
     /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
     /// for X finds invalid; sluice never drops: by default the message goes on to the next
     /// parser and the fallback (as when SC4S's application declines it), with the setting X
@@ -170,6 +173,7 @@ impl Default for VendorOptions {
             cisco_ios_raw_msg: false,
             cisco_dna_fixhost: false,
             vsphere_groupmsg: false,
+            brightmail_groupmsg: true,
             lenient: LenientDrops::default(),
         }
     }
@@ -178,7 +182,7 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 11] = [
+    pub const VARIABLES: [&'static str; 12] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
@@ -190,6 +194,7 @@ impl VendorOptions {
         "SC4S_DISABLE_DROP_INVALID_VMWARE_CB_PROTECT",
         "SC4S_DISABLE_DROP_INVALID_RAW_BSD",
         "SC4S_DISABLE_DROP_INVALID_XML",
+        "SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -211,6 +216,7 @@ impl VendorOptions {
             cb_var,
             raw_bsd_var,
             xml_var,
+            brightmail_var,
         ] = Self::VARIABLES;
         if let Some(p) = get(prefix_var) {
             let p = p.trim();
@@ -248,6 +254,9 @@ impl VendorOptions {
         }
         if let Some(b) = flag(vsphere_group_var)? {
             o.vsphere_groupmsg = b;
+        }
+        if let Some(b) = flag(brightmail_var)? {
+            o.brightmail_groupmsg = b;
         }
         let l = &mut o.lenient;
         for (var, field) in [
@@ -340,6 +349,7 @@ impl Classifier {
     pub fn group_options(&self) -> super::group::GroupOptions {
         super::group::GroupOptions {
             vsphere: self.options.vsphere_groupmsg,
+            brightmail: self.options.brightmail_groupmsg,
         }
     }
 

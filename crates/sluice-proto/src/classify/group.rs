@@ -14,6 +14,12 @@
 //!   `cmmdsTimeMachineDump` (per sender) joined with nothing, each line without its final
 //!   `.`, complete at the line ending in `\q` (removed), else after 5 s.
 //!
+//! * Symantec Brightmail (`app-postfilter-symantec_brightmail.conf`, on unless
+//!   `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG=no`): `bmserver` messages
+//!   `seq|id|field|data` (not `[Brightmail]` ones) of one `id` per HOST and PROGRAM, 2 s after
+//!   the last, become `seq|id|field|data;field|data...` (the first part's `seq`) with
+//!   sourcetype `symantec:smg:mail`, class `merged` ([`finish_joined`]).
+//!
 //! The joined event is a new raw line: the first part's header (everything before its
 //! MESSAGE) followed by the joined text. The caller runs it through parse and classify again
 //! (with grouping off), so it gets exactly what a one-part message gets.
@@ -38,6 +44,7 @@ pub enum Rule {
     VsphereStorageRm,
     VsphereMultiline,
     VsphereCmmds,
+    Brightmail,
 }
 
 impl Rule {
@@ -56,6 +63,8 @@ impl Rule {
 pub struct GroupOptions {
     /// `SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG=yes`.
     pub vsphere: bool,
+    /// Not `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG=no`.
+    pub brightmail: bool,
 }
 
 /// Bounds on what a [`Grouper`] holds.
@@ -105,7 +114,8 @@ pub fn part<'m>(
 ) -> Option<Part<'m>> {
     let app = class.app;
     let vsphere = opts.vsphere && app.starts_with("app-syslog-vmware_vsphere");
-    if app != "app-syslog-cisco_ise" && app != "app-syslog-cisco_acs" && !vsphere {
+    let brightmail = opts.brightmail && app == "app-syslog-symantec_brightmail-pgm";
+    if app != "app-syslog-cisco_ise" && app != "app-syslog-cisco_acs" && !vsphere && !brightmail {
         return None;
     }
     let program = match class.edit.program {
@@ -133,6 +143,31 @@ pub fn part<'m>(
         seq: 0,
         text: body,
     };
+    if brightmail {
+        // `program('bmserver' prefix) and not message('[Brightmail]')`, then the greedy
+        // `seq|id|field|data` split; the part is `field|data`, the rest after the second `|`.
+        if !program.starts_with(b"bmserver")
+            || memchr::memmem::find(body, b"[Brightmail]").is_some()
+        {
+            return None;
+        }
+        let mut bars = memchr::memchr_iter(b'|', body);
+        let first = bars.next();
+        let second = bars.next();
+        let id = match (first, second) {
+            (Some(a), Some(b)) => &body[a + 1..b],
+            (Some(a), None) => &body[a + 1..],
+            _ => b"",
+        };
+        let head_end = second.unwrap_or(body.len());
+        return Some(Part {
+            rule: Rule::Brightmail,
+            key: [host, program, id],
+            serial: &body[..head_end],
+            text: second.map_or(&b""[..], |b| &body[b + 1..]),
+            ..base
+        });
+    }
     if !vsphere {
         let ise = app == "app-syslog-cisco_ise";
         if ise && program.starts_with(b"CISE_Alarm") {
@@ -199,6 +234,17 @@ pub fn part<'m>(
         });
     }
     None
+}
+
+/// What SC4S's aggregate sets beyond the joined text, applied to the joined line's
+/// classification (Brightmail: sourcetype `symantec:smg:mail`, class `merged`, the event is
+/// the joined text).
+pub fn finish_joined(rule: Rule, class: &mut Classification<'_, '_>) {
+    if rule == Rule::Brightmail && class.app == "app-syslog-symantec_brightmail-pgm" {
+        class.sourcetype = Value::Static("symantec:smg:mail");
+        class.class = Some(Value::Static("merged"));
+        class.template = super::Template::MsgOnly;
+    }
 }
 
 fn number(s: &[u8]) -> Option<u32> {
@@ -383,6 +429,17 @@ fn join<T>(mut g: Pending<T>) -> Joined<T> {
             line.extend_from_slice(&g.serial);
             line.extend_from_slice(b" 1 0 ");
             for (_, t) in &g.parts {
+                line.extend_from_slice(t);
+            }
+        }
+        Rule::Brightmail => {
+            // `seq|id|` of the first part, then `implode(';', field|data...)`.
+            line.extend_from_slice(&g.serial);
+            line.push(b'|');
+            for (i, (_, t)) in g.parts.iter().enumerate() {
+                if i > 0 {
+                    line.push(b';');
+                }
                 line.extend_from_slice(t);
             }
         }

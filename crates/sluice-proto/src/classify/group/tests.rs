@@ -7,7 +7,17 @@ use crate::classify::{Classification, VendorOptions};
 const SRC: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10));
 
 fn vsphere() -> GroupOptions {
-    GroupOptions { vsphere: true }
+    GroupOptions {
+        vsphere: true,
+        brightmail: false,
+    }
+}
+
+fn brightmail() -> GroupOptions {
+    GroupOptions {
+        vsphere: false,
+        brightmail: true,
+    }
 }
 
 /// Offers `lines` in order (1 ms apart) and returns what completed, then what `expire` at
@@ -224,4 +234,50 @@ fn limits_emit_the_oldest_group_first() {
     assert!(g.is_empty());
     assert_eq!(done.len(), 4);
     assert!(done.iter().all(|(origin, _)| *origin == 7));
+}
+
+#[test]
+fn brightmail_parts_join_by_message_id() {
+    let lines = [
+        "<1>Apr 10 10:00:00 smg-01 bmserver: 1576195989|a1b2|VERDICT|someone@example.com|none",
+        "<1>Apr 10 10:00:00 smg-01 bmserver: 1576195990|c3d4|VERDICT|other@example.com|spam",
+        "<1>Apr 10 10:00:00 smg-01 bmserver: 1576195991|a1b2|SOURCE|external",
+    ];
+    let (now, later) = run(&lines, brightmail(), 1_000);
+    assert!(now.is_empty() && later.is_empty());
+    let (_, mut later) = run(&lines, brightmail(), 2_100);
+    later.sort();
+    assert_eq!(
+        later,
+        [
+            "<1>Apr 10 10:00:00 smg-01 bmserver: 1576195989|a1b2|VERDICT|someone@example.com|none;SOURCE|external",
+            "<1>Apr 10 10:00:00 smg-01 bmserver: 1576195990|c3d4|VERDICT|other@example.com|spam",
+        ]
+    );
+    let (msg, mut c) = classify_both(&later[0]);
+    assert_eq!(c.sourcetype, "symantec:smg");
+    super::finish_joined(Rule::Brightmail, &mut c);
+    assert_eq!(c.sourcetype, "symantec:smg:mail");
+    assert_eq!(c.class, Some(crate::classify::Value::Static("merged")));
+    assert_eq!(c.template, crate::classify::Template::MsgOnly);
+    assert_eq!(
+        msg.message,
+        Some(&b"1576195989|a1b2|VERDICT|someone@example.com|none;SOURCE|external"[..])
+    );
+    // `[Brightmail]` lines and ecelerity are not parts; the setting turns it off.
+    for l in [
+        "<134>Apr 10 07:24:49 smg-01 conduit: [Brightmail] (NOTICE:7500.3119331456): x",
+        "<134>Apr 10 07:24:49 smg-01 bmserver: [Brightmail] x|y|z",
+        "<134>Apr 10 07:24:49 smg-01 ecelerity: 1|2|x|y",
+    ] {
+        let (msg, c) = classify_both(l);
+        assert!(part(&msg, &c, SRC, &brightmail()).is_none(), "{l}");
+    }
+    let (msg, c) = classify_both(lines[0]);
+    assert!(part(&msg, &c, SRC, &GroupOptions::default()).is_none());
+    assert!(
+        crate::classify::Classifier::default()
+            .group_options()
+            .brightmail
+    );
 }
