@@ -12,6 +12,7 @@ use tracing::error;
 use crate::config::BufferConfig;
 use crate::dir;
 use crate::error::{CloseError, OpenError};
+use crate::observe::{BufferEvent, BufferObserver, NoObserver};
 use crate::reader::Reader;
 use crate::recover::{Recovery, recover};
 use crate::state::State;
@@ -30,6 +31,8 @@ pub(crate) struct Inner {
     pub progress_cv: Condvar,
     /// Wakes async waiters; the value is a change counter, waiters re-check the state.
     pub progress: watch::Sender<u64>,
+    /// Told about everything that happens ([`crate::observe`]).
+    pub observer: Arc<dyn BufferObserver>,
     /// Holds the directory's flock until the buffer is closed (handles may outlive it, but
     /// they no longer touch the files).
     lock_file: Mutex<Option<File>>,
@@ -117,6 +120,16 @@ impl Buffer {
     /// are no longer listed, and starts the writer thread. A reader that is new starts at the
     /// oldest record not finished by the others.
     pub fn open(config: BufferConfig, readers: &[&str]) -> Result<Buffer, OpenError> {
+        Buffer::open_observed(config, readers, Arc::new(NoObserver))
+    }
+
+    /// [`Buffer::open`], telling `observer` about everything that happens from now on
+    /// (records found damaged at open included); see [`crate::observe`].
+    pub fn open_observed(
+        config: BufferConfig,
+        readers: &[&str],
+        observer: Arc<dyn BufferObserver>,
+    ) -> Result<Buffer, OpenError> {
         config.validate()?;
         if readers.is_empty() {
             return Err(OpenError::NoReaders);
@@ -140,6 +153,11 @@ impl Buffer {
         })?;
         let lock = dir::lock(&dir_path)?;
         let (state, recovery) = recover(&dir_path, &config, readers)?;
+        if recovery.corrupt_records > 0 {
+            observer.observe(BufferEvent::Corrupt {
+                records: recovery.corrupt_records,
+            });
+        }
         let (progress, _) = watch::channel(0u64);
         let inner = Arc::new(Inner {
             dir: dir_path,
@@ -149,6 +167,7 @@ impl Buffer {
             flusher_cv: Condvar::new(),
             progress_cv: Condvar::new(),
             progress,
+            observer,
             lock_file: Mutex::new(Some(lock)),
         });
         let thread_inner = Arc::clone(&inner);

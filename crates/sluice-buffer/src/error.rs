@@ -103,6 +103,24 @@ pub enum FullReason {
 }
 
 impl FullReason {
+    /// Every reason, in [`FullReason::index`] order.
+    pub const ALL: [FullReason; 4] = [
+        FullReason::MaxBytes,
+        FullReason::DiskFull,
+        FullReason::Backlog,
+        FullReason::WriteFailing,
+    ];
+
+    /// The position in [`FullReason::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            FullReason::MaxBytes => 0,
+            FullReason::DiskFull => 1,
+            FullReason::Backlog => 2,
+            FullReason::WriteFailing => 3,
+        }
+    }
+
     /// A short label for metrics.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use tracing::{error, info, warn};
 
 use crate::buffer::Inner;
+use crate::observe::BufferEvent;
 use crate::config::DurabilityMode;
 use crate::dir;
 use crate::error::FullReason;
@@ -154,14 +155,12 @@ pub(crate) fn run(inner: &Inner) {
                 st.pending_bytes -= bytes;
                 st.pending_records -= records;
                 st.pending_events -= events;
-                let c = &mut st.counters;
-                c.flushes += 1;
-                c.flushed_records += records;
-                c.write_latency.record(out.write);
-                c.fsync_latency.record(out.sync);
-                if let Some(f) = first_at {
-                    c.commit_latency.record(f.elapsed());
-                }
+                inner.observer.observe(BufferEvent::Flushed {
+                    records,
+                    write: out.write,
+                    fsync: out.sync,
+                    commit: first_at.map(|f| f.elapsed()),
+                });
             }
             match out.failure {
                 None => {
@@ -195,7 +194,10 @@ pub(crate) fn run(inner: &Inner) {
                             );
                         }
                     }
-                    st.counters.write_errors += 1;
+                    inner.observer.observe(BufferEvent::WriteFailed {
+                        file: &f.path,
+                        disk_full: full,
+                    });
                     st.disk_full = full;
                     st.last_error = Some(msg);
                     st.retry_at = Some(Instant::now() + backoff);
@@ -459,7 +461,7 @@ fn maintain_positions_and_segments(inner: &Inner) {
     for id in &removed {
         if let Some(seg) = st.segments.remove(id) {
             st.bytes -= seg.len;
-            st.counters.deleted_segments += 1;
+            inner.observer.observe(BufferEvent::SegmentDeleted);
         }
     }
     if !removed.is_empty() {

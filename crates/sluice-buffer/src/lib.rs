@@ -131,8 +131,8 @@
 //! # Damage
 //!
 //! Damage never stops the buffer and never panics it. Everything undamaged is delivered.
-//! Every loss is logged with the file and byte offset and counted in
-//! [`BufferStats::corrupt_records`]:
+//! Every loss is logged with the file and byte offset and reported to the observer as
+//! [`BufferEvent::Corrupt`]:
 //!
 //! * torn tail (the newest segment ends inside a record: a write cut short): cut off at
 //!   open, 1 record counted;
@@ -173,6 +173,7 @@ mod config;
 mod dir;
 mod error;
 mod flusher;
+pub mod observe;
 pub mod format;
 mod reader;
 mod recover;
@@ -188,6 +189,7 @@ pub use buffer::{Buffer, CloseReport};
 pub use config::{BufferConfig, DEFAULT_DIR, DurabilityMode, MIN_SEGMENT_BYTES, parse_bytes};
 pub use error::{AppendError, CloseError, ConfigError, FullReason, NotPersisted, OpenError};
 pub use reader::{Acker, Reader, Record};
+pub use observe::{BufferEvent, BufferObserver, NoObserver, Tally};
 pub use recover::{Recovery, RetiredReader};
-pub use stats::{BufferStats, LATENCY_BUCKETS_US, LatencyHistogram, ReaderStats};
+pub use stats::{BufferStats, LATENCY_BUCKETS_US, ReaderStats};
 pub use writer::{Appended, RecordId, RecordRef, Writer};

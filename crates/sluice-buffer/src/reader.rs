@@ -12,6 +12,7 @@ use tracing::warn;
 
 use crate::buffer::Inner;
 use crate::format::{RECORD_HEADER_LEN, RecordHeader, check_body, from_micros, offsets_of};
+use crate::observe::BufferEvent;
 use crate::state::RecMeta;
 use crate::writer::RecordId;
 
@@ -257,12 +258,12 @@ impl Reader {
                     let newly = st
                         .record_mut(segment, meta.id)
                         .is_some_and(|m| !std::mem::replace(&mut m.corrupt, true));
-                    if newly {
-                        st.counters.corrupt_records += 1;
-                    }
                     st.advance_frontier();
                     drop(st);
                     if newly {
+                        self.inner
+                            .observer
+                            .observe(BufferEvent::Corrupt { records: 1 });
                         warn!(
                             file = %path.display(), offset = meta.offset, id = meta.id,
                             "disk buffer: damaged record skipped (1 record lost): {what}"

@@ -12,7 +12,7 @@ use crate::dir::{self, reader_file_name, segment_name};
 use crate::error::OpenError;
 use crate::format::{HeaderProblem, PositionSlot};
 use crate::scan::{FileSource, SegmentScan, Verify, scan_segment};
-use crate::state::{Counters, ReaderSlot, RecMeta, SegmentMeta, State};
+use crate::state::{ReaderSlot, RecMeta, SegmentMeta, State};
 
 /// What [`Buffer::open`](crate::Buffer::open) found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -297,12 +297,6 @@ pub(crate) fn recover(
             "disk buffer opened with data from a previous run"
         );
     }
-    let counters = Counters {
-        replayed_records: report.replayed_records,
-        replayed_events: report.replayed_events,
-        corrupt_records: report.corrupt_records,
-        ..Counters::default()
-    };
     let state = State {
         mode: cfg.mode,
         max_bytes: cfg.max_bytes,
@@ -334,7 +328,6 @@ pub(crate) fn recover(
         max_pending: cfg.max_pending_bytes(),
         checkpoint_requested: 0,
         checkpoint_done: 0,
-        counters,
     };
     Ok((state, report))
 }

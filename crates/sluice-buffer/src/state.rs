@@ -12,7 +12,7 @@ use std::time::{Instant, SystemTime};
 use crate::config::DurabilityMode;
 use crate::error::FullReason;
 use crate::format::from_micros;
-use crate::stats::{BufferStats, LatencyHistogram, ReaderStats};
+use crate::stats::{BufferStats, ReaderStats};
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RecMeta {
@@ -86,27 +86,6 @@ impl ReaderSlot {
     }
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub appended_records: u64,
-    pub appended_events: u64,
-    pub appended_bytes: u64,
-    pub full_max_bytes: u64,
-    pub full_disk: u64,
-    pub full_backlog: u64,
-    pub full_write_failing: u64,
-    pub flushes: u64,
-    pub flushed_records: u64,
-    pub write_errors: u64,
-    pub deleted_segments: u64,
-    pub replayed_records: u64,
-    pub replayed_events: u64,
-    pub corrupt_records: u64,
-    pub write_latency: LatencyHistogram,
-    pub fsync_latency: LatencyHistogram,
-    pub commit_latency: LatencyHistogram,
-}
-
 #[derive(Debug)]
 pub(crate) struct State {
     pub mode: DurabilityMode,
@@ -151,7 +130,6 @@ pub(crate) struct State {
     pub max_pending: u64,
     pub checkpoint_requested: u64,
     pub checkpoint_done: u64,
-    pub counters: Counters,
 }
 
 impl State {
@@ -241,7 +219,6 @@ impl State {
             .oldest_unfinished()
             .map(|r| from_micros(r.timestamp_micros));
         let age = oldest.map(|t| SystemTime::now().duration_since(t).unwrap_or_default());
-        let c = &self.counters;
         BufferStats {
             mode: self.mode,
             max_bytes: self.max_bytes,
@@ -254,23 +231,6 @@ impl State {
             oldest_event_age: age,
             full: self.blocked().or(self.refused),
             last_error: self.last_error.clone(),
-            appended_records_total: c.appended_records,
-            appended_events_total: c.appended_events,
-            appended_bytes_total: c.appended_bytes,
-            full_max_bytes_total: c.full_max_bytes,
-            full_disk_total: c.full_disk,
-            full_backlog_total: c.full_backlog,
-            full_write_failing_total: c.full_write_failing,
-            flushes_total: c.flushes,
-            flushed_records_total: c.flushed_records,
-            write_errors_total: c.write_errors,
-            deleted_segments_total: c.deleted_segments,
-            replayed_records: c.replayed_records,
-            replayed_events: c.replayed_events,
-            corrupt_records: c.corrupt_records,
-            write_latency: c.write_latency.clone(),
-            fsync_latency: c.fsync_latency.clone(),
-            commit_latency: c.commit_latency.clone(),
             readers: self
                 .readers
                 .iter()

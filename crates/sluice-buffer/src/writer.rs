@@ -9,6 +9,7 @@ use crate::config::DurabilityMode;
 use crate::error::{AppendError, FullReason, NotPersisted};
 use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, encode_record, stamp_id, to_micros};
 use crate::state::{Chunk, RecMeta, SegmentMeta, State};
+use crate::observe::BufferEvent;
 use crate::stats::BufferStats;
 
 /// Identifies a record for its whole life in the buffer. Ids increase in append order.
@@ -173,6 +174,12 @@ impl Writer {
     /// Queues a record. Never blocks on IO: the writer thread writes it. On
     /// [`AppendError::Full`] nothing was taken; wait with [`Writer::wait_for_space`] and
     /// retry.
+    /// Reports a refusal and builds its error.
+    fn refuse(&self, reason: FullReason) -> AppendError {
+        self.inner.observer.observe(BufferEvent::Refused { reason });
+        AppendError::Full { reason }
+    }
+
     pub fn append(&self, record: RecordRef<'_>) -> Result<Appended, AppendError> {
         record.validate()?;
         let body = record.offsets.map_or(0, |o| o.len() * 4) + record.payload.len();
@@ -197,9 +204,9 @@ impl Writer {
             return Err(AppendError::Closed);
         }
         if let Some(reason) = st.blocked() {
-            count_full(&mut st, reason);
             st.space_wanted = true;
-            return Err(AppendError::Full { reason });
+            drop(st);
+            return Err(self.refuse(reason));
         }
         let new_segment = match st.active.and_then(|a| st.segments.get(&a)) {
             None => true,
@@ -223,24 +230,18 @@ impl Writer {
                 st.active = None;
                 st.maintain_now = true;
             }
-            count_full(&mut st, FullReason::MaxBytes);
             st.space_wanted = true;
             st.refused = Some(FullReason::MaxBytes);
             drop(st);
             self.inner.wake_flusher();
-            return Err(AppendError::Full {
-                reason: FullReason::MaxBytes,
-            });
+            return Err(self.refuse(FullReason::MaxBytes));
         }
         if st.pending_bytes > 0 && st.pending_bytes + need > st.max_pending {
-            count_full(&mut st, FullReason::Backlog);
             st.refused = Some(FullReason::Backlog);
             st.flush_requested = true;
             drop(st);
             self.inner.wake_flusher();
-            return Err(AppendError::Full {
-                reason: FullReason::Backlog,
-            });
+            return Err(self.refuse(FullReason::Backlog));
         }
         if new_segment {
             open_segment(&self.inner, &mut st);
@@ -283,9 +284,6 @@ impl Writer {
         }
         st.buffered_records += 1;
         st.buffered_events += u64::from(record.events);
-        st.counters.appended_records += 1;
-        st.counters.appended_events += u64::from(record.events);
-        st.counters.appended_bytes += size;
         st.space_wanted = false;
         st.refused = None;
         let wake = was_empty
@@ -296,6 +294,10 @@ impl Writer {
         if wake {
             self.inner.wake_flusher();
         }
+        self.inner.observer.observe(BufferEvent::Appended {
+            events: record.events,
+            bytes: size,
+        });
         Ok(Appended {
             id: RecordId(id),
             inner: Arc::clone(&self.inner),
@@ -355,15 +357,6 @@ impl Writer {
             false
         });
         st.closed || self.has_space(&st, payload_bytes)
-    }
-}
-
-fn count_full(st: &mut State, reason: FullReason) {
-    match reason {
-        FullReason::MaxBytes => st.counters.full_max_bytes += 1,
-        FullReason::DiskFull => st.counters.full_disk += 1,
-        FullReason::Backlog => st.counters.full_backlog += 1,
-        FullReason::WriteFailing => st.counters.full_write_failing += 1,
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use sluice_buffer::format::{FORMAT_VERSION, SEGMENT_HEADER_LEN, SegmentHeader};
 use sluice_buffer::scan::{Verify, scan_segment};
-use sluice_buffer::{Buffer, BufferConfig, OpenError, RecordRef};
+use sluice_buffer::{Buffer, BufferConfig, OpenError, RecordRef, Tally};
 
 const RECORDS: u64 = 60;
 
@@ -75,7 +75,8 @@ fn flip(path: &Path, at: u64) {
 
 /// Reopens and reads everything: the ids delivered and the corrupt count.
 fn deliver(dir: &Path) -> (Vec<u64>, u64) {
-    let b = Buffer::open(config(dir), &["r"]).unwrap();
+    let tally = std::sync::Arc::new(Tally::default());
+    let b = Buffer::open_observed(config(dir), &["r"], tally.clone()).unwrap();
     let mut r = b.reader("r").unwrap();
     let mut ids = Vec::new();
     while let Some(rec) = r.next_blocking(Duration::from_millis(200)) {
@@ -90,7 +91,9 @@ fn deliver(dir: &Path) -> (Vec<u64>, u64) {
         ids.push(n);
         r.ack(rec.id());
     }
-    let corrupt = b.stats().corrupt_records;
+    // Found at open and when read: both reach the observer.
+    let corrupt = Tally::get(&tally.corrupt_records);
+    assert!(corrupt >= b.recovery().corrupt_records);
     (ids, corrupt)
 }
 

@@ -54,14 +54,15 @@ fn async_reader_durable_and_space_waits() {
         segment_bytes: 4096,
         ..cfg(d.path())
     };
-    let b = Buffer::open(c, &["a"]).unwrap();
+    let tally = std::sync::Arc::new(Tally::default());
+    let b = Buffer::open_observed(c, &["a"], tally.clone()).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let w = b.writer();
     let mut r = b.reader("a").unwrap();
-    rt.block_on(async move {
+    let full = rt.block_on(async move {
         let consumer = tokio::spawn(async move {
             // Start late, so the producer meets the limit.
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -98,10 +99,15 @@ fn async_reader_durable_and_space_waits() {
         consumer.await.unwrap();
         // 300 × 440 B through 64 KiB: the limit was met and waited out.
         assert!(full > 0);
+        full
     });
     let s = b.stats();
     assert_eq!((s.records, s.events), (0, 0));
-    assert!(s.fsync_latency.count > 0 && s.commit_latency.count > 0);
+    assert!(Tally::get(&tally.flushes) > 0 && Tally::get(&tally.commits) > 0);
+    assert_eq!(Tally::get(&tally.flushed_records), 300);
+    assert_eq!(Tally::get(&tally.appended_records), 300);
+    let refused: u64 = FullReason::ALL.iter().map(|r| tally.refused(*r)).sum();
+    assert_eq!(refused, full, "every refusal reported once");
 }
 
 #[test]

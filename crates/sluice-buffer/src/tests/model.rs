@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use proptest::prelude::*;
@@ -125,11 +126,16 @@ struct Harness<'a> {
     durable_below: u64,
     /// Torn tails added before the current open (each must count as one corrupt record).
     torn_at_open: u64,
+    /// What the buffer reported since the current open.
+    tally: Arc<Tally>,
 }
 
 impl<'a> Harness<'a> {
     fn open(&mut self) -> Recovery {
-        let b = Buffer::open(self.cfg.clone(), &READERS).expect("open");
+        // Counts from this open on, as the stats' totals used to.
+        self.tally = Arc::new(Tally::default());
+        let b = Buffer::open_observed(self.cfg.clone(), &READERS, self.tally.clone())
+            .expect("open");
         self.writer = Some(b.writer());
         self.readers = READERS.iter().map(|n| b.reader(n)).collect();
         let rec = b.recovery().clone();
@@ -175,7 +181,7 @@ impl<'a> Harness<'a> {
             live.iter().map(|m| u64::from(m.events)).sum::<u64>()
         );
         prop_assert_eq!(
-            s.corrupt_records,
+            Tally::get(&self.tally.corrupt_records),
             self.torn_at_open,
             "no damage but the torn tails"
         );
@@ -427,6 +433,7 @@ proptest! {
             model: READERS.iter().map(|_| MReader::default()).collect(),
             durable_below: 0,
             torn_at_open: 0,
+            tally: Arc::default(),
         };
         h.open();
         for op in &ops {
