@@ -218,8 +218,17 @@ fn open_buffer(
     } else {
         format!("{}.buffer", d.table)
     };
-    let buffer = sluice_buffer::Buffer::open(b.buffer_config(size.bytes), &[d.name.as_str()])
-        .map_err(|e| {
+    // The buffer reports what happens to the destination's buffer events, which count it.
+    let observer = Arc::new(crate::telemetry::events::DiskBufferEvents::register(
+        crate::telemetry::metrics(),
+        &d.name,
+    ));
+    let buffer = sluice_buffer::Buffer::open_observed(
+        b.buffer_config(size.bytes),
+        &[d.name.as_str()],
+        observer,
+    )
+    .map_err(|e| {
             anyhow::anyhow!(
                 "cannot open the disk buffer of destination {}: {e}; set {} to a writable \
                  directory, or SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no",

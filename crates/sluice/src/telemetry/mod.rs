@@ -80,6 +80,7 @@ pub struct Metrics {
     pub(crate) delivery: events::delivery::Families,
     pub(crate) completion: events::completion::Families,
     pub(crate) hec: events::hec::Families,
+    pub(crate) buffer: events::buffer::Families,
 }
 
 impl Default for Metrics {
@@ -99,6 +100,7 @@ impl Metrics {
         let delivery = events::delivery::Families::register(&mut registry);
         let completion = events::completion::Families::register(&mut registry);
         let hec = events::hec::Families::register(&mut registry);
+        let buffer = events::buffer::Families::register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
         Metrics {
             registry,
@@ -109,6 +111,7 @@ impl Metrics {
             delivery,
             completion,
             hec,
+            buffer,
         }
     }
 

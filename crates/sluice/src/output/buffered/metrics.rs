@@ -169,107 +169,18 @@ pub fn render(w: &mut PromWriter, buffers: &[(&str, &BufferMetrics)]) {
             );
         }
     }
+    // The counters and latency histograms are the buffer's internal events'
+    // (`telemetry::events::buffer`); what is left here are levels read at scrape time.
     w.family(
-        "sluice_buffer_full_total",
-        "counter",
-        "Appends the disk buffer refused, by reason (each retried later; nothing is dropped).",
+        "sluice_buffer_recovered_events",
+        "gauge",
+        "Events found in the disk buffer at start, to deliver.",
     );
-    for (d, _, s) in &stats {
-        for (r, n) in [
-            (FullReason::MaxBytes, s.full_max_bytes_total),
-            (FullReason::DiskFull, s.full_disk_total),
-            (FullReason::Backlog, s.full_backlog_total),
-            (FullReason::WriteFailing, s.full_write_failing_total),
-        ] {
-            w.sample(
-                "sluice_buffer_full_total",
-                &[("destination", d), ("reason", r.as_str())],
-                n,
-            );
-        }
-    }
-    type Counter = fn(&BufferMetrics, &sluice_buffer::BufferStats) -> u64;
-    let counters: [(&str, &str, Counter); 5] = [
-        (
-            "sluice_buffer_appended_events_total",
-            "Events written to the disk buffer.",
-            |_, s| s.appended_events_total,
-        ),
-        (
-            "sluice_buffer_appended_bytes_total",
-            "Bytes written to the disk buffer.",
-            |_, s| s.appended_bytes_total,
-        ),
-        (
+    for (d, m, _) in &stats {
+        w.sample(
             "sluice_buffer_recovered_events",
-            "Events found in the disk buffer at start, to deliver.",
-            |m, _| m.recovered_events,
-        ),
-        (
-            "sluice_buffer_corrupt_records_total",
-            "Disk buffer records lost to damage (torn tail, flipped bits, truncated segment).",
-            |_, s| s.corrupt_records,
-        ),
-        (
-            "sluice_buffer_write_errors_total",
-            "Failed writes or fsyncs of the disk buffer (retried).",
-            |_, s| s.write_errors_total,
-        ),
-    ];
-    for (name, help, v) in counters {
-        let kind = if name.ends_with("_total") {
-            "counter"
-        } else {
-            "gauge"
-        };
-        w.family(name, kind, help);
-        for (d, m, s) in &stats {
-            w.sample(name, &[("destination", d)], v(m, s));
-        }
-    }
-    type Latency = fn(&sluice_buffer::BufferStats) -> &sluice_buffer::LatencyHistogram;
-    let histograms: [(&str, &str, Latency); 3] = [
-        (
-            "sluice_buffer_write_seconds",
-            "Time of the write calls of one disk buffer flush.",
-            |s| &s.write_latency,
-        ),
-        (
-            "sluice_buffer_fsync_seconds",
-            "Time of the fdatasync calls of one disk buffer flush.",
-            |s| &s.fsync_latency,
-        ),
-        (
-            "sluice_buffer_commit_seconds",
-            "From a group's first append to its fsync: what reliable mode waits at most.",
-            |s| &s.commit_latency,
-        ),
-    ];
-    for (name, help, h) in histograms {
-        w.family(name, "histogram", help);
-        for (d, _, s) in &stats {
-            let h = h(s);
-            let mut count = 0;
-            for (le, n) in h.cumulative() {
-                let le = if le.is_infinite() {
-                    "+Inf".to_string()
-                } else {
-                    le.to_string()
-                };
-                w.sample(
-                    &format!("{name}_bucket"),
-                    &[("destination", d), ("le", &le)],
-                    n,
-                );
-                count = n;
-            }
-            let sum = h.mean().map_or(0.0, |m| m.as_secs_f64() * count as f64);
-            w.sample(
-                &format!("{name}_sum"),
-                &[("destination", d)],
-                format!("{sum:.6}"),
-            );
-            w.sample(&format!("{name}_count"), &[("destination", d)], count);
-        }
+            &[("destination", d)],
+            m.recovered_events,
+        );
     }
 }

@@ -195,7 +195,7 @@ async fn reliable_mode_persists_every_batch_before_freeing_its_window_slots() {
         r.submit(10, i).await;
     }
     r.wait("all on disk", |r| {
-        r.buffer().stats().appended_events_total == 50
+        r.buffer().stats().events == 50
     })
     .await;
     // Every batch was written and synced, then handed over: none waits in memory.

@@ -54,7 +54,20 @@
 //! | [`HecBatchIsolated`], [`HecIsolationResent`], [`HecLatencySplit`] | `sluice_hec_isolated_batches_total`, `sluice_hec_isolation_events_resent_total`, `sluice_hec_latency_splits_total` | debug, rate-limited / trace / debug |
 //! | [`HecEventRefused`] | `sluice_hec_rejected_total{reason}` | trace (the dead-letter writer logs it) |
 //! | [`HecDeadLettered`] | `sluice_hec_dead_letter_events_total{outcome}` | trace |
+//!
+//! What a destination's disk buffer does ([`buffer`]; label `destination`), reported by
+//! `sluice-buffer` to [`DiskBufferEvents`], its observer:
+//!
+//! | event | counts into | logs |
+//! | --- | --- | --- |
+//! | [`BufferAppended`] | `sluice_buffer_appended_events_total`, `sluice_buffer_appended_bytes_total` | trace |
+//! | [`BufferRefused`] | `sluice_buffer_full_total{reason}` | debug, rate-limited |
+//! | [`BufferFlushed`] | `sluice_buffer_write_seconds`, `sluice_buffer_fsync_seconds`, `sluice_buffer_commit_seconds` | trace |
+//! | [`BufferWriteFailed`] | `sluice_buffer_write_errors_total` | debug, rate-limited (the buffer logs the error) |
+//! | [`BufferSegmentDeleted`] | — | debug |
+//! | [`BufferCorrupted`] | `sluice_buffer_corrupt_records_total` | debug (the buffer logs file and offset) |
 
+pub mod buffer;
 pub mod completion;
 pub mod control;
 pub mod delivery;
@@ -63,6 +76,10 @@ pub mod receive;
 pub mod stream;
 pub mod tls;
 
+pub use buffer::{
+    BufferAppended, BufferCorrupted, BufferFlushed, BufferRefused, BufferSegmentDeleted,
+    BufferWriteFailed, DiskBufferEvents,
+};
 pub use completion::{
     BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
     BatchRescued, BatchSubmitted, BufferEvents, BufferFullDropped, BufferReplayed, BufferSpilled,
