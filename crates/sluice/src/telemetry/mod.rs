@@ -56,6 +56,8 @@ mod writer;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_buffer;
+#[cfg(test)]
 mod tests_completion;
 #[cfg(test)]
 mod tests_hec;

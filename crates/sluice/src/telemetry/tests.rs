@@ -541,6 +541,12 @@ fn metrics_snapshot() {
     .emit(&hec);
     let dest = DestinationEvents::register(&m, "default", "hec");
     BatchSubmitted { events: 3 }.emit(&dest);
+    let buffer = DiskBufferEvents::register(&m, "default");
+    BufferAppended {
+        events: 3,
+        bytes: 400,
+    }
+    .emit(&buffer);
     BatchDelivered { events: 3 }.emit(&dest);
     let text = m.render();
     // Keep what depends on this process (process_*, build info) out of the snapshot. Everything else is pinned as rendered, in its order:
