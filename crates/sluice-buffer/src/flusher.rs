@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 use tracing::{error, info, warn};
 
 use crate::buffer::Inner;
-use crate::observe::BufferEvent;
 use crate::config::DurabilityMode;
 use crate::dir;
 use crate::error::FullReason;
 use crate::format::PositionSlot;
+use crate::observe::BufferEvent;
 use crate::state::{Chunk, State};
 
 const MIN_BACKOFF: Duration = Duration::from_millis(50);

@@ -8,8 +8,8 @@ use crate::buffer::Inner;
 use crate::config::DurabilityMode;
 use crate::error::{AppendError, FullReason, NotPersisted};
 use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, encode_record, stamp_id, to_micros};
-use crate::state::{Chunk, RecMeta, SegmentMeta, State};
 use crate::observe::BufferEvent;
+use crate::state::{Chunk, RecMeta, SegmentMeta, State};
 use crate::stats::BufferStats;
 
 /// Identifies a record for its whole life in the buffer. Ids increase in append order.

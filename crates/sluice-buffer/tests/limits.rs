@@ -201,9 +201,7 @@ fn full_filesystem_gives_backpressure_and_recovers() {
         assert!(s.last_error.is_none());
         b.close().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
-        println!(
-            "{mode:?}: appends refused {refused:?}, {write_errors} write errors, 0 lost"
-        );
+        println!("{mode:?}: appends refused {refused:?}, {write_errors} write errors, 0 lost");
     }
 }
 

@@ -134,8 +134,8 @@ impl<'a> Harness<'a> {
     fn open(&mut self) -> Recovery {
         // Counts from this open on, as the stats' totals used to.
         self.tally = Arc::new(Tally::default());
-        let b = Buffer::open_observed(self.cfg.clone(), &READERS, self.tally.clone())
-            .expect("open");
+        let b =
+            Buffer::open_observed(self.cfg.clone(), &READERS, self.tally.clone()).expect("open");
         self.writer = Some(b.writer());
         self.readers = READERS.iter().map(|n| b.reader(n)).collect();
         let rec = b.recovery().clone();

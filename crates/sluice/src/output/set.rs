@@ -229,13 +229,13 @@ fn open_buffer(
         observer,
     )
     .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot open the disk buffer of destination {}: {e}; set {} to a writable \
+        anyhow::anyhow!(
+            "cannot open the disk buffer of destination {}: {e}; set {} to a writable \
                  directory, or SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no",
-                d.name,
-                BufferSettings::dir_setting_for(id, &table)
-            )
-        })?;
+            d.name,
+            BufferSettings::dir_setting_for(id, &table)
+        )
+    })?;
     let r = buffer.recovery();
     tracing::info!(
         destination = %d.name,

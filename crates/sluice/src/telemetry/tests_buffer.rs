@@ -49,7 +49,10 @@ fn appended_counts_events_and_bytes() {
         }
         .emit(&h);
     });
-    assert_eq!(sample(&m, "sluice_buffer_appended_events_total", &[D]), 10.0);
+    assert_eq!(
+        sample(&m, "sluice_buffer_appended_events_total", &[D]),
+        10.0
+    );
     assert_eq!(
         sample(&m, "sluice_buffer_appended_bytes_total", &[D]),
         1140.0
@@ -78,24 +81,20 @@ fn refused_counts_by_reason_and_logs_rate_limited() {
         .emit(&h);
     });
     assert_eq!(
-        sample(
-            &m,
-            "sluice_buffer_full_total",
-            &[D, "reason=\"max_bytes\""]
-        ),
+        sample(&m, "sluice_buffer_full_total", &[D, "reason=\"max_bytes\""]),
         3.0
     );
     assert_eq!(
-        sample(
-            &m,
-            "sluice_buffer_full_total",
-            &[D, "reason=\"disk_full\""]
-        ),
+        sample(&m, "sluice_buffer_full_total", &[D, "reason=\"disk_full\""]),
         1.0
     );
     assert_eq!(h.refused(FullReason::Backlog), 0);
     // One line per interval, whatever the reason: the rest are counted as suppressed.
-    assert_eq!(log.matches("disk buffer refused an append").count(), 1, "{log}");
+    assert_eq!(
+        log.matches("disk buffer refused an append").count(),
+        1,
+        "{log}"
+    );
     assert!(log.contains("reason=\"max_bytes\""), "{log}");
 }
 
@@ -163,7 +162,10 @@ fn write_failed_counts_every_error_and_logs_rate_limited() {
     });
     assert_eq!(sample(&m, "sluice_buffer_write_errors_total", &[D]), 2.0);
     assert_eq!(log.matches("disk buffer write failed").count(), 1, "{log}");
-    assert!(log.contains("seg-1.dat") && log.contains("disk_full=true"), "{log}");
+    assert!(
+        log.contains("seg-1.dat") && log.contains("disk_full=true"),
+        "{log}"
+    );
 }
 
 #[test]

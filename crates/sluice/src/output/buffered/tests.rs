@@ -194,10 +194,8 @@ async fn reliable_mode_persists_every_batch_before_freeing_its_window_slots() {
     for i in 0..5 {
         r.submit(10, i).await;
     }
-    r.wait("all on disk", |r| {
-        r.buffer().stats().events == 50
-    })
-    .await;
+    r.wait("all on disk", |r| r.buffer().stats().events == 50)
+        .await;
     // Every batch was written and synced, then handed over: none waits in memory.
     r.wait("window freed", |r| r.window.in_use() == 0).await;
     assert_eq!(

@@ -169,9 +169,7 @@ impl DiskBufferEvents {
 impl BufferObserver for DiskBufferEvents {
     fn observe(&self, event: BufferEvent<'_>) {
         match event {
-            BufferEvent::Appended { events, bytes } => {
-                BufferAppended { events, bytes }.emit(self)
-            }
+            BufferEvent::Appended { events, bytes } => BufferAppended { events, bytes }.emit(self),
             BufferEvent::Refused { reason } => BufferRefused { reason }.emit(self),
             BufferEvent::Flushed {
                 records,
