@@ -7,18 +7,23 @@
 
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sluice::pipeline::{LocalCounts, Processor, RecvTime};
 use sluice_proto::batch::BatchPolicy;
+
+use sluice::config::{Config, HecDestination};
+use sluice::routing::Routing;
 use sluice_proto::classify::{Classifier, SourceMeta, Transport};
 use sluice_proto::event::EncodeOptions;
 use sluice_proto::time::Zone;
 use sluice_suite::fixtures::{NOW_UNIX, loggen_rfc3164, loggen_rfc5424};
 
 fn bench_process(c: &mut Criterion) {
-    let p = Processor {
+    let mut p = Processor {
+        routing: None,
         zone: Zone::utc(),
         tables: Classifier::default(),
         encode: EncodeOptions::new("sc4s-bench-host"),
@@ -27,6 +32,8 @@ fn bench_process(c: &mut Criterion) {
             max_bytes: 4_096_000,
             timeout: Duration::from_millis(300),
         },
+        groups: Default::default(),
+        names: None,
     };
     let src = SourceMeta {
         transport: Transport::Udp,
@@ -53,7 +60,32 @@ fn bench_process(c: &mut Criterion) {
             })
         });
     }
+    // With alternates configured, each event's destinations are looked up after
+    // classification (two hash lookups, an index by severity).
+    p.routing = Some(Arc::new(routing()));
+    let line = loggen_rfc3164(800);
+    let mut builder = p.new_builder();
+    let mut counts = LocalCounts::default();
+    group.bench_function("loggen_rfc3164_800B_routed", |b| {
+        b.iter(|| {
+            let batch = p.process(black_box(&line), &src, at, &mut builder, &mut counts);
+            black_box(batch)
+        })
+    });
     group.finish();
+}
+
+/// Two destinations, Cisco ASA events also to the second.
+fn routing() -> Routing {
+    let mut c = Config::default();
+    c.hec.urls = vec!["http://idx:8088".into()];
+    let mut other = HecDestination::default();
+    other.hec.urls = vec!["http://other:8088".into()];
+    c.destinations.insert("other".into(), other);
+    c.routing
+        .alternates
+        .insert("cisco_asa".into(), vec!["d_hec_fmt_other".into()]);
+    Routing::build(&c, &c.destination_plan()).expect("routing")
 }
 
 criterion_group!(benches, bench_process);

@@ -101,6 +101,10 @@ fn a_full_env_file_shows_every_value_and_its_origin() {
             &format!("{token:?}"),
         )
         .replace(
+            "\"********-****-****-****-********ffff\"",
+            &format!("{:?}", loaded.destinations["other"].hec.token),
+        )
+        .replace(
             "Authorization-Proxy: ****",
             "Authorization-Proxy: Basic c2VjcmV0",
         );
@@ -109,6 +113,7 @@ fn a_full_env_file_shows_every_value_and_its_origin() {
 
     // The secrets themselves appear nowhere.
     assert!(!text.contains("444455556666") && !text.contains("c2VjcmV0"));
+    assert!(!text.contains("ddddeeeeffff"));
 }
 
 #[test]

@@ -5,14 +5,19 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use sluice::config::{Config, HecDestination};
 use sluice::pipeline::{LocalCounts, Processor, RecvTime};
+use sluice::routing::Routing;
 use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{Classifier, SourceMeta, Transport};
 use sluice_proto::event::EncodeOptions;
 use sluice_proto::time::Zone;
 
-fn processor(zone: &str) -> Processor {
+fn processor(zone: &str, routing: Option<Arc<Routing>>) -> Processor {
     Processor {
+        routing,
         zone: Zone::from_name(zone).unwrap(),
         tables: Classifier::default(),
         encode: EncodeOptions::new("sc4s-test-host"),
@@ -21,6 +26,8 @@ fn processor(zone: &str) -> Processor {
             max_bytes: 4_096_000,
             timeout: Duration::from_millis(300),
         },
+        groups: Default::default(),
+        names: None,
     }
 }
 
@@ -32,8 +39,24 @@ fn processing_a_message_allocates_only_per_batch() {
         .collect();
     shapes.push(b"garbage without any header at all".to_vec());
     const N: usize = 20_000;
-    for zone in ["GMT", "America/New_York"] {
-        let p = processor(zone);
+    // With alternates, each event's destinations are looked up after classification: that
+    // must not allocate either.
+    let mut c = Config::default();
+    c.hec.urls = vec!["http://idx:8088".into()];
+    let mut other = HecDestination::default();
+    other.hec.urls = vec!["http://other:8088".into()];
+    c.destinations.insert("other".into(), other);
+    c.routing
+        .alternates
+        .insert("cisco_asa".into(), vec!["d_hec_fmt_other".into()]);
+    let routing = Arc::new(Routing::build(&c, &c.destination_plan()).unwrap());
+    assert!(!routing.is_uniform());
+    for (zone, routing) in [
+        ("GMT", None),
+        ("America/New_York", None),
+        ("GMT", Some(routing)),
+    ] {
+        let p = processor(zone, routing);
         let src = SourceMeta {
             transport: Transport::Udp,
             dest_port: 514,

@@ -125,12 +125,19 @@ pub enum BadParts {
     Offsets,
 }
 
+/// An event's destinations when it was not routed: whatever the receiver of the batch sends
+/// unrouted events to (see [`EncodedBatch::dests`]).
+pub const UNROUTED: u64 = u64::MAX;
+
 /// Newline-joined encoded events, where each starts, and the holds that live as long as they
 /// do.
 pub struct EncodedBatch {
     body: Bytes,
     /// Offset of each event's first byte in `body`; `starts.len()` is the event count.
     starts: Vec<u32>,
+    /// Each event's destinations as a bit set (bit `i`: destination `i`), or empty when no
+    /// event was routed. Kept beside `starts` (same length when not empty).
+    dests: Vec<u64>,
     holds: Holds,
 }
 
@@ -150,6 +157,7 @@ impl EncodedBatch {
         Ok(EncodedBatch {
             body,
             starts,
+            dests: Vec::new(),
             holds: Holds::default(),
         })
     }
@@ -176,6 +184,7 @@ impl EncodedBatch {
         Ok(EncodedBatch {
             body,
             starts,
+            dests: Vec::new(),
             holds: Holds::default(),
         })
     }
@@ -237,8 +246,50 @@ impl EncodedBatch {
         EncodedBatch {
             body: self.body.clone(),
             starts: self.starts.clone(),
+            dests: self.dests.clone(),
             holds: Holds::default(),
         }
+    }
+
+    /// Each event's destinations (a bit per destination, [`UNROUTED`] for an event that was
+    /// not routed), or an empty slice when no event of the batch was routed.
+    pub fn dests(&self) -> &[u64] {
+        &self.dests
+    }
+
+    /// The events `keep` picks, as a batch of their own: one copy of their bytes, no holds,
+    /// no destinations. The order is kept.
+    pub fn select(&self, mut keep: impl FnMut(u32) -> bool) -> EncodedBatch {
+        let mut body = Vec::with_capacity(self.body.len());
+        let mut starts = Vec::new();
+        for i in 0..self.events() {
+            if !keep(i) {
+                continue;
+            }
+            let Some(ev) = self.event(i) else { continue };
+            if !body.is_empty() || !starts.is_empty() {
+                body.push(b'\n');
+            }
+            // At most the length of this body, which fits in u32.
+            starts.push(body.len() as u32);
+            body.extend_from_slice(ev);
+        }
+        EncodedBatch {
+            body: Bytes::from(body),
+            starts,
+            dests: Vec::new(),
+            holds: Holds::default(),
+        }
+    }
+
+    /// Moves the holds of `kind` into one shared value, to be attached (cloned) to several
+    /// batches made from this one ([`select`](Self::select), [`clone_events`](Self::clone_events)):
+    /// the holds are released when the last of them releases its clone. `None` when the
+    /// batch has no hold of `kind`.
+    pub fn share_holds(&mut self, kind: HoldKind) -> Option<std::sync::Arc<dyn Any + Send + Sync>> {
+        let holds = std::mem::take(self.holds.of(kind));
+        (!holds.is_empty())
+            .then(|| std::sync::Arc::new(holds) as std::sync::Arc<dyn Any + Send + Sync>)
     }
 
     /// Ties `hold` to this batch: it is released (dropped) with the batch, or through the
@@ -277,6 +328,8 @@ pub struct BatchBuilder {
     policy: BatchPolicy,
     body: Vec<u8>,
     starts: Vec<u32>,
+    /// Empty until an event is routed; then one entry per event (see [`EncodedBatch::dests`]).
+    dests: Vec<u64>,
     holds: Holds,
     opened: Option<Instant>,
     // Set when the open batch is already full but could not be returned from the push that
@@ -313,6 +366,7 @@ impl BatchBuilder {
             policy,
             body: Vec::with_capacity(next_capacity),
             starts: Vec::with_capacity(next_events),
+            dests: Vec::new(),
             holds: Holds::default(),
             opened: None,
             due: None,
@@ -358,6 +412,38 @@ impl BatchBuilder {
         now: Instant,
         f: impl FnOnce(&mut Vec<u8>),
     ) -> Option<EncodedBatch> {
+        self.push_inner(now, None, f)
+    }
+
+    /// [`push_with`](Self::push_with) for an event routed to the destinations in the bit set
+    /// `dests` (see [`EncodedBatch::dests`]).
+    pub fn push_routed(
+        &mut self,
+        now: Instant,
+        dests: u64,
+        f: impl FnOnce(&mut Vec<u8>),
+    ) -> Option<EncodedBatch> {
+        self.push_inner(now, Some(dests), f)
+    }
+
+    fn record_dest(&mut self, dest: Option<u64>) {
+        match dest {
+            None if self.dests.is_empty() => {}
+            None => self.dests.push(UNROUTED),
+            Some(d) => {
+                // The events before were not routed.
+                self.dests.resize(self.starts.len() - 1, UNROUTED);
+                self.dests.push(d);
+            }
+        }
+    }
+
+    fn push_inner(
+        &mut self,
+        now: Instant,
+        dest: Option<u64>,
+        f: impl FnOnce(&mut Vec<u8>),
+    ) -> Option<EncodedBatch> {
         let out = if self.due.is_some() {
             self.take()
         } else {
@@ -386,6 +472,7 @@ impl BatchBuilder {
             let closed = self.finish_open();
             self.body.extend_from_slice(&carried);
             self.starts.push(0);
+            self.record_dest(dest);
             self.opened = Some(now);
             if self.is_full() {
                 self.due = Some(now);
@@ -395,6 +482,7 @@ impl BatchBuilder {
 
         // `start` is below max_bytes + 1 ≤ MAX_BATCH_BYTES + 1: it fits in u32.
         self.starts.push(start as u32);
+        self.record_dest(dest);
         if self.is_full() {
             if out.is_some() {
                 // One batch per call: the earlier one goes now, this one is due next.
@@ -472,6 +560,15 @@ impl BatchBuilder {
         }
         let base = self.body.len() as u32;
         self.body.extend_from_slice(&chunk.body);
+        if !chunk.dests.is_empty() || !self.dests.is_empty() {
+            self.dests.resize(self.starts.len(), UNROUTED);
+            if chunk.dests.is_empty() {
+                self.dests
+                    .resize(self.starts.len() + chunk.starts.len(), UNROUTED);
+            } else {
+                self.dests.extend_from_slice(&chunk.dests);
+            }
+        }
         self.starts.extend(chunk.starts.iter().map(|s| s + base));
         self.holds.append(&mut chunk.holds);
         if self.opened.is_none() {
@@ -486,11 +583,18 @@ impl BatchBuilder {
         self.next_events = self.starts.len().min(self.policy.max_events).max(1);
         let body = std::mem::replace(&mut self.body, Vec::with_capacity(self.next_capacity));
         let starts = std::mem::replace(&mut self.starts, Vec::with_capacity(self.next_events));
+        let mut dests = std::mem::take(&mut self.dests);
+        if !dests.is_empty() {
+            dests.resize(starts.len(), UNROUTED);
+            // Routed once, routed again: sized like the event starts.
+            self.dests = Vec::with_capacity(self.next_events);
+        }
         self.opened = None;
         self.due = None;
         EncodedBatch {
             body: Bytes::from(body),
             starts,
+            dests,
             holds: std::mem::take(&mut self.holds),
         }
     }

@@ -16,6 +16,9 @@ use std::fmt::Write as _;
 
 use crate::config::{Config, ListenerKind, ListenerSpec, Source, SourceProto, Traced, tables};
 
+mod destinations;
+use destinations::destinations;
+
 /// The report, and the problems that make the check fail.
 #[derive(Debug)]
 pub struct CheckReport {
@@ -67,6 +70,7 @@ pub const SECTIONS: &[Section] = &[
     status,
     output,
     buffer,
+    destinations,
     tls,
     edge,
     parse,
@@ -146,12 +150,18 @@ fn settings(traced: &Traced, text: &mut String) {
 
 /// A secret's value as shown: enough to tell two tokens apart, not enough to use one.
 fn mask(path: &str, value: &str) -> String {
-    match path {
+    // The default destination's `hec.*`, and every additional one's
+    // `destinations.<id>.hec.*`.
+    let key = path
+        .strip_prefix("destinations.")
+        .and_then(|r| r.split_once('.'))
+        .map_or(path, |(_, rest)| rest);
+    match key {
         "hec.token" => mask_secret(value),
         "hec.urls" | "hec.headers" => value
             .split("\", \"")
             .map(|part| {
-                if path == "hec.urls" {
+                if key == "hec.urls" {
                     mask_url_password(part)
                 } else {
                     mask_header(part)

@@ -24,7 +24,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use sluice_hec::HecOutput;
 use sluice_net::{NetError, PortClaimConfig};
 use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{
@@ -36,11 +35,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::metrics::{HecHealth, OutputMetrics, Registry};
-use crate::output::{BufferOptions, Destination, FileOutput, FileStats, Output};
+use crate::metrics::Registry;
+use crate::output::{DestinationSet, Limits};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
-use crate::telemetry::events::HecEvents;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
@@ -113,6 +111,20 @@ async fn run_async(
         );
     }
 
+    let names = if config.parse.use_name_cache {
+        let path = &config.parse.name_cache_file;
+        let n =
+            crate::name_cache::install(path, config.parse.clear_name_cache).with_context(|| {
+                format!(
+                    "SC4S_USE_NAME_CACHE: cannot open the name cache {} (SC4S_VAR)",
+                    path.display()
+                )
+            })?;
+        tracing::info!(path = %path.display(), names = n.len(), "name cache");
+        Some(n)
+    } else {
+        None
+    };
     let processor = build_processor(&config)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let memory = MemoryBudget::new(config.window.max_bytes.0);
@@ -136,68 +148,48 @@ async fn run_async(
         },
     };
 
-    // --- output ------------------------------------------------------------------------
-    // Started before the listeners are bound (they hand their batches to it); it opens no
-    // connection until the first batch, and its reachability is probed after binding.
-    let (output, output_metrics, hec): (Box<dyn Output>, OutputMetrics, Option<HecOutput>) =
-        if config.uses_hec() {
-            let events = Arc::new(HecEvents::register(crate::telemetry::metrics(), "default"));
-            let hec = HecOutput::new(config.hec.client_config()?, events)
-                .context("cannot set up the HEC client")?;
-            let health = HecHealth {
-                destination: "default".into(),
-                board: Arc::clone(hec.health()),
-            };
-            (Box::new(hec.clone()), OutputMetrics::Hec(health), Some(hec))
-        } else {
-            let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
-            let file = FileOutput::open(&config.output.file, stats.clone())?;
-            tracing::info!(
-                path = %config.output.file.display(),
-                "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
-            );
-            (Box::new(file), OutputMetrics::File(stats), None)
-        };
-    let hec_up: Box<dyn Fn() -> bool + Send + Sync> = match &output_metrics {
-        OutputMetrics::Hec(h) => {
-            let board = Arc::clone(&h.board);
-            Box::new(move || board.healthy())
-        }
-        OutputMetrics::File(_) => Box::new(|| true),
-    };
-    let buffer = open_buffer(&config, &udp_window, &tcp_window, &memory, hec_up)?;
-    let (mut destination, submit) = match buffer {
-        Some(opts) => Destination::start_buffered("default", output, opts)
-            .map_err(|e| anyhow::anyhow!("cannot start the disk buffer: {e}"))?,
-        None => Destination::start("default", output),
-    };
-    if let (Some(hec), Some(b)) = (&hec, destination.buffer()) {
-        // What HEC cannot take goes to the buffer rather than waiting in memory, while the
-        // buffer has room.
-        let b = b.clone();
-        hec.hand_back_when(move || b.full().is_none());
-    }
+    // --- outputs -----------------------------------------------------------------------
+    // Started before the listeners are bound (they hand their batches to them); they open
+    // no connection until the first batch, and HEC reachability is probed after binding.
+    let plan = config.destination_plan();
+    let routing = crate::routing::Routing::build(&config, &plan)?;
+    let windows = [udp_window.clone(), tcp_window.clone()];
+    let (mut destinations, submit) = DestinationSet::start(
+        &plan,
+        &Limits {
+            windows: &windows,
+            memory: &memory,
+        },
+        routing.fallback(),
+    )?;
+    let output_metrics = destinations.default_metrics.clone();
 
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
     // receivers are gone.
     // Only with HEC: an unused handle would keep the destination open through the drain.
-    let metrics_submit = config.uses_hec().then(|| submit.clone());
+    let metrics_submit = config.uses_hec().then(|| submit.only(0)).flatten();
+    let groups_stop = CancellationToken::new();
+    let groups_task = crate::group::spawn(
+        shared.processor.clone(),
+        submit.clone(),
+        groups_stop.clone(),
+    );
+    let names_task = names.map(|n| crate::name_cache::spawn(n, groups_stop.clone()));
     let mut running = Running::new(shared, submit);
     let startup =
         running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
     let mut reloader = Reloader::new(args, config)?;
     let config = reloader.config();
-    if let Some(hec) = &hec {
+    for (name, hec) in std::mem::take(&mut destinations.hec) {
         for p in hec.probe().await {
             if p.reachable && p.token_accepted != Some(false) {
-                tracing::info!(url = %p.url, "{}", p.message);
+                tracing::info!(destination = %name, url = %p.url, "{}", p.message);
             } else {
-                tracing::error!(url = %p.url, "{}", p.message);
+                tracing::error!(destination = %name, url = %p.url, "{}", p.message);
             }
         }
     }
-    drop(hec);
 
     // --- receivers ---------------------------------------------------------------------
     let errors = running.commit(startup);
@@ -211,8 +203,14 @@ async fn run_async(
         ports: running.ports(),
         windows: vec![udp_window, tcp_window],
         memory,
-        destinations: vec![destination.stats().clone()],
-        buffer: destination.buffer().cloned(),
+        destinations: destinations
+            .dests
+            .iter()
+            .map(|d| d.stats().clone())
+            .collect(),
+        buffer: destinations.dests[0].buffer().cloned(),
+        extra_buffers: destinations.extra_buffers.clone(),
+        extra_hec: destinations.extra_hec.clone(),
         output: output_metrics,
         stopping: stopping.clone(),
         reload: reloader.stats(),
@@ -256,7 +254,7 @@ async fn run_async(
         &mut reloader,
         &mut running,
         &mut reload_rx,
-        &mut destination,
+        &mut destinations,
     )
     .await;
     if output_failed {
@@ -275,13 +273,23 @@ async fn run_async(
     let deadline = tokio::time::Instant::now() + drain_timeout;
     running.shutdown().await;
     metrics_stop.cancel();
+    // The receivers are gone: what multi-part groups still hold goes out before the drain.
+    groups_stop.cancel();
+    if let Err(e) = groups_task.await {
+        tracing::error!(error = %e, "the multi-part group task failed");
+    }
+    if let Some(t) = names_task
+        && let Err(e) = t.await
+    {
+        tracing::error!(error = %e, "the name cache task failed");
+    }
     let received = registry.received_total();
     tracing::info!(
         received,
         "receivers stopped; every open batch has been handed to the output"
     );
 
-    let summary = destination.drain(deadline).await;
+    let summary = destinations.drain(deadline).await;
     admin_stop.cancel();
     drop(pid_file);
     // TCP chunks that never reached their port's combiner (a bug; counted when it happens).
@@ -332,70 +340,19 @@ async fn run_async(
     Ok(outcome)
 }
 
-/// Opens the HEC destination's disk buffer when it has one: takes its lock, replays what an
-/// earlier run left. Errors name the variable to change.
-fn open_buffer(
-    config: &Config,
-    udp_window: &Arc<Window>,
-    tcp_window: &Arc<Window>,
-    memory: &Arc<MemoryBudget>,
-    output_up: Box<dyn Fn() -> bool + Send + Sync>,
-) -> anyhow::Result<Option<BufferOptions>> {
-    if !config.uses_buffer() {
-        if config.uses_hec() {
-            tracing::info!(
-                "disk buffer off (SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE=no): a HEC outage \
-                 is held in memory up to the input windows"
-            );
-        }
-        return Ok(None);
-    }
-    let b = &config.buffer;
-    let size = b.effective_size(config.hec.workers);
-    let buffer =
-        sluice_buffer::Buffer::open(b.buffer_config(size.bytes), &["default"]).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot open the disk buffer: {e}; set {} to a writable directory, or \
-                 SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE=no",
-                b.dir_setting()
-            )
-        })?;
-    let r = buffer.recovery();
-    tracing::info!(
-        dir = %b.dir.display(),
-        mode = if b.reliable { "reliable" } else { "normal" },
-        max_bytes = size.bytes,
-        size = %size.how,
-        memory_bytes = b.effective_memory(config.hec.workers).map(|m| m.bytes),
-        replay_events = r.replayed_events,
-        corrupt_records = r.corrupt_records,
-        "disk buffer open"
-    );
-    if r.replayed_events > 0 {
-        tracing::info!(
-            events = r.replayed_events,
-            records = r.replayed_records,
-            "delivering what the disk buffer kept from the last run"
-        );
-    }
-    Ok(Some(BufferOptions {
-        buffer,
-        reliable: b.reliable,
-        windows: vec![udp_window.clone(), tcp_window.clone()],
-        memory: memory.clone(),
-        high_water: b.high_water,
-        queue: config.hec.workers,
-        replay_memory: b.effective_memory(config.hec.workers).map(|m| m.bytes),
-        output_up,
-    }))
-}
-
 /// Counts UDP kernel drops as `buffer_full` while the disk buffer is full: the receivers
 /// are held back then, and the kernel drops what they do not read.
 fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
-    let Some(buffer) = registry.buffer.clone() else {
+    // Every destination's buffer: any of them full holds the receivers back.
+    let buffers: Vec<_> = registry
+        .buffer
+        .iter()
+        .cloned()
+        .chain(registry.extra_buffers.iter().map(|(_, b)| b.clone()))
+        .collect();
+    if buffers.is_empty() {
         return;
-    };
+    }
     tokio::spawn(async move {
         let drops = || -> u64 {
             let ports = registry.ports.load();
@@ -414,8 +371,8 @@ fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
                 () = stop.cancelled() => return,
             }
             let now = drops();
-            if buffer.full().is_some() {
-                buffer.add_buffer_full_drops(now.saturating_sub(last));
+            if let Some(full) = buffers.iter().find(|b| b.full().is_some()) {
+                full.add_buffer_full_drops(now.saturating_sub(last));
             }
             last = now;
         }
@@ -454,7 +411,7 @@ async fn serve(
     reloader: &mut Reloader,
     running: &mut Running,
     requests: &mut tokio::sync::mpsc::Receiver<ReloadRequest>,
-    output: &mut Destination,
+    output: &mut DestinationSet,
 ) -> bool {
     let Some(Signals {
         mut term,
@@ -624,7 +581,7 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         vendors: VendorSelection::parse(&config.parse.vendors),
         options: config.parse.vendor_options.clone(),
     };
-    let tables = Classifier::new(files, &settings).map_err(|e| match e {
+    let mut tables = Classifier::new(files, &settings).map_err(|e| match e {
         BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),
         e => anyhow::anyhow!("SC4S context files: {e}"),
     })?;
@@ -640,6 +597,17 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     }
     for w in tables.warnings() {
         tracing::warn!("{w}");
+    }
+    // Opened once, at start (`open_name_cache`); a reload that turns it on finds none.
+    let names = config
+        .parse
+        .use_name_cache
+        .then(crate::name_cache::installed)
+        .flatten();
+    if let Some(n) = &names {
+        tables.set_name_cache(n.clone());
+    } else if config.parse.use_name_cache {
+        tracing::warn!("SC4S_USE_NAME_CACHE was off at start: it takes effect at the next start");
     }
     let encode = EncodeOptions {
         indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
@@ -660,6 +628,12 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
             max_bytes: config.hec.batch_bytes.0 as usize,
             timeout: config.hec.batch_timeout,
         },
+        routing: {
+            let routing = crate::routing::Routing::build(config, &config.destination_plan())?;
+            (!routing.is_uniform()).then(|| Arc::new(routing))
+        },
+        groups: Default::default(),
+        names,
     })
 }
 

@@ -100,6 +100,10 @@ pub struct Registry {
     pub destinations: Vec<Arc<DestinationStats>>,
     /// The HEC destination's disk buffer, when it has one.
     pub buffer: Option<Arc<crate::output::BufferMetrics>>,
+    /// The disk buffers of the additional destinations, by destination name.
+    pub extra_buffers: Vec<(String, Arc<crate::output::BufferMetrics>)>,
+    /// The URL boards of the additional HEC destinations.
+    pub extra_hec: Vec<HecHealth>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
@@ -212,6 +216,47 @@ impl Status for Registry {
                 details["degraded"] = why.into();
             }
         }
+        if !self.extra_hec.is_empty() {
+            let mut degraded = Vec::new();
+            let dests: Vec<serde_json::Value> = self
+                .extra_hec
+                .iter()
+                .map(|h| {
+                    let name = &h.destination;
+                    let b = self.extra_buffers.iter().find(|(n, _)| n == name);
+                    let buffer = b.map(|(_, b)| (b.stats(), b.full()));
+                    let healthy = h.board.healthy();
+                    if !healthy {
+                        degraded.push(format!(
+                            "destination {name}: cannot deliver to Splunk HEC ({})",
+                            h.board.reason().unwrap_or_default()
+                        ));
+                    }
+                    if let Some((_, Some(r))) = &buffer {
+                        degraded.push(format!(
+                            "destination {name}: disk buffer full ({}): receivers are held back",
+                            r.as_str()
+                        ));
+                    }
+                    serde_json::json!({
+                        "name": name,
+                        "healthy": healthy,
+                        "buffer_events": buffer.as_ref().map(|(s, _)| s.events),
+                        "buffer_full": buffer.as_ref().and_then(|(_, f)| f.map(|r| r.as_str())),
+                    })
+                })
+                .collect();
+            details["destinations"] = dests.into();
+            if !degraded.is_empty() {
+                let mut why = details["degraded"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect::<Vec<_>>();
+                why.extend(degraded);
+                details["degraded"] = why.join("; ").into();
+            }
+        }
         details
     }
 
@@ -293,31 +338,60 @@ impl Collector for Registry {
             "window.max_bytes: the bound on sluice_memory_in_flight_bytes.",
             self.memory.capacity_bytes() as f64,
         )?;
-        if let OutputMetrics::Hec(h) = &self.output {
-            let urls: Vec<(&str, f64)> = h
-                .board
+        // Every HEC destination's URLs: the default one's and the others'.
+        let boards: Vec<&HecHealth> = match &self.output {
+            OutputMetrics::Hec(h) => Some(h),
+            OutputMetrics::File(_) => None,
+        }
+        .into_iter()
+        .chain(self.extra_hec.iter())
+        .collect();
+        if !boards.is_empty() {
+            let urls: Vec<(&str, &str, f64)> = boards
                 .iter()
-                .map(|u| (u.url.as_str(), f64::from(u.consecutive_failures())))
+                .flat_map(|h| {
+                    h.board.iter().map(|u| {
+                        (
+                            h.destination.as_str(),
+                            u.url.as_str(),
+                            f64::from(u.consecutive_failures()),
+                        )
+                    })
+                })
                 .collect();
             family(
                 enc,
                 "sluice_hec_url_consecutive_failures",
                 "Failed requests to the URL since its last good answer.",
                 MetricType::Gauge,
-                urls.iter().map(|(url, n)| {
+                urls.iter().map(|(dest, url, n)| {
                     (
-                        [
-                            ("destination", LabelStr(&h.destination)),
-                            ("url", LabelStr(url)),
-                        ],
+                        [("destination", LabelStr(dest)), ("url", LabelStr(url))],
                         *n,
                     )
                 }),
             )?;
         }
         let mut w = PromWriter::new();
-        if let Some(b) = &self.buffer {
-            crate::output::buffered::render(&mut w, b);
+        w.family(
+            "sluice_archive_write_errors_total",
+            "counter",
+            "Events the archive (d_archive) could not write (also counted as dropped, reason \
+             archive_rejected).",
+        );
+        w.sample(
+            "sluice_archive_write_errors_total",
+            &[],
+            crate::output::archive::ARCHIVE_WRITE_ERRORS.load(Ordering::Relaxed),
+        );
+        let buffers: Vec<(&str, &crate::output::BufferMetrics)> = self
+            .buffer
+            .iter()
+            .map(|b| ("default", &**b))
+            .chain(self.extra_buffers.iter().map(|(n, b)| (n.as_str(), &**b)))
+            .collect();
+        if !buffers.is_empty() {
+            crate::output::buffered::render(&mut w, &buffers);
         }
         w.encode(enc)
     }

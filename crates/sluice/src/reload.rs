@@ -113,6 +113,19 @@ fn keep_restart_only(running: &Config, mut new: Config) -> (Config, Vec<String>)
         "the HEC output and its batching (SC4S_DEST_SPLUNK_HEC_DEFAULT_*, [hec])"
     );
     restart_only!(output, "the output file (SLUICE_OUTPUT_FILE, [output])");
+    restart_only!(
+        destinations,
+        "the additional HEC destinations (SC4S_DEST_SPLUNK_HEC_<ID>_*, [destinations])"
+    );
+    restart_only!(
+        routing,
+        "the alternate destinations (SC4S_DEST_<VENDOR_PRODUCT>_ALTERNATES, \
+         _FILTERED_ALTERNATES, SC4S_DEST_SPLUNK_HEC_GLOBAL, [routing])"
+    );
+    restart_only!(
+        archive,
+        "the archive (SC4S_ARCHIVE_GLOBAL, SC4S_DEST_<VENDOR_PRODUCT>_ARCHIVE, [archive])"
+    );
     restart_only!(udp.window, "the UDP input window (SC4S_SOURCE_UDP_IW_SIZE)");
     restart_only!(
         tcp.window,
@@ -210,6 +223,8 @@ impl Reloader {
         let transition = running.plan().transition(Topology::from_config(&config)?);
         restart.extend(transition.needs_restart.iter().cloned());
         let mut processor = crate::daemon::build_processor(&config)?;
+        // Multi-part messages still open complete under the new processor.
+        processor.groups = running.processor().load().groups.clone();
         // Ports about to close still receive until they do, with the new processor: it must
         // know their listener ids too.
         crate::daemon::register_listeners(&mut processor, running.plan().listener_ids());

@@ -344,3 +344,69 @@ fn from_parts_round_trips_and_refuses_bad_offsets() {
     );
     assert!(EncodedBatch::from_parts(Bytes::from_static(b"x"), Vec::new()).is_err());
 }
+
+#[test]
+fn routed_events_keep_their_destinations_through_limits_and_chunks() {
+    let t = Instant::now();
+    let mut b = BatchBuilder::new(policy(10, 12));
+    assert!(b.push_with(t, ev("aaaa")).is_none());
+    assert!(b.push_routed(t, 0b10, ev("bbbb")).is_none());
+    // Crosses the byte limit: moves to the next batch with its destinations.
+    let first = b.push_routed(t, 0b01, ev("cccc")).unwrap();
+    assert_eq!(events_of(&first), [&b"aaaa"[..], b"bbbb"]);
+    assert_eq!(first.dests(), [UNROUTED, 0b10]);
+    let second = b.take().unwrap();
+    assert_eq!(second.dests(), [0b01]);
+
+    // Unrouted batches carry nothing.
+    b.push_with(t, ev("x"));
+    assert!(b.take().unwrap().dests().is_empty());
+
+    // Chunks: an unrouted chunk into a routed builder and the other way round.
+    let mut chunk_builder = BatchBuilder::new(policy(100, 1000));
+    chunk_builder.push_routed(t, 0b100, ev("r1"));
+    let routed_chunk = chunk_builder.take().unwrap();
+    let mut b = BatchBuilder::new(policy(100, 1000));
+    b.push_chunk(t, lines("u1\nu2"));
+    b.push_chunk(t, routed_chunk);
+    b.push_chunk(t, lines("u3"));
+    let merged = b.take().unwrap();
+    assert_boundaries(&merged);
+    assert_eq!(merged.dests(), [UNROUTED, UNROUTED, 0b100, UNROUTED]);
+}
+
+#[test]
+fn select_copies_the_picked_events_and_shared_holds_live_until_the_last_part() {
+    let mut b = lines("e0\ne1\ne2\ne3");
+    let live = Arc::new(AtomicUsize::new(0));
+    b.hold(HoldKind::Events, Guard::new(&live));
+    b.hold(HoldKind::Bytes, Guard::new(&live));
+    let odd = b.select(|i| i % 2 == 1);
+    assert_boundaries(&odd);
+    assert_eq!(events_of(&odd), [&b"e1"[..], b"e3"]);
+    assert!(b.select(|_| false).is_empty());
+
+    let ev_hold = b.share_holds(HoldKind::Events).unwrap();
+    let by_hold = b.share_holds(HoldKind::Bytes).unwrap();
+    assert_eq!(b.hold_count(HoldKind::Events), 0);
+    assert!(b.share_holds(HoldKind::Events).is_none());
+    let mut p1 = b.clone_events();
+    let mut p2 = odd;
+    for p in [&mut p1, &mut p2] {
+        p.hold(HoldKind::Events, Arc::clone(&ev_hold));
+        p.hold(HoldKind::Bytes, Arc::clone(&by_hold));
+    }
+    drop((ev_hold, by_hold, b));
+    assert_eq!(live.load(Ordering::SeqCst), 2);
+    p1.release(HoldKind::Events);
+    drop(p1);
+    assert_eq!(live.load(Ordering::SeqCst), 2, "p2 still holds both");
+    p2.release(HoldKind::Events);
+    assert_eq!(
+        live.load(Ordering::SeqCst),
+        1,
+        "the event hold went with the last part"
+    );
+    drop(p2);
+    assert_eq!(live.load(Ordering::SeqCst), 0);
+}

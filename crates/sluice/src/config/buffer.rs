@@ -30,16 +30,6 @@ pub const SC4S_MEM_BUF_TOTAL: u64 = 163_840_000;
 /// this when the filesystem is smaller.
 pub const SC4S_RESERVE_BYTES: u64 = 5_000_000_000;
 
-/// The variables of the default destination's buffer.
-pub const BUFFER_VARS: &[&str] = &[
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_RELIABLE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DISKBUFSIZE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR",
-    "SC4S_VAR",
-];
-
 /// The HEC destination's disk buffer.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -108,48 +98,49 @@ pub struct EffectiveSize {
 }
 
 impl BufferSettings {
-    /// Overlays the default destination's `DISKBUFF_*` variables; `workers` is the HEC
-    /// worker count in force (SC4S's sizes are per worker).
+    /// Overlays destination `id`'s `SC4S_DEST_SPLUNK_HEC_<id>_DISKBUFF_*` variables;
+    /// `workers` is its HEC worker count in force (SC4S's sizes are per worker).
     pub(super) fn apply_env(
         &mut self,
         env: &Env,
+        id: &str,
         workers: usize,
         report: &mut EnvReport,
     ) -> Result<(), ConfigError> {
-        const P: &str = "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_";
-        set(env, &format!("{P}ENABLE"), parse_bool, &mut self.enable)?;
-        set(env, &format!("{P}RELIABLE"), parse_bool, &mut self.reliable)?;
-        if let Some(d) = get(env, &format!("{P}DIR"), non_empty)? {
+        let p = format!("SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_");
+        set(env, &format!("{p}ENABLE"), parse_bool, &mut self.enable)?;
+        set(env, &format!("{p}RELIABLE"), parse_bool, &mut self.reliable)?;
+        if let Some(d) = get(env, &format!("{p}DIR"), non_empty)? {
             self.dir = PathBuf::from(d);
         } else if let Some(var) = get(env, "SC4S_VAR", non_empty)?
             && self.dir == Path::new(sluice_buffer::DEFAULT_DIR)
         {
             self.dir = Path::new(&var).join("buffer");
         }
-        if let Some(per_worker) = get(env, &format!("{P}DISKBUFSIZE"), positive_size)? {
+        if let Some(per_worker) = get(env, &format!("{p}DISKBUFSIZE"), positive_size)? {
             // The environment overrides a TOML total.
             self.disk_buf_size = Some(per_worker);
             self.max_bytes = None;
             report.notes.push(format!(
-                "{P}DISKBUFSIZE={} is per HEC worker, as in SC4S: the disk buffer may use {} \
+                "{p}DISKBUFSIZE={} is per HEC worker, as in SC4S: the disk buffer may use {} \
                  bytes ({workers} workers)",
                 per_worker.0,
                 per_worker.0.saturating_mul(workers as u64)
             ));
         }
-        if let Some(m) = get(env, &format!("{P}MEMBUFSIZE"), positive_size)? {
+        if let Some(m) = get(env, &format!("{p}MEMBUFSIZE"), positive_size)? {
             self.mem_buf_size = Some(m);
             report.notes.push(if self.reliable {
                 format!(
-                    "{P}MEMBUFSIZE={} is per HEC worker, as in SC4S: in reliable mode the \
+                    "{p}MEMBUFSIZE={} is per HEC worker, as in SC4S: in reliable mode the \
                      buffer holds up to {} bytes in memory ({workers} workers)",
                     m.0,
                     m.0.saturating_mul(workers as u64)
                 )
             } else {
                 format!(
-                    "{P}MEMBUFSIZE has no effect in normal mode (as in SC4S, where only \
-                     reliable(yes) uses mem-buf-size); set {P}RELIABLE=yes"
+                    "{p}MEMBUFSIZE has no effect in normal mode (as in SC4S, where only \
+                     reliable(yes) uses mem-buf-size); set {p}RELIABLE=yes"
                 )
             });
         }
@@ -186,6 +177,11 @@ impl BufferSettings {
     /// The total size: `max_bytes`, else `disk_buf_size × workers`, else SC4S's default
     /// computed from the filesystem that holds (or will hold) `dir`.
     pub fn effective_size(&self, workers: usize) -> EffectiveSize {
+        self.effective_size_for("DEFAULT", workers)
+    }
+
+    /// [`effective_size`](Self::effective_size) of destination `id`'s buffer.
+    pub fn effective_size_for(&self, id: &str, workers: usize) -> EffectiveSize {
         if let Some(m) = self.max_bytes {
             return EffectiveSize {
                 bytes: m.0,
@@ -196,7 +192,7 @@ impl BufferSettings {
             return EffectiveSize {
                 bytes: w.0.saturating_mul(workers as u64),
                 how: format!(
-                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DISKBUFSIZE {} per worker x {workers} \
+                    "SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_DISKBUFSIZE {} per worker x {workers} \
                      workers",
                     w.0
                 ),
@@ -226,6 +222,11 @@ impl BufferSettings {
     /// Reliable mode's memory part in bytes, all workers together, and how it was arrived
     /// at; `None` in normal mode, which has no such bound.
     pub fn effective_memory(&self, workers: usize) -> Option<EffectiveSize> {
+        self.effective_memory_for("DEFAULT", workers)
+    }
+
+    /// [`effective_memory`](Self::effective_memory) of destination `id`'s buffer.
+    pub fn effective_memory_for(&self, id: &str, workers: usize) -> Option<EffectiveSize> {
         if !self.reliable {
             return None;
         }
@@ -233,7 +234,7 @@ impl BufferSettings {
             Some(w) => EffectiveSize {
                 bytes: w.0.saturating_mul(workers as u64),
                 how: format!(
-                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_MEMBUFSIZE {} per worker x {workers} \
+                    "SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_MEMBUFSIZE {} per worker x {workers} \
                      workers",
                     w.0
                 ),
@@ -265,6 +266,11 @@ impl BufferSettings {
     /// The variable an operator changes to move the buffer (for startup errors).
     pub fn dir_setting(&self) -> &'static str {
         "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR (buffer.dir)"
+    }
+
+    /// [`dir_setting`](Self::dir_setting) of destination `id`, whose TOML table is `table`.
+    pub fn dir_setting_for(id: &str, table: &str) -> String {
+        format!("SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_DIR ({table}.dir)")
     }
 }
 

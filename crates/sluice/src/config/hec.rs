@@ -9,13 +9,15 @@ use std::time::Duration;
 use sluice_hec::{AckConfig, ClientConfig, DeadLetterConfig, ResendPolicy, normalize_urls};
 
 use super::sc4s::{get, set};
-use super::values::{any, non_empty, parse_bool, positive_size, positive_u64};
+use super::values::{
+    any, non_empty, parse_bool, parse_headers, positive, positive_size, positive_u64,
+};
 use super::{ByteSize, Config, ConfigError, EnvReport, HecConfig};
 use crate::env::Env;
 
 /// Where the dead-letter file goes when no directory is configured: SC4S keeps its state in
 /// `SC4S_VAR`.
-fn default_dead_letter_dir(sc4s_var: Option<&str>) -> PathBuf {
+pub(super) fn default_dead_letter_dir(sc4s_var: Option<&str>) -> PathBuf {
     match sc4s_var {
         Some(var) => PathBuf::from(var).join("dead-letter"),
         None => PathBuf::from("./dead-letter"),
@@ -93,7 +95,78 @@ impl Config {
     }
 }
 
+/// The suffixes of the per-destination SC4S variables `SC4S_DEST_SPLUNK_HEC_<ID>_<SUFFIX>`
+/// sluice reads (for every `<ID>`, `DEFAULT` included).
+pub const HEC_DEST_SUFFIXES: &[&str] = &[
+    "URL",
+    "TOKEN",
+    "TLS_VERIFY",
+    "TLS_MOUNT",
+    "WORKERS",
+    "BATCH_LINES",
+    "BATCH_BYTES",
+    "BATCH_TIMEOUT",
+    "TIMEOUT",
+    "HTTP_COMPRESSION",
+    "CONNECTION_CLOSE",
+    "HEADERS",
+    "MODE",
+    "DISKBUFF_ENABLE",
+    "DISKBUFF_RELIABLE",
+    "DISKBUFF_MEMBUFSIZE",
+    "DISKBUFF_DISKBUFSIZE",
+    "DISKBUFF_DIR",
+];
+
 impl HecConfig {
+    /// Overlays one destination's SC4S variables, `SC4S_DEST_SPLUNK_HEC_<id>_*` (`id` as
+    /// written in the variable: `DEFAULT`, `OTHER`). The same code for every destination.
+    pub(super) fn apply_sc4s_env(&mut self, env: &Env, id: &str) -> Result<(), ConfigError> {
+        let var = |suffix: &str| format!("SC4S_DEST_SPLUNK_HEC_{id}_{suffix}");
+        if let Some(urls) = get(env, &var("URL"), non_empty)? {
+            self.urls = urls
+                .split([',', ' '])
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| s.trim().to_owned())
+                .collect();
+        }
+        set(env, &var("TOKEN"), any, &mut self.token)?;
+        set(env, &var("TLS_VERIFY"), parse_bool, &mut self.tls_verify)?;
+        if let Some(d) = get(env, &var("TLS_MOUNT"), non_empty)? {
+            self.tls_mount = Some(PathBuf::from(d));
+        }
+        set(env, &var("WORKERS"), positive, &mut self.workers)?;
+        set(env, &var("BATCH_LINES"), positive, &mut self.batch_lines)?;
+        set(
+            env,
+            &var("BATCH_BYTES"),
+            positive_size,
+            &mut self.batch_bytes,
+        )?;
+        if let Some(ms) = get(env, &var("BATCH_TIMEOUT"), positive_u64)? {
+            self.batch_timeout = Duration::from_millis(ms);
+        }
+        if let Some(s) = get(env, &var("TIMEOUT"), positive_u64)? {
+            self.timeout = Duration::from_secs(s);
+        }
+        set(
+            env,
+            &var("HTTP_COMPRESSION"),
+            parse_bool,
+            &mut self.compression,
+        )?;
+        set(
+            env,
+            &var("CONNECTION_CLOSE"),
+            parse_bool,
+            &mut self.connection_close,
+        )?;
+        if let Some(h) = get(env, &var("HEADERS"), parse_headers)? {
+            self.headers = h;
+        }
+        Ok(())
+    }
+
     /// The form of sluice's own metrics to Splunk.
     pub fn metrics_form(&self) -> Result<crate::sc4s_metrics::MetricsForm, ConfigError> {
         crate::sc4s_metrics::MetricsForm::from_sc4s(Some(&self.sc4s_metrics)).map_err(|e| {
@@ -104,16 +177,23 @@ impl HecConfig {
         })
     }
 
-    /// The client settings; URL and header errors name the setting.
+    /// The client settings of the default destination; URL and header errors name the
+    /// setting.
     pub fn client_config(&self) -> Result<ClientConfig, ConfigError> {
+        self.client_config_for("DEFAULT", "hec")
+    }
+
+    /// The client settings of destination `id` (`DEFAULT`, `OTHER`), whose TOML table is
+    /// `table` (`hec`, `destinations.other.hec`); errors name both.
+    pub fn client_config_for(&self, id: &str, table: &str) -> Result<ClientConfig, ConfigError> {
         let urls = normalize_urls(&self.urls.join(",")).map_err(|e| {
-            ConfigError::Invalid(format!("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL / hec.urls: {e}"))
+            ConfigError::Invalid(format!("SC4S_DEST_SPLUNK_HEC_{id}_URL / {table}.urls: {e}"))
         })?;
         let mut headers = Vec::with_capacity(self.headers.len());
         for h in &self.headers {
             let Some((name, value)) = h.split_once(':') else {
                 return Err(ConfigError::Invalid(format!(
-                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS / hec.headers: {h:?} is not `Name: value`"
+                    "SC4S_DEST_SPLUNK_HEC_{id}_HEADERS / {table}.headers: {h:?} is not `Name: value`"
                 )));
             };
             headers.push((name.trim().to_owned(), value.trim().to_owned()));
@@ -126,7 +206,7 @@ impl HecConfig {
         })
         .map_err(|e| {
             ConfigError::Invalid(format!(
-                "HEC TLS (SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT / hec.tls_mount / hec.tls_ca_file): {e}"
+                "HEC TLS (SC4S_DEST_SPLUNK_HEC_{id}_TLS_MOUNT / {table}.tls_mount / {table}.tls_ca_file): {e}"
             ))
         })?;
         Ok(ClientConfig {

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod buffer;
+mod destinations;
 mod flatten;
 mod hec;
 mod origin;
@@ -31,6 +32,10 @@ mod validate;
 mod values;
 
 pub use buffer::{BufferSettings, EffectiveSize};
+pub use destinations::{
+    ArchiveConfig, ArchiveMode, DestKind, DestMode, DestPlan, HecDestination, MAX_DESTINATIONS,
+    RoutingConfig,
+};
 pub use flatten::{Setting, tables};
 pub use origin::{EnvVar, Source, Traced, trace};
 pub use sc4s::{EnvReport, SUPPORTED_SC4S_VARS};
@@ -76,6 +81,12 @@ pub struct Config {
     pub shutdown: ShutdownConfig,
     /// The HEC destination's disk buffer (`SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_*`).
     pub buffer: BufferSettings,
+    /// Additional HEC destinations by lower-case id (`SC4S_DEST_SPLUNK_HEC_<ID>_*`).
+    pub destinations: std::collections::BTreeMap<String, HecDestination>,
+    /// Which events go to which destinations (`SC4S_DEST_<VENDOR_PRODUCT>_ALTERNATES`, …).
+    pub routing: RoutingConfig,
+    /// Events written to local files (`SC4S_ARCHIVE_GLOBAL`, `SC4S_GLOBAL_ARCHIVE_MODE`).
+    pub archive: ArchiveConfig,
     /// What the service manager hands the process (`HOSTNAME`, `NOTIFY_SOCKET`, …); from the
     /// environment only, never from TOML.
     #[serde(skip)]

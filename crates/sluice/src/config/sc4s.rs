@@ -3,12 +3,12 @@
 //! bad value is an error naming the variable, the value and where it came from.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::values::{
-    any, non_empty, non_negative_secs, parse_bool, parse_headers, parse_port_or_zero, parse_ports,
-    parse_rcvbuf, positive, positive_secs, positive_size, positive_u64,
+    any, non_empty, non_negative_secs, parse_bool, parse_port_or_zero, parse_ports, parse_rcvbuf,
+    positive, positive_secs, positive_size, positive_u64,
 };
 use super::{Balance, Config, ConfigError, PeerVerify, SourceProto};
 use crate::env::{Env, Value};
@@ -57,20 +57,11 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_ENABLE_EBPF",
     "SC4S_EBPF_NO_SOCKETS",
     "SC4S_IPV6_ENABLE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_TIMEOUT",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
-    "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS",
     "SC4S_VAR",
     "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC",
+    "SC4S_DEST_SPLUNK_HEC_GLOBAL",
+    "SC4S_ARCHIVE_GLOBAL",
+    "SC4S_GLOBAL_ARCHIVE_MODE",
     "SC4S_DEFAULT_TIMEZONE",
     "SC4S_LISTEN_STATUS_PORT",
     "SC4S_CONTAINER_HOST",
@@ -80,6 +71,8 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_ETC",
     "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
     "SC4S_DISABLE_DROP_INVALID_CEF",
+    "SC4S_USE_NAME_CACHE",
+    "SC4S_CLEAR_NAME_CACHE",
 ];
 
 /// `SLUICE_` variables read outside the configuration (before it is loaded).
@@ -212,74 +205,12 @@ impl Config {
             self.udp.balance = b;
         }
 
-        if let Some(urls) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", non_empty)? {
-            self.hec.urls = urls
-                .split([',', ' '])
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| s.trim().to_owned())
-                .collect();
-        }
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN",
-            any,
-            &mut self.hec.token,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_VERIFY",
-            parse_bool,
-            &mut self.hec.tls_verify,
-        )?;
-        if let Some(d) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_TLS_MOUNT", non_empty)? {
-            self.hec.tls_mount = Some(PathBuf::from(d));
-        }
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS",
-            positive,
-            &mut self.hec.workers,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_LINES",
-            positive,
-            &mut self.hec.batch_lines,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_BYTES",
-            positive_size,
-            &mut self.hec.batch_bytes,
-        )?;
-        if let Some(ms) = get(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT",
-            positive_u64,
-        )? {
-            self.hec.batch_timeout = Duration::from_millis(ms);
-        }
-        if let Some(s) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_TIMEOUT", positive_u64)? {
-            self.hec.timeout = Duration::from_secs(s);
-        }
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_HTTP_COMPRESSION",
-            parse_bool,
-            &mut self.hec.compression,
-        )?;
-        set(
-            env,
-            "SC4S_DEST_SPLUNK_HEC_DEFAULT_CONNECTION_CLOSE",
-            parse_bool,
-            &mut self.hec.connection_close,
-        )?;
-        if let Some(h) = get(env, "SC4S_DEST_SPLUNK_HEC_DEFAULT_HEADERS", parse_headers)? {
-            self.hec.headers = h;
-        }
+        self.hec.apply_sc4s_env(env, "DEFAULT")?;
         self.apply_hec_env(env, &mut report)?;
         let workers = self.hec.workers;
-        self.buffer.apply_env(env, workers, &mut report)?;
+        self.buffer
+            .apply_env(env, "DEFAULT", workers, &mut report)?;
+        self.apply_destinations_env(env, &mut report)?;
 
         set(
             env,
@@ -316,6 +247,23 @@ impl Config {
             }
         }
         set(env, "SLUICE_VENDORS", non_empty, &mut self.parse.vendors)?;
+        set(
+            env,
+            "SC4S_USE_NAME_CACHE",
+            parse_bool,
+            &mut self.parse.use_name_cache,
+        )?;
+        set(
+            env,
+            "SC4S_CLEAR_NAME_CACHE",
+            parse_bool,
+            &mut self.parse.clear_name_cache,
+        )?;
+        if let Some(var) = get(env, "SC4S_VAR", non_empty)?
+            && self.parse.name_cache_file == Path::new(super::DEFAULT_NAME_CACHE_FILE)
+        {
+            self.parse.name_cache_file = Path::new(&var).join("hostip.cache");
+        }
         self.parse.vendor_options = sluice_proto::classify::VendorOptions::from_env(|k| {
             env.get(k).map(|v| v.value.clone())
         })
@@ -378,7 +326,8 @@ impl Config {
 
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name)
-                && !super::buffer::BUFFER_VARS.contains(&name)
+                && !self.reads_destination_var(name)
+                && !sluice_proto::classify::VendorOptions::VARIABLES.contains(&name)
                 && vendor_port_var(name).is_none()
             {
                 report.unsupported.push(name.to_owned());

@@ -119,7 +119,8 @@ fn sc4s_env_overrides() {
     assert_eq!(c.parse.default_timezone, "America/Chicago");
     assert_eq!(c.admin.port, 9080);
     assert_eq!(c.udp.balance, Balance::Ebpf);
-    assert_eq!(report.unsupported, ["SC4S_ARCHIVE_GLOBAL"]);
+    assert!(report.unsupported.is_empty(), "{:?}", report.unsupported);
+    assert!(c.archive.global);
     c.validate().unwrap();
 }
 
@@ -497,4 +498,41 @@ fn unknown_sluice_variables_are_reported_not_ignored() {
         .unwrap();
     assert_eq!(r.unsupported, ["SLUICE_TCP_IDEL_TIMEOUT"]);
     assert_eq!(c.tcp.idle_timeout, Duration::from_secs(5));
+}
+
+#[test]
+fn destinations_routing_and_archive_from_toml() {
+    let c = Config::from_toml_str(
+        r#"
+[hec]
+urls = ["https://a:8088"]
+[destinations.other]
+mode = "select"
+[destinations.other.hec]
+urls = ["https://b:8088"]
+workers = 2
+[destinations.other.buffer]
+dir = "/srv/b"
+[routing]
+default_global = false
+[routing.alternates]
+cisco_asa = ["d_hec_fmt_other", "d_hec_fmt"]
+[archive]
+vendor_products = ["pan_panos"]
+mode = "diode"
+"#,
+    )
+    .unwrap();
+    c.validate().unwrap();
+    let plan = c.destination_plan();
+    assert_eq!(
+        plan.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+        ["default", "other", "archive"]
+    );
+    assert_eq!(plan[1].mode, DestMode::Select);
+    assert_eq!(plan[0].mode, DestMode::Select);
+    let err = Config::from_toml_str("[destinations.other]\nmode = \"sometimes\"\n").unwrap_err();
+    assert!(err.contains("sometimes"), "{err}");
+    let err = Config::from_toml_str("[routing]\nalternatives = {}\n").unwrap_err();
+    assert!(err.contains("alternatives"), "{err}");
 }

@@ -7,6 +7,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: String| Err(ConfigError::Invalid(m));
         self.buffer.validate()?;
+        self.validate_destinations()?;
         if self.udp.sockets == 0 || self.udp.rfc5426_sockets == 0 {
             return bad("udp.sockets and udp.rfc5426_sockets must be at least 1".into());
         }

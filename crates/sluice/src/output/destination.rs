@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use sluice_proto::batch::EncodedBatch;
+use sluice_proto::batch::{EncodedBatch, HoldKind, UNROUTED};
 use sluice_proto::delivery::{
     AbandonReason, Completion, CompletionKind, CompletionSink, Delivery, RetryReason,
 };
@@ -15,7 +15,7 @@ use super::buffered::{BufferMetrics, BufferOptions, Stage};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{
     BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
-    BatchRescued, BatchSubmitted, DestinationEvents,
+    BatchRescued, BatchSubmitted, DestinationEvents, RoutedNowhere, RoutingEvents,
 };
 
 /// Somewhere to keep a batch the output could not deliver, rather than lose it: the
@@ -228,19 +228,16 @@ impl CompletionSink for DestinationStats {
     }
 }
 
-/// What receivers hold to hand finished batches to one destination. Cheap to clone.
-#[derive(Clone, Debug)]
-pub struct Submit {
+/// One destination's way in: its queue and its completion sink.
+#[derive(Debug)]
+struct Target {
     tx: async_channel::Sender<Delivery>,
     stats: Arc<DestinationStats>,
     sink: Arc<dyn CompletionSink>,
 }
 
-impl Submit {
-    /// Wraps `batch` (with its holds) in a delivery bound to this destination and queues it.
-    /// Never waits: the queue is unbounded (the windows bound it). If the output is gone the
-    /// delivery completes at once as `Abandoned { reason: OutputGone }` — counted and logged.
-    pub fn submit(&self, batch: EncodedBatch) {
+impl Target {
+    fn send(&self, batch: EncodedBatch) {
         self.stats.submitted(batch.events());
         let delivery = Delivery::new(batch, Arc::clone(&self.sink));
         if let Err(e) = self.tx.try_send(delivery) {
@@ -249,9 +246,163 @@ impl Submit {
             });
         }
     }
+}
 
+#[derive(Debug)]
+struct Targets {
+    /// Destination `i` is bit `i` of an event's destination set.
+    targets: Vec<Target>,
+    /// Where events go that were not routed (`UNROUTED`): the GLOBAL destinations.
+    unrouted: u64,
+    /// Every destination's bit.
+    all: u64,
+    /// Events whose destination set was empty (filtered alternates that replace every
+    /// destination with none, or only SELECT destinations): dropped on purpose, counted.
+    routed_nowhere: Arc<RoutingEvents>,
+}
+
+/// What receivers hold to hand finished batches to the destinations. Cheap to clone.
+///
+/// With one destination and no routing, a batch goes to it as is. Otherwise each event
+/// carries its destination set ([`EncodedBatch::dests`], bit `i` = destination `i`), and the
+/// batch is split into one batch per destination: a destination that gets every event shares
+/// the body (no copy), one that gets some of them gets a copy of just those. The batch's holds
+/// (its events' window permits, its memory) are shared by the parts: they are released when
+/// the last part is delivered or persisted, so an event is safe only once every destination
+/// it was sent to has it.
+#[derive(Clone, Debug)]
+pub struct Submit {
+    inner: Arc<Targets>,
+}
+
+impl Submit {
+    /// Wraps `batch` (with its holds) in a delivery per destination and queues it.
+    /// Never waits: the queues are unbounded (the windows bound them). If an output is gone
+    /// the delivery completes at once as `Abandoned { reason: OutputGone }` — counted and
+    /// logged.
+    pub fn submit(&self, mut batch: EncodedBatch) {
+        let t = &self.inner;
+        if batch.dests().is_empty() && t.unrouted.count_ones() == 1 {
+            t.targets[t.unrouted.trailing_zeros() as usize].send(batch);
+            return;
+        }
+        let resolve = |m: u64| {
+            if m == UNROUTED { t.unrouted } else { m & t.all }
+        };
+        let (mut union, mut every, mut nowhere) = (0u64, t.all, 0u64);
+        if batch.dests().is_empty() {
+            (union, every) = (t.unrouted, t.unrouted);
+            if union == 0 {
+                nowhere = u64::from(batch.events());
+            }
+        } else {
+            for &m in batch.dests() {
+                let r = resolve(m);
+                union |= r;
+                every &= r;
+                nowhere += u64::from(r == 0);
+            }
+        }
+        RoutedNowhere { events: nowhere }.emit(&t.routed_nowhere);
+        if union == 0 {
+            // Its holds are released with it.
+            return;
+        }
+        if union.count_ones() == 1 && every == union {
+            t.targets[union.trailing_zeros() as usize].send(batch);
+            return;
+        }
+        let events = batch.share_holds(HoldKind::Events);
+        let bytes = batch.share_holds(HoldKind::Bytes);
+        let mut bits = union;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let bit = 1u64 << i;
+            let mut part = if every & bit != 0 {
+                batch.clone_events()
+            } else {
+                let dests = batch.dests();
+                batch.select(|e| resolve(dests[e as usize]) & bit != 0)
+            };
+            if let Some(h) = &events {
+                part.hold(HoldKind::Events, Arc::clone(h));
+            }
+            if let Some(h) = &bytes {
+                part.hold(HoldKind::Bytes, Arc::clone(h));
+            }
+            t.targets[i].send(part);
+        }
+    }
+
+    /// The first destination's completion sink.
     pub fn stats(&self) -> &Arc<DestinationStats> {
-        &self.stats
+        &self.inner.targets[0].stats
+    }
+
+    /// One handle over several destinations, each started on its own: destination `i` of
+    /// an event's set is `parts[i]`'s. Unrouted events go to the destinations in `unrouted`.
+    /// At most 64 destinations.
+    pub fn fan_out(parts: Vec<Submit>, unrouted: u64) -> Submit {
+        let targets: Vec<Target> = parts
+            .into_iter()
+            .flat_map(|s| match Arc::try_unwrap(s.inner) {
+                Ok(t) => t.targets,
+                Err(shared) => shared
+                    .targets
+                    .iter()
+                    .map(|t| Target {
+                        tx: t.tx.clone(),
+                        stats: t.stats.clone(),
+                        sink: t.sink.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        assert!(targets.len() <= 64, "at most 64 destinations");
+        let all = if targets.len() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << targets.len()) - 1
+        };
+        Submit {
+            inner: Arc::new(Targets {
+                targets,
+                unrouted: unrouted & all,
+                all,
+                routed_nowhere: Arc::new(crate::telemetry::metrics().routed_nowhere()),
+            }),
+        }
+    }
+
+    /// A handle to destination `i` alone (sluice's own metrics go to the default one).
+    pub fn only(&self, i: usize) -> Option<Submit> {
+        let t = self.inner.targets.get(i)?;
+        Some(Submit::single(
+            t.tx.clone(),
+            t.stats.clone(),
+            t.sink.clone(),
+        ))
+    }
+
+    /// Events dropped because their destination set was empty.
+    pub fn routed_nowhere(&self) -> u64 {
+        self.inner.routed_nowhere.events()
+    }
+
+    fn single(
+        tx: async_channel::Sender<Delivery>,
+        stats: Arc<DestinationStats>,
+        sink: Arc<dyn CompletionSink>,
+    ) -> Submit {
+        Submit {
+            inner: Arc::new(Targets {
+                targets: vec![Target { tx, stats, sink }],
+                unrouted: 1,
+                all: 1,
+                routed_nowhere: Arc::new(crate::telemetry::metrics().routed_nowhere()),
+            }),
+        }
     }
 }
 
@@ -276,11 +427,7 @@ impl Destination {
         let abort = CancellationToken::new();
         let task = tokio::spawn(output.run(rx.clone(), abort.clone()));
         let sink: Arc<dyn CompletionSink> = stats.clone();
-        let submit = Submit {
-            tx,
-            stats: Arc::clone(&stats),
-            sink,
-        };
+        let submit = Submit::single(tx, Arc::clone(&stats), sink);
         (
             Destination {
                 stats,
@@ -308,11 +455,7 @@ impl Destination {
         let abort = CancellationToken::new();
         let task = tokio::spawn(output.run(rx.clone(), abort.clone()));
         let sink: Arc<dyn CompletionSink> = stats.clone();
-        let submit = Submit {
-            tx,
-            stats: Arc::clone(&stats),
-            sink,
-        };
+        let submit = Submit::single(tx, Arc::clone(&stats), sink);
         Ok((
             Destination {
                 stats,

@@ -21,13 +21,16 @@ use std::pin::Pin;
 use sluice_proto::delivery::Delivery;
 use tokio_util::sync::CancellationToken;
 
+pub mod archive;
 pub mod buffered;
 mod destination;
 pub mod file;
+mod set;
 
 pub use buffered::{BufferMetrics, BufferOptions};
 pub use destination::{Destination, DestinationStats, DrainSummary, Rescue, Submit};
 pub use file::{FileOpenError, FileOutput, FileStats};
+pub use set::{DestinationSet, Limits};
 
 /// What [`Output::run`] returns: a future the destination spawns.
 pub type OutputTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

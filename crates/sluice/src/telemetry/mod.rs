@@ -125,6 +125,11 @@ impl Metrics {
         expose::sorted(&out)
     }
 
+    /// The handles of events routed to no destination ([`events::RoutedNowhere`]).
+    pub fn routed_nowhere(&self) -> events::RoutingEvents {
+        self.completion.routed_nowhere()
+    }
+
     /// Events lost before they reached a destination (a bug, counted and logged by
     /// [`events::OutputGone`]).
     pub fn unrouted_lost(&self) -> u64 {

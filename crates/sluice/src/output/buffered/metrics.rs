@@ -95,109 +95,125 @@ impl BufferMetrics {
     }
 }
 
-/// The buffer's metrics, in the registry's style.
-pub fn render(w: &mut PromWriter, m: &BufferMetrics) {
-    let s = m.stats();
-    let mode = if m.reliable { "reliable" } else { "normal" };
-    let gauges: [(&str, &str, u64); 5] = [
+/// Every destination's disk buffer metrics, in the registry's style, labelled
+/// `destination`.
+pub fn render(w: &mut PromWriter, buffers: &[(&str, &BufferMetrics)]) {
+    let stats: Vec<(&str, &BufferMetrics, sluice_buffer::BufferStats)> =
+        buffers.iter().map(|(d, m)| (*d, *m, m.stats())).collect();
+    type Gauge = fn(&sluice_buffer::BufferStats) -> u64;
+    let gauges: [(&str, &str, Gauge); 5] = [
         (
             "sluice_buffer_bytes",
             "Disk buffer use: segment files plus records not yet written.",
-            s.bytes,
+            |s| s.bytes,
         ),
         (
             "sluice_buffer_max_bytes",
             "The disk buffer's budget (buffer.max_bytes, or DISKBUFSIZE x workers).",
-            s.max_bytes,
+            |s| s.max_bytes,
         ),
         (
             "sluice_buffer_events",
             "Events in the disk buffer not yet delivered.",
-            s.events,
+            |s| s.events,
         ),
         (
             "sluice_buffer_records",
             "Records (batches) in the disk buffer not yet delivered.",
-            s.records,
+            |s| s.records,
         ),
         (
             "sluice_buffer_segments",
             "Segment files of the disk buffer.",
-            s.segments as u64,
+            |s| s.segments as u64,
         ),
     ];
     for (name, help, v) in gauges {
-        w.family(name, "gauge", help)
-            .sample(name, &[("mode", mode)], v);
+        w.family(name, "gauge", help);
+        for (d, m, s) in &stats {
+            let mode = if m.reliable { "reliable" } else { "normal" };
+            w.sample(name, &[("destination", d), ("mode", mode)], v(s));
+        }
     }
     w.family(
         "sluice_buffer_oldest_event_age_seconds",
         "gauge",
         "Age of the oldest event in the disk buffer (0 when it is empty).",
-    )
-    .sample(
-        "sluice_buffer_oldest_event_age_seconds",
-        &[],
-        format!(
-            "{:.3}",
-            s.oldest_event_age.unwrap_or_default().as_secs_f64()
-        ),
     );
+    for (d, _, s) in &stats {
+        w.sample(
+            "sluice_buffer_oldest_event_age_seconds",
+            &[("destination", d)],
+            format!(
+                "{:.3}",
+                s.oldest_event_age.unwrap_or_default().as_secs_f64()
+            ),
+        );
+    }
     w.family(
         "sluice_buffer_full",
         "gauge",
         "1 while the disk buffer refuses appends and receivers are held back, by reason.",
     );
-    for r in [
-        FullReason::MaxBytes,
-        FullReason::DiskFull,
-        FullReason::Backlog,
-        FullReason::WriteFailing,
-    ] {
-        w.sample(
-            "sluice_buffer_full",
-            &[("reason", r.as_str())],
-            u8::from(m.full() == Some(r)),
-        );
+    for (d, m, _) in &stats {
+        for r in [
+            FullReason::MaxBytes,
+            FullReason::DiskFull,
+            FullReason::Backlog,
+            FullReason::WriteFailing,
+        ] {
+            w.sample(
+                "sluice_buffer_full",
+                &[("destination", d), ("reason", r.as_str())],
+                u8::from(m.full() == Some(r)),
+            );
+        }
     }
     w.family(
         "sluice_buffer_full_total",
         "counter",
         "Appends the disk buffer refused, by reason (each retried later; nothing is dropped).",
     );
-    for (r, n) in [
-        (FullReason::MaxBytes, s.full_max_bytes_total),
-        (FullReason::DiskFull, s.full_disk_total),
-        (FullReason::Backlog, s.full_backlog_total),
-        (FullReason::WriteFailing, s.full_write_failing_total),
-    ] {
-        w.sample("sluice_buffer_full_total", &[("reason", r.as_str())], n);
+    for (d, _, s) in &stats {
+        for (r, n) in [
+            (FullReason::MaxBytes, s.full_max_bytes_total),
+            (FullReason::DiskFull, s.full_disk_total),
+            (FullReason::Backlog, s.full_backlog_total),
+            (FullReason::WriteFailing, s.full_write_failing_total),
+        ] {
+            w.sample(
+                "sluice_buffer_full_total",
+                &[("destination", d), ("reason", r.as_str())],
+                n,
+            );
+        }
     }
-    let counters: [(&str, &str, u64); 5] = [
+    type Counter = fn(&BufferMetrics, &sluice_buffer::BufferStats) -> u64;
+    let counters: [(&str, &str, Counter); 5] = [
         (
             "sluice_buffer_appended_events_total",
             "Events written to the disk buffer.",
-            s.appended_events_total,
+            |_, s| s.appended_events_total,
         ),
         (
             "sluice_buffer_appended_bytes_total",
             "Bytes written to the disk buffer.",
-            s.appended_bytes_total,
+            |_, s| s.appended_bytes_total,
         ),
         (
             "sluice_buffer_recovered_events",
             "Events found in the disk buffer at start, to deliver.",
-            m.recovered_events,
+            |m, _| m.recovered_events,
         ),
         (
             "sluice_buffer_corrupt_records_total",
             "Disk buffer records lost to damage (torn tail, flipped bits, truncated segment).",
-            s.corrupt_records,
+            |_, s| s.corrupt_records,
         ),
         (
             "sluice_buffer_write_errors_total",
             "Failed writes or fsyncs of the disk buffer (retried).",
-            s.write_errors_total,
+            |_, s| s.write_errors_total,
         ),
     ];
     for (name, help, v) in counters {
@@ -206,38 +222,54 @@ pub fn render(w: &mut PromWriter, m: &BufferMetrics) {
         } else {
             "gauge"
         };
-        w.family(name, kind, help).sample(name, &[], v);
+        w.family(name, kind, help);
+        for (d, m, s) in &stats {
+            w.sample(name, &[("destination", d)], v(m, s));
+        }
     }
-    for (name, help, h) in [
+    type Latency = fn(&sluice_buffer::BufferStats) -> &sluice_buffer::LatencyHistogram;
+    let histograms: [(&str, &str, Latency); 3] = [
         (
             "sluice_buffer_write_seconds",
             "Time of the write calls of one disk buffer flush.",
-            &s.write_latency,
+            |s| &s.write_latency,
         ),
         (
             "sluice_buffer_fsync_seconds",
             "Time of the fdatasync calls of one disk buffer flush.",
-            &s.fsync_latency,
+            |s| &s.fsync_latency,
         ),
         (
             "sluice_buffer_commit_seconds",
             "From a group's first append to its fsync: what reliable mode waits at most.",
-            &s.commit_latency,
+            |s| &s.commit_latency,
         ),
-    ] {
+    ];
+    for (name, help, h) in histograms {
         w.family(name, "histogram", help);
-        let mut count = 0;
-        for (le, n) in h.cumulative() {
-            let le = if le.is_infinite() {
-                "+Inf".to_string()
-            } else {
-                le.to_string()
-            };
-            w.sample(&format!("{name}_bucket"), &[("le", &le)], n);
-            count = n;
+        for (d, _, s) in &stats {
+            let h = h(s);
+            let mut count = 0;
+            for (le, n) in h.cumulative() {
+                let le = if le.is_infinite() {
+                    "+Inf".to_string()
+                } else {
+                    le.to_string()
+                };
+                w.sample(
+                    &format!("{name}_bucket"),
+                    &[("destination", d), ("le", &le)],
+                    n,
+                );
+                count = n;
+            }
+            let sum = h.mean().map_or(0.0, |m| m.as_secs_f64() * count as f64);
+            w.sample(
+                &format!("{name}_sum"),
+                &[("destination", d)],
+                format!("{sum:.6}"),
+            );
+            w.sample(&format!("{name}_count"), &[("destination", d)], count);
         }
-        let sum = h.mean().map_or(0.0, |m| m.as_secs_f64() * count as f64);
-        w.sample(&format!("{name}_sum"), &[], format!("{sum:.6}"));
-        w.sample(&format!("{name}_count"), &[], count);
     }
 }

@@ -242,3 +242,128 @@ async fn each_completion_is_counted_exactly_once() {
     assert_eq!(stats.in_flight_events(), 0);
     assert_eq!(window.in_use(), 0);
 }
+
+/// Keeps every delivery for the test to complete (or not).
+struct Gate(Arc<std::sync::Mutex<Vec<Delivery>>>);
+
+impl Output for Gate {
+    fn kind(&self) -> &'static str {
+        "hec"
+    }
+
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(async move {
+            loop {
+                tokio::select! {
+                    () = abort.cancelled() => break,
+                    r = queue.recv() => match r {
+                        Ok(d) => self.0.lock().unwrap().push(d),
+                        Err(_) => break,
+                    },
+                }
+            }
+        })
+    }
+}
+
+fn bodies(held: &std::sync::Mutex<Vec<Delivery>>) -> Vec<String> {
+    held.lock()
+        .unwrap()
+        .iter()
+        .map(|d| String::from_utf8(d.batch().body().to_vec()).unwrap())
+        .collect()
+}
+
+async fn settle() {
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+}
+
+/// The two tests that count `sluice_dropped_total{reason="no_destination"}` (one counter for
+/// the process) run one at a time.
+static NOWHERE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+#[tokio::test]
+async fn a_batch_is_split_by_destination_and_its_events_are_safe_only_when_every_part_is() {
+    let _one = NOWHERE.lock().await;
+    let window = Window::new("test", 100);
+    let held_a = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let held_b = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (a, sa) = Destination::start("default", Box::new(Gate(held_a.clone())));
+    let (b, sb) = Destination::start("other", Box::new(Gate(held_b.clone())));
+    let submit = Submit::fan_out(vec![sa, sb], 0b01);
+    let nowhere = submit.routed_nowhere();
+
+    let mut builder = sluice_proto::batch::BatchBuilder::new(Default::default());
+    let now = std::time::Instant::now();
+    for (d, text) in [(0b01, "e0"), (0b11, "e1"), (0b10, "e2"), (0b00, "e3")] {
+        builder.push_routed(now, d, |o| o.extend_from_slice(text.as_bytes()));
+    }
+    builder.push_with(now, |o| o.extend_from_slice(b"e4"));
+    let mut routed = builder.take().unwrap();
+    let permit = window.acquire(5, &CancellationToken::new()).await.unwrap();
+    routed.hold(HoldKind::Events, permit);
+    submit.submit(routed);
+    settle().await;
+    // e4 was not routed: it goes where unrouted events go (the default destination).
+    assert_eq!(bodies(&held_a), ["e0\ne1\ne4"]);
+    assert_eq!(bodies(&held_b), ["e1\ne2"]);
+    assert_eq!(submit.routed_nowhere() - nowhere, 1);
+    assert_eq!(window.in_use(), 5);
+
+    // One destination delivers: the slots stay taken, the other still has e1 and e2.
+    for d in held_b.lock().unwrap().drain(..) {
+        d.complete(Completion::Delivered);
+    }
+    assert_eq!(window.in_use(), 5);
+    // The other persists (a disk buffer took it): now every event is safe.
+    let mut d = held_a.lock().unwrap().pop().unwrap();
+    d.persisted();
+    assert_eq!(window.in_use(), 0);
+    d.complete(Completion::Retry {
+        after: Duration::ZERO,
+        reason: RetryReason::Buffered,
+    });
+
+    // Unrouted batches go to the `unrouted` set: both get the whole body, shared.
+    let both = Submit::fan_out(vec![submit.only(0).unwrap(), submit.only(1).unwrap()], 0b11);
+    both.submit(batch(&window, 3).await);
+    settle().await;
+    assert_eq!(bodies(&held_a), ["{}\n{}\n{}"]);
+    assert_eq!(bodies(&held_b), ["{}\n{}\n{}"]);
+    assert_eq!(window.in_use(), 3);
+    for held in [&held_a, &held_b] {
+        for d in held.lock().unwrap().drain(..) {
+            d.complete(Completion::Delivered);
+        }
+    }
+    assert_eq!(window.in_use(), 0);
+    drop((submit, both));
+    let (sa, sb) = (a.drain(soon()).await, b.drain(soon()).await);
+    assert_eq!((sa.delivered, sb.delivered), (3, 5));
+    assert_eq!(sa.lost + sb.lost, 0);
+}
+
+#[tokio::test]
+async fn events_routed_nowhere_release_their_slots_and_are_counted() {
+    let _one = NOWHERE.lock().await;
+    let window = Window::new("test", 100);
+    let (a, sa) = Destination::start(
+        "default",
+        Box::new(Scripted(Mode::Complete(Completion::Delivered))),
+    );
+    // The only destination is in SELECT mode: unrouted events go nowhere.
+    let submit = Submit::fan_out(vec![sa], 0);
+    let nowhere = submit.routed_nowhere();
+    submit.submit(batch(&window, 4).await);
+    assert_eq!(window.in_use(), 0);
+    assert_eq!(submit.routed_nowhere() - nowhere, 4);
+    drop(submit);
+    assert_eq!(a.drain(soon()).await.delivered, 0);
+}

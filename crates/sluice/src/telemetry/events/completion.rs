@@ -52,6 +52,9 @@ pub const RETRY_WITHOUT_BUFFER: &str = "retry_without_buffer";
 /// `sluice_dropped_total` reason of UDP drops while the disk buffer was full.
 pub const BUFFER_FULL: &str = "buffer_full";
 
+/// `sluice_dropped_total` reason of events routed to no destination, on purpose.
+pub const NO_DESTINATION: &str = "no_destination";
+
 /// The outcomes of `sluice_delivery_events_total`.
 const OUTCOMES: [&str; 5] = ["delivered", "rejected", "retry", "buffered", "abandoned"];
 
@@ -139,6 +142,17 @@ impl Families {
         f
     }
 
+    /// The handles of events routed to no destination ([`RoutedNowhere`]).
+    pub(crate) fn routed_nowhere(&self) -> RoutingEvents {
+        RoutingEvents {
+            dropped: self.dropped.get_or_create_owned(&DropLabels {
+                destination: Label::new(""),
+                reason: NO_DESTINATION,
+            }),
+            logs: RateLimit::default(),
+        }
+    }
+
     /// The counter of events lost before they reached a destination.
     pub(crate) fn unrouted_lost(&self) -> Counter {
         self.dropped.get_or_create_owned(&DropLabels {
@@ -196,6 +210,7 @@ impl DestinationEvents {
         let rejected_reason = match output {
             "hec" => "hec_rejected",
             "file" => "file_rejected",
+            "archive" => "archive_rejected",
             _ => "rejected",
         };
         DestinationEvents {
@@ -544,6 +559,46 @@ impl InternalEvent for BufferFullDropped {
                 datagrams = self.datagrams,
                 suppressed,
                 "UDP datagrams dropped by the kernel while the disk buffer was full"
+            );
+        }
+    }
+}
+
+/// The handles of the events the routing sends nowhere.
+#[derive(Debug)]
+pub struct RoutingEvents {
+    dropped: Counter,
+    logs: RateLimit,
+}
+
+impl RoutingEvents {
+    pub fn events(&self) -> u64 {
+        self.dropped.get()
+    }
+}
+
+/// Events whose destination set was empty (filtered alternates that replace every
+/// destination with none, or only SELECT destinations and no alternate for them): dropped on
+/// purpose, counted in `sluice_dropped_total{reason="no_destination"}`.
+#[derive(Debug)]
+pub struct RoutedNowhere {
+    pub events: u64,
+}
+
+impl InternalEvent for RoutedNowhere {
+    type Handle = RoutingEvents;
+
+    fn emit(self, h: &RoutingEvents) {
+        if self.events == 0 {
+            return;
+        }
+        h.dropped.inc_by(self.events);
+        if let Some(suppressed) = h.logs.allow() {
+            tracing::info!(
+                events = self.events,
+                suppressed,
+                "events routed to no destination are dropped (the alternates settings send \
+                 them nowhere)"
             );
         }
     }

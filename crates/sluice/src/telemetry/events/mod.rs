@@ -66,7 +66,7 @@ pub mod tls;
 pub use completion::{
     BatchAbandoned, BatchBuffered, BatchDelivered, BatchHandedBack, BatchPersisted, BatchRejected,
     BatchRescued, BatchSubmitted, BufferEvents, BufferFullDropped, BufferReplayed, BufferSpilled,
-    DestinationEvents,
+    DestinationEvents, RoutedNowhere, RoutingEvents,
 };
 pub use control::{ConfigReloadFailed, ConfigReloaded, WindowEvents, WindowFull, WindowWaitEnded};
 pub use delivery::{DeliveryEvents, OutputWriteFailed};

@@ -1,0 +1,260 @@
+//! Every destination of the daemon, started from [`Config::destination_plan`]: each with its
+//! own output (HEC workers, the file, the archive), queue, disk buffer and completion sink,
+//! behind one [`Submit`] that splits batches by the events' destination sets.
+//!
+//! Nothing is shared between destinations but the input windows: a destination that is slow
+//! or down fills its own buffer (its batches are persisted there, which releases their
+//! window slots), so the others keep delivering. Without a buffer it holds the window slots
+//! of what it has not delivered, as the single destination does.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use sluice_hec::HecOutput;
+use tokio::time::Instant;
+
+use super::archive::ArchiveOutput;
+use super::{
+    BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit,
+};
+use crate::config::{BufferSettings, DestKind, DestPlan};
+use crate::metrics::{HecHealth, OutputMetrics};
+use crate::telemetry::events::HecEvents;
+use crate::window::{MemoryBudget, Window};
+
+/// The running destinations, in plan order (destination `i` is bit `i`).
+#[derive(Debug)]
+pub struct DestinationSet {
+    pub dests: Vec<Destination>,
+    /// The HEC outputs, for the startup probe (dropped after it).
+    pub hec: Vec<(String, HecOutput)>,
+    /// The default destination's output metrics (`/metrics`, `/health`).
+    pub default_metrics: OutputMetrics,
+    /// The disk buffers of the additional destinations, by name.
+    pub extra_buffers: Vec<(String, Arc<BufferMetrics>)>,
+    /// The URL boards of the additional HEC destinations (`/health`, `/metrics`).
+    pub extra_hec: Vec<HecHealth>,
+}
+
+/// The input windows and memory budget the buffers watch.
+pub struct Limits<'a> {
+    pub windows: &'a [Arc<Window>],
+    pub memory: &'a Arc<MemoryBudget>,
+}
+
+impl DestinationSet {
+    /// Starts every destination of `plan` and the [`Submit`] over them, which sends events
+    /// that are not routed to `unrouted` (a destination bit set).
+    pub fn start(
+        plan: &[DestPlan],
+        limits: &Limits<'_>,
+        unrouted: u64,
+    ) -> anyhow::Result<(DestinationSet, Submit)> {
+        let mut dests = Vec::with_capacity(plan.len());
+        let mut submits = Vec::with_capacity(plan.len());
+        let mut hec_outputs = Vec::new();
+        let mut default_metrics = None;
+        let mut extra_buffers = Vec::new();
+        let mut extra_hec = Vec::new();
+        for d in plan {
+            let (dest, submit) = match &d.kind {
+                DestKind::Hec { hec, buffer } => {
+                    let events =
+                        Arc::new(HecEvents::register(crate::telemetry::metrics(), &d.name));
+                    let output = HecOutput::new(hec.client_config_for(&d.id, &d.table)?, events)
+                        .with_context(|| {
+                            format!("cannot set up the HEC client of destination {}", d.name)
+                        })?;
+                    let health = HecHealth {
+                        destination: d.name.clone(),
+                        board: Arc::clone(output.health()),
+                    };
+                    let up = Arc::clone(&health.board);
+                    if d.name == "default" {
+                        default_metrics = Some(OutputMetrics::Hec(health));
+                    } else {
+                        extra_hec.push(health);
+                    }
+                    let opts = open_buffer(
+                        d,
+                        buffer,
+                        hec.workers,
+                        limits,
+                        Box::new(move || up.healthy()),
+                    )?;
+                    let (dest, submit) = match opts {
+                        Some(o) => {
+                            Destination::start_buffered(&d.name, Box::new(output.clone()), o)
+                                .map_err(|e| {
+                                    anyhow::anyhow!(
+                                        "cannot start the disk buffer of destination {}: {e}",
+                                        d.name
+                                    )
+                                })?
+                        }
+                        None => Destination::start(&d.name, Box::new(output.clone())),
+                    };
+                    if let Some(b) = dest.buffer() {
+                        // What HEC cannot take goes to the buffer rather than waiting in
+                        // memory, while the buffer has room.
+                        let room = b.clone();
+                        output.hand_back_when(move || room.full().is_none());
+                        if d.name != "default" {
+                            extra_buffers.push((d.name.clone(), b.clone()));
+                        }
+                    }
+                    hec_outputs.push((d.name.clone(), output));
+                    (dest, submit)
+                }
+                DestKind::File(path) => {
+                    let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
+                    let file = FileOutput::open(path, stats.clone())?;
+                    tracing::info!(
+                        path = %path.display(),
+                        "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
+                    );
+                    default_metrics = Some(OutputMetrics::File(stats));
+                    Destination::start(&d.name, Box::new(file))
+                }
+                DestKind::Archive { dir, mode } => {
+                    let archive = ArchiveOutput::open(dir, *mode).map_err(|e| {
+                        anyhow::anyhow!("{e}; set SC4S_VAR or archive.dir to a writable directory")
+                    })?;
+                    tracing::info!(dir = %dir.display(), mode = ?mode, "archiving events (d_archive)");
+                    Destination::start(&d.name, Box::new(archive))
+                }
+            };
+            if d.name != "default" {
+                tracing::info!(
+                    destination = %d.name,
+                    mode = d.mode.label(),
+                    "destination started"
+                );
+            }
+            dests.push(dest);
+            submits.push(submit);
+        }
+        let default_metrics =
+            default_metrics.context("the plan has no default destination (a bug)")?;
+        Ok((
+            DestinationSet {
+                dests,
+                hec: hec_outputs,
+                default_metrics,
+                extra_buffers,
+                extra_hec,
+            },
+            Submit::fan_out(submits, unrouted),
+        ))
+    }
+
+    /// Completes when any destination's output task ends (before shutdown: it failed).
+    pub async fn ended(&mut self) {
+        type Ended<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>>;
+        let mut futs: Vec<Ended<'_>> = self
+            .dests
+            .iter_mut()
+            .map(|d| Box::pin(d.ended()) as Ended<'_>)
+            .collect();
+        std::future::poll_fn(|cx| {
+            for f in &mut futs {
+                if f.as_mut().poll(cx).is_ready() {
+                    return std::task::Poll::Ready(());
+                }
+            }
+            std::task::Poll::Pending
+        })
+        .await;
+    }
+
+    /// Drains every destination at once, by `deadline`; the totals summed.
+    pub async fn drain(self, deadline: Instant) -> DrainSummary {
+        let tasks: Vec<_> = self
+            .dests
+            .into_iter()
+            .map(|d| tokio::spawn(d.drain(deadline)))
+            .collect();
+        let mut sum = DrainSummary::default();
+        for t in tasks {
+            let s = match t.await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::error!(error = %e, "a destination's drain failed");
+                    continue;
+                }
+            };
+            sum.delivered += s.delivered;
+            sum.rejected += s.rejected;
+            sum.lost += s.lost;
+            sum.timed_out |= s.timed_out;
+            sum.kept += s.kept;
+            sum.rescued += s.rescued;
+        }
+        sum
+    }
+}
+
+/// Opens a HEC destination's disk buffer when it has one: takes its lock, replays what an
+/// earlier run left. Errors name the variable to change.
+fn open_buffer(
+    d: &DestPlan,
+    b: &BufferSettings,
+    workers: usize,
+    limits: &Limits<'_>,
+    output_up: Box<dyn Fn() -> bool + Send + Sync>,
+) -> anyhow::Result<Option<BufferOptions>> {
+    let id = &d.id;
+    if !b.enable {
+        tracing::info!(
+            destination = %d.name,
+            "disk buffer off (SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no): a HEC outage is \
+             held in memory up to the input windows"
+        );
+        return Ok(None);
+    }
+    let size = b.effective_size_for(id, workers);
+    let table = if d.name == "default" {
+        "buffer".to_owned()
+    } else {
+        format!("{}.buffer", d.table)
+    };
+    let buffer = sluice_buffer::Buffer::open(b.buffer_config(size.bytes), &[d.name.as_str()])
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot open the disk buffer of destination {}: {e}; set {} to a writable \
+                 directory, or SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no",
+                d.name,
+                BufferSettings::dir_setting_for(id, &table)
+            )
+        })?;
+    let r = buffer.recovery();
+    tracing::info!(
+        destination = %d.name,
+        dir = %b.dir.display(),
+        mode = if b.reliable { "reliable" } else { "normal" },
+        max_bytes = size.bytes,
+        size = %size.how,
+        memory_bytes = b.effective_memory_for(id, workers).map(|m| m.bytes),
+        replay_events = r.replayed_events,
+        corrupt_records = r.corrupt_records,
+        "disk buffer open"
+    );
+    if r.replayed_events > 0 {
+        tracing::info!(
+            destination = %d.name,
+            events = r.replayed_events,
+            records = r.replayed_records,
+            "delivering what the disk buffer kept from the last run"
+        );
+    }
+    Ok(Some(BufferOptions {
+        buffer,
+        reliable: b.reliable,
+        windows: limits.windows.to_vec(),
+        memory: limits.memory.clone(),
+        high_water: b.high_water,
+        queue: workers,
+        replay_memory: b.effective_memory_for(id, workers).map(|m| m.bytes),
+        output_up,
+    }))
+}

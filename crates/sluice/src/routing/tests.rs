@@ -1,0 +1,268 @@
+use super::*;
+use crate::config::{ArchiveMode, DestKind};
+use crate::env::Env;
+
+fn load(vars: &[(&str, &str)]) -> Result<(Config, crate::config::EnvReport), ConfigError> {
+    let mut e = Env::default();
+    e.merge_process(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let mut c = Config::default();
+    let r = c.apply_env(&e)?;
+    Ok((c, r))
+}
+
+fn routing(vars: &[(&str, &str)]) -> Result<Routing, ConfigError> {
+    let (c, _) = load(vars)?;
+    Routing::build(&c, &c.destination_plan())
+}
+
+const BASE: [(&str, &str); 2] = [
+    ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "http://a:8088"),
+    ("SC4S_DEST_SPLUNK_HEC_OTHER_URL", "http://b:8088"),
+];
+
+fn with(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static str)> {
+    let mut v = BASE.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn one_destination_needs_no_routing() {
+    let r = routing(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "http://a:8088")]).unwrap();
+    assert!(r.is_uniform());
+    assert_eq!(r.fallback(), 1);
+}
+
+#[test]
+fn a_global_destination_gets_every_event() {
+    let r = routing(&BASE).unwrap();
+    assert!(r.is_uniform());
+    assert_eq!(r.fallback(), 0b11);
+}
+
+#[test]
+fn select_destinations_get_only_their_alternates() {
+    let r = routing(&with(&[
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "SELECT"),
+        ("SC4S_DEST_CISCO_ASA_ALTERNATES", "d_hec_fmt_other"),
+    ]))
+    .unwrap();
+    assert!(!r.is_uniform());
+    assert_eq!(r.fallback(), 0b01);
+    for sev in 0..8 {
+        assert_eq!(r.dests(b"cisco", b"asa", sev), 0b11);
+    }
+    assert_eq!(r.dests(b"cisco", b"ios", 6), 0b01);
+    assert_eq!(r.dests(b"pan", b"asa", 6), 0b01);
+}
+
+#[test]
+fn vendors_and_products_with_underscores_are_found() {
+    let r = routing(&with(&[
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "select"),
+        ("SC4S_DEST_PALO_ALTO_NGFW_ALTERNATES", "d_hec_other"),
+    ]))
+    .unwrap();
+    assert_eq!(r.dests(b"palo_alto", b"ngfw", 5), 0b11);
+    assert_eq!(r.dests(b"palo", b"alto_ngfw", 5), 0b11);
+    assert_eq!(r.dests(b"palo", b"alto", 5), 0b01);
+}
+
+#[test]
+fn default_in_select_mode_and_hec_global() {
+    // SC4S_DEST_SPLUNK_HEC_GLOBAL=no: the default destination only gets what is routed to it.
+    let r = routing(&with(&[
+        ("SC4S_DEST_SPLUNK_HEC_GLOBAL", "no"),
+        ("SC4S_DEST_CISCO_ASA_ALTERNATES", "d_hec_fmt"),
+    ]))
+    .unwrap();
+    assert_eq!(r.fallback(), 0b10);
+    assert_eq!(r.dests(b"cisco", b"asa", 5), 0b11);
+    // _MODE on DEFAULT, and HEC_GLOBAL winning over it.
+    let (c, _) = load(&with(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_MODE", "SELECT")])).unwrap();
+    assert!(!c.routing.default_global);
+    let (c, _) = load(&with(&[
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_MODE", "SELECT"),
+        ("SC4S_DEST_SPLUNK_HEC_GLOBAL", "yes"),
+    ]))
+    .unwrap();
+    assert!(c.routing.default_global);
+}
+
+#[test]
+fn filtered_alternates_replace_the_normal_destinations() {
+    let r = routing(&with(&[
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "SELECT"),
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "level(debug)"),
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_fmt_other"),
+    ]))
+    .unwrap();
+    assert_eq!(
+        r.dests(b"cisco", b"asa", 7),
+        0b10,
+        "debug: only the alternate"
+    );
+    assert_eq!(
+        r.dests(b"cisco", b"asa", 3),
+        0b01,
+        "err: the normal destinations"
+    );
+    // Without a filter SC4S uses f_is_nevermatch: nothing changes.
+    let r = routing(&with(&[(
+        "SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES",
+        "d_hec_fmt_other",
+    )]))
+    .unwrap();
+    for sev in 0..8 {
+        assert_eq!(r.dests(b"cisco", b"asa", sev), 0b11);
+    }
+    // A filter per alternate, and ranges.
+    let r = routing(&with(&[
+        (
+            "SC4S_DEST_CISCO_ASA_ALT_FILTER",
+            "level(emerg..err),level(info, debug)",
+        ),
+        (
+            "SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES",
+            "d_hec_fmt,d_hec_fmt_other",
+        ),
+    ]))
+    .unwrap();
+    assert_eq!(r.dests(b"cisco", b"asa", 0), 0b01);
+    assert_eq!(r.dests(b"cisco", b"asa", 3), 0b01);
+    assert_eq!(
+        r.dests(b"cisco", b"asa", 4),
+        0b11,
+        "warning matches neither"
+    );
+    assert_eq!(r.dests(b"cisco", b"asa", 6), 0b10);
+}
+
+#[test]
+fn unknown_filters_and_destinations_name_the_setting() {
+    let e = routing(&with(&[
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "f_is_rfc5424_strict"),
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_other"),
+    ]))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
+    assert!(e.contains("f_is_rfc5424_strict"), "{e}");
+    let e = routing(&with(&[(
+        "SC4S_DEST_CISCO_ASA_ALTERNATES",
+        "d_syslog_relay",
+    )]))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("SC4S_DEST_CISCO_ASA_ALTERNATES"), "{e}");
+    assert!(e.contains("d_syslog_relay"), "{e}");
+    let e = routing(&with(&[("SC4S_DEST_CISCO_ASA_ALT_FILTER", "level(bogus)")])).unwrap_err();
+    assert!(e.to_string().contains("ALT_FILTER"), "{e}");
+    // validate() runs the same checks.
+    let (c, _) = load(&with(&[("SC4S_DEST_CISCO_ASA_ALTERNATES", "d_hec_nope")])).unwrap();
+    assert!(c.validate().unwrap_err().to_string().contains("d_hec_nope"));
+}
+
+#[test]
+fn archive_global_and_by_vendor_product() {
+    let r = routing(&[
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "http://a:8088"),
+        ("SC4S_DEST_CISCO_ASA_ARCHIVE", "yes"),
+    ])
+    .unwrap();
+    assert_eq!(r.fallback(), 0b01);
+    assert_eq!(r.dests(b"cisco", b"asa", 5), 0b11);
+    let (c, report) = load(&[
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "http://a:8088"),
+        ("SC4S_ARCHIVE_GLOBAL", "yes"),
+        ("SC4S_GLOBAL_ARCHIVE_MODE", "diode"),
+        ("SC4S_VAR", "/srv/sc4s"),
+    ])
+    .unwrap();
+    assert!(report.unsupported.is_empty(), "{:?}", report.unsupported);
+    let plan = c.destination_plan();
+    assert_eq!(
+        plan[1].kind,
+        DestKind::Archive {
+            dir: "/srv/sc4s/archive".into(),
+            mode: ArchiveMode::Diode
+        }
+    );
+    let r = Routing::build(&c, &plan).unwrap();
+    assert!(r.is_uniform());
+    assert_eq!(r.fallback(), 0b11);
+}
+
+#[test]
+fn additional_destinations_read_every_per_destination_setting() {
+    let (c, report) = load(&with(&[
+        ("SC4S_VAR", "/srv/sc4s"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_TOKEN", "tok"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_WORKERS", "3"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_BATCH_LINES", "100"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_TLS_VERIFY", "no"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_DISKBUFF_RELIABLE", "yes"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_DISKBUFF_DISKBUFSIZE", "1gb"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "SELECT"),
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_WORKERS", "7"),
+        ("SLUICE_HEC_INDEXER_ACK", "yes"),
+        ("SC4S_DEST_SPLUNK_HEC_NOURL_WORKERS", "2"),
+    ]))
+    .unwrap();
+    let o = &c.destinations["other"];
+    assert_eq!(o.hec.urls, ["http://b:8088"]);
+    assert_eq!(o.hec.token, "tok");
+    assert_eq!(o.hec.workers, 3, "its own, not the default's 7");
+    assert_eq!(o.hec.batch_lines, 100);
+    assert!(!o.hec.tls_verify);
+    assert!(
+        o.hec.indexer_ack,
+        "sluice's delivery settings apply to every destination"
+    );
+    assert_eq!(o.mode, DestMode::Select);
+    assert!(o.buffer.reliable);
+    assert_eq!(o.buffer.dir, std::path::Path::new("/srv/sc4s/buffer-other"));
+    assert_eq!(c.buffer.dir, std::path::Path::new("/srv/sc4s/buffer"));
+    assert_eq!(o.buffer.effective_size_for("OTHER", 3).bytes, 3_000_000_000);
+    assert_eq!(
+        o.hec.dead_letter_dir.as_deref(),
+        Some(std::path::Path::new("/srv/sc4s/dead-letter/other"))
+    );
+    assert_eq!(c.hec.workers, 7);
+    // A variable of a destination that has no URL is not read.
+    assert_eq!(report.unsupported, ["SC4S_DEST_SPLUNK_HEC_NOURL_WORKERS"]);
+    c.validate().unwrap();
+    let plan = c.destination_plan();
+    assert_eq!(
+        plan.iter().map(|d| d.sc4s_name()).collect::<Vec<_>>(),
+        ["d_hec_fmt", "d_hec_fmt_other"]
+    );
+    // Errors name the destination's variables.
+    let e = load(&with(&[("SC4S_DEST_SPLUNK_HEC_OTHER_WORKERS", "0")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SC4S_DEST_SPLUNK_HEC_OTHER_WORKERS"), "{e}");
+    let e = load(&with(&[("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "SOMETIMES")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SC4S_DEST_SPLUNK_HEC_OTHER_MODE"), "{e}");
+    let (c, _) = load(&with(&[("SC4S_DEST_SPLUNK_HEC_OTHER_URL", "ftp://x")])).unwrap();
+    let d = &c.destinations["other"];
+    let e = d
+        .hec
+        .client_config_for("OTHER", "destinations.other.hec")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("SC4S_DEST_SPLUNK_HEC_OTHER_URL"), "{e}");
+}
+
+#[test]
+fn two_destinations_cannot_share_a_buffer_directory() {
+    let (c, _) = load(&with(&[
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR", "/data/buf"),
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_DISKBUFF_DIR", "/data/buf"),
+    ]))
+    .unwrap();
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("SC4S_DEST_SPLUNK_HEC_OTHER_DISKBUFF_DIR"), "{e}");
+}
