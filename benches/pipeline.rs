@@ -32,6 +32,8 @@ fn bench_process(c: &mut Criterion) {
             max_bytes: 4_096_000,
             timeout: Duration::from_millis(300),
         },
+        groups: Default::default(),
+        names: None,
     };
     let src = SourceMeta {
         transport: Transport::Udp,

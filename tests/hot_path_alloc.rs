@@ -26,6 +26,8 @@ fn processor(zone: &str, routing: Option<Arc<Routing>>) -> Processor {
             max_bytes: 4_096_000,
             timeout: Duration::from_millis(300),
         },
+        groups: Default::default(),
+        names: None,
     }
 }
 

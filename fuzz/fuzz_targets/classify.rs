@@ -1,7 +1,7 @@
 //! Fuzz target `classify`: parse → classify → encode on arbitrary bytes, with the first byte
 //! choosing a vendor preamble (CEF header, PAN-OS CSV, FortiGate key=value, a JSON body, a
-//! Cisco mnemonic or header variant, an ISE segment, a LEEF header, or none) so the vendor
-//! parsers are reached quickly. Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
+//! Cisco mnemonic or header variant, an ISE segment, a LEEF header, an almost-syslog header,
+//! or none) so the vendor parsers are reached quickly. Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
 #![no_main]
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -34,6 +34,15 @@ const PREAMBLES: &[&[u8]] = &[
     b"2024-03-16T06:10:11Z ",
     b"<13>Jan 18 11:07:53 h1 LEEF:2.0|Vendor|Product|1|Ev|",
     b"<13>1 2024-04-04T12:29:53+00:00 h1 LEEF:1.0|V|P|1|E|",
+    // SC4S's almost-syslog header repairs: relay address after HOST, no stamp, ISO stamp
+    // with a comma, BSD stamp with year and offset; a chassis `slotN/` HOST; VMware's
+    // bad RFC 5424 header.
+    b"<150>Apr 10 10:00:00 ib-01 10.0.0.1 ",
+    b"<13>relay-7 ",
+    b"<46>2024-04-10 10:00:00,",
+    b"<13>Apr 10 2024 10:00:00.",
+    b"<166>Mar 27 09:08:53 slot1/",
+    b"<144>2024-04-13T15:43:27.912Z esx-08 Vpxa: verbose vpxa[4242] [Originator@6876 ",
 ];
 
 static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);

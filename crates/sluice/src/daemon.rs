@@ -111,6 +111,20 @@ async fn run_async(
         );
     }
 
+    let names = if config.parse.use_name_cache {
+        let path = &config.parse.name_cache_file;
+        let n =
+            crate::name_cache::install(path, config.parse.clear_name_cache).with_context(|| {
+                format!(
+                    "SC4S_USE_NAME_CACHE: cannot open the name cache {} (SC4S_VAR)",
+                    path.display()
+                )
+            })?;
+        tracing::info!(path = %path.display(), names = n.len(), "name cache");
+        Some(n)
+    } else {
+        None
+    };
     let processor = build_processor(&config)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let memory = MemoryBudget::new(config.window.max_bytes.0);
@@ -155,6 +169,13 @@ async fn run_async(
     // receivers are gone.
     // Only with HEC: an unused handle would keep the destination open through the drain.
     let metrics_submit = config.uses_hec().then(|| submit.only(0)).flatten();
+    let groups_stop = CancellationToken::new();
+    let groups_task = crate::group::spawn(
+        shared.processor.clone(),
+        submit.clone(),
+        groups_stop.clone(),
+    );
+    let names_task = names.map(|n| crate::name_cache::spawn(n, groups_stop.clone()));
     let mut running = Running::new(shared, submit);
     let startup =
         running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
@@ -252,6 +273,16 @@ async fn run_async(
     let deadline = tokio::time::Instant::now() + drain_timeout;
     running.shutdown().await;
     metrics_stop.cancel();
+    // The receivers are gone: what multi-part groups still hold goes out before the drain.
+    groups_stop.cancel();
+    if let Err(e) = groups_task.await {
+        tracing::error!(error = %e, "the multi-part group task failed");
+    }
+    if let Some(t) = names_task
+        && let Err(e) = t.await
+    {
+        tracing::error!(error = %e, "the name cache task failed");
+    }
     let received = registry.received_total();
     tracing::info!(
         received,
@@ -550,7 +581,7 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         vendors: VendorSelection::parse(&config.parse.vendors),
         options: config.parse.vendor_options.clone(),
     };
-    let tables = Classifier::new(files, &settings).map_err(|e| match e {
+    let mut tables = Classifier::new(files, &settings).map_err(|e| match e {
         BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),
         e => anyhow::anyhow!("SC4S context files: {e}"),
     })?;
@@ -566,6 +597,17 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
     }
     for w in tables.warnings() {
         tracing::warn!("{w}");
+    }
+    // Opened once, at start (`open_name_cache`); a reload that turns it on finds none.
+    let names = config
+        .parse
+        .use_name_cache
+        .then(crate::name_cache::installed)
+        .flatten();
+    if let Some(n) = &names {
+        tables.set_name_cache(n.clone());
+    } else if config.parse.use_name_cache {
+        tracing::warn!("SC4S_USE_NAME_CACHE was off at start: it takes effect at the next start");
     }
     let encode = EncodeOptions {
         indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
@@ -590,6 +632,8 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
             let routing = crate::routing::Routing::build(config, &config.destination_plan())?;
             (!routing.is_uniform()).then(|| Arc::new(routing))
         },
+        groups: Default::default(),
+        names,
     })
 }
 

@@ -31,6 +31,10 @@ pub struct Processor {
     /// Per-event destinations, when they differ by vendor_product or severity (`None`: every
     /// event goes to the same destinations and nothing is looked up).
     pub routing: Option<Arc<Routing>>,
+    /// Open multi-part groups; a reload hands them to the new processor.
+    pub groups: Arc<crate::group::GroupStage>,
+    /// `SC4S_USE_NAME_CACHE`: learns each sender's hostname (the classifier looks it up).
+    pub names: Option<Arc<crate::name_cache::HostNames>>,
 }
 
 /// The destination set of a classified message (see [`crate::routing`]).
@@ -60,6 +64,9 @@ pub struct LocalCounts {
     pub bytes: u64,
     pub by_format: [u64; 3],
     pub truncated: u64,
+    /// Messages taken into a multi-part group instead of encoded: their window permits go
+    /// back at once (a UDP receiver returns them; a TCP chunk's return with the chunk).
+    pub absorbed: u64,
 }
 
 impl LocalCounts {
@@ -103,6 +110,27 @@ impl Processor {
         BatchBuilder::new(self.batch)
     }
 
+    /// Hands `msg` to the group stage when it is one part of a multi-part message.
+    #[inline]
+    fn absorb(
+        &self,
+        msg: &sluice_proto::Message<'_>,
+        class: &sluice_proto::classify::Classification<'_, '_>,
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        counts: &mut LocalCounts,
+    ) -> bool {
+        let opts = self.tables.group_options();
+        match sluice_proto::classify::group::part(msg, class, src.source_ip, &opts) {
+            Some(part) => {
+                self.groups.offer(&part, src, at);
+                counts.absorbed += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Parses, classifies and encodes one message into `builder`; returns a batch when the
     /// builder filled up.
     #[inline]
@@ -128,12 +156,15 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
+        if let Some(names) = &self.names {
+            names.observe(src.source_ip, class.host_bytes(&msg));
+        }
+        if self.absorb(&msg, &class, src, at, counts) {
+            return None;
+        }
         let encode =
             |out: &mut Vec<u8>| encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
-        match &self.routing {
-            None => builder.push_with(at.instant, encode),
-            Some(r) => builder.push_routed(at.instant, route(r, &class, &msg), encode),
-        }
+        self.push(builder, at, &class, &msg, encode)
     }
 
     /// [`process`](Self::process), adding `tag` to the event's `sc4s_tags` (when indexed
@@ -161,14 +192,34 @@ impl Processor {
             format: msg.format,
         }
         .emit(crate::telemetry::metrics());
+        if let Some(names) = &self.names {
+            names.observe(src.source_ip, class.host_bytes(&msg));
+        }
+        if self.absorb(&msg, &class, src, at, counts) {
+            return None;
+        }
         let encode = |out: &mut Vec<u8>| {
             let start = out.len();
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
             append_tag(out, start, tag);
         };
+        self.push(builder, at, &class, &msg, encode)
+    }
+
+    /// Adds one encoded event to `builder`, with its destination set when destinations
+    /// differ by vendor_product or severity.
+    #[inline]
+    pub(crate) fn push(
+        &self,
+        builder: &mut BatchBuilder,
+        at: RecvTime,
+        class: &Classification<'_, '_>,
+        msg: &Message<'_>,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Option<EncodedBatch> {
         match &self.routing {
             None => builder.push_with(at.instant, encode),
-            Some(r) => builder.push_routed(at.instant, route(r, &class, &msg), encode),
+            Some(r) => builder.push_routed(at.instant, route(r, class, msg), encode),
         }
     }
 }
@@ -215,6 +266,21 @@ impl Emitter {
         match &mut self.held {
             Some(h) => h.merge(permit),
             None => self.held = Some(permit),
+        }
+    }
+
+    /// Returns `n` held permits to the window: messages taken into a multi-part group are
+    /// not events of any batch.
+    pub fn release(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        if let Some(h) = &mut self.held {
+            if h.num_permits() as u64 <= n {
+                self.held = None;
+            } else {
+                drop(h.split(n as usize));
+            }
         }
     }
 

@@ -223,6 +223,8 @@ impl Reloader {
         let transition = running.plan().transition(Topology::from_config(&config)?);
         restart.extend(transition.needs_restart.iter().cloned());
         let mut processor = crate::daemon::build_processor(&config)?;
+        // Multi-part messages still open complete under the new processor.
+        processor.groups = running.processor().load().groups.clone();
         // Ports about to close still receive until they do, with the new processor: it must
         // know their listener ids too.
         crate::daemon::register_listeners(&mut processor, running.plan().listener_ids());

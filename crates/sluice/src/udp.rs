@@ -357,6 +357,7 @@ fn receive_loop(
                         emitter.emit(batch);
                     }
                 }
+                emitter.release(std::mem::take(&mut counts.absorbed));
                 n > 0 && n < fetch.div_ceil(2)
             }
             Err(e) => {

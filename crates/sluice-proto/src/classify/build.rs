@@ -133,6 +133,36 @@ pub struct VendorOptions {
     /// `SC4S_SOURCE_CISCO_DNA_FIXHOST=yes`: DNA Center events take the sender's address as
     /// host.
     pub cisco_dna_fixhost: bool,
+    /// `SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG=yes`: vSphere messages split over several lines
+    /// are joined into one event (see [`super::group`]).
+    pub vsphere_groupmsg: bool,
+    /// `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG` (default yes): Brightmail `bmserver`
+    /// parts are joined by message id (see [`super::group`]).
+    pub brightmail_groupmsg: bool,
+    /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
+    /// for X finds invalid; sluice never drops: by default the message goes on to the next
+    /// parser and the fallback (as when SC4S's application declines it), with the setting X
+    /// keeps it leniently. Where SC4S's own filter already guarantees what the strict parser
+    /// checks (Cisco's `: %` split, which its tag pattern needs anyway; HPE's `;`; Carbon
+    /// Black's `: `), or sluice's parser reads everything the filter lets through (RFC 3164
+    /// for a PRI-less BSD line), both ways give the same result.
+    pub lenient: LenientDrops,
+}
+
+/// `SC4S_DISABLE_DROP_INVALID_<X>` (see [`VendorOptions::lenient`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LenientDrops {
+    pub cisco: bool,
+    pub hpe: bool,
+    /// VMware's `<PRI>yyyy-mm-ddThh...` header with a stamp RFC 5424 rejects: kept (receive
+    /// time) instead of left to the other parsers.
+    pub vmware_vsphere: bool,
+    pub vmware_cb_protect: bool,
+    pub raw_bsd: bool,
+    /// A PRI-less line starting `<` that is not well-formed XML: kept as raw XML. sluice has
+    /// no `app-raw-xml` (such a line gets the fallback either way, as SC4S's lastchance
+    /// gives a raw XML line no sourcetype of its own).
+    pub xml: bool,
 }
 
 impl Default for VendorOptions {
@@ -142,6 +172,9 @@ impl Default for VendorOptions {
             lenient_cef: false,
             cisco_ios_raw_msg: false,
             cisco_dna_fixhost: false,
+            vsphere_groupmsg: false,
+            brightmail_groupmsg: true,
+            lenient: LenientDrops::default(),
         }
     }
 }
@@ -149,11 +182,19 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 4] = [
+    pub const VARIABLES: [&'static str; 12] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
         "SC4S_SOURCE_CISCO_DNA_FIXHOST",
+        "SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG",
+        "SC4S_DISABLE_DROP_INVALID_CISCO",
+        "SC4S_DISABLE_DROP_INVALID_HPE",
+        "SC4S_DISABLE_DROP_INVALID_VMWARE_VSPHERE",
+        "SC4S_DISABLE_DROP_INVALID_VMWARE_CB_PROTECT",
+        "SC4S_DISABLE_DROP_INVALID_RAW_BSD",
+        "SC4S_DISABLE_DROP_INVALID_XML",
+        "SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -163,7 +204,20 @@ impl VendorOptions {
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<VendorOptions, VendorOptionError> {
         let mut o = VendorOptions::default();
-        let [prefix_var, cef_var, ios_raw_var, dna_var] = Self::VARIABLES;
+        let [
+            prefix_var,
+            cef_var,
+            ios_raw_var,
+            dna_var,
+            vsphere_group_var,
+            cisco_var,
+            hpe_var,
+            vsphere_var,
+            cb_var,
+            raw_bsd_var,
+            xml_var,
+            brightmail_var,
+        ] = Self::VARIABLES;
         if let Some(p) = get(prefix_var) {
             let p = p.trim();
             if p.is_empty() || p.len() > 16 || !p.bytes().all(|b| b.is_ascii_graphic()) {
@@ -197,6 +251,25 @@ impl VendorOptions {
         }
         if let Some(b) = flag(dna_var)? {
             o.cisco_dna_fixhost = b;
+        }
+        if let Some(b) = flag(vsphere_group_var)? {
+            o.vsphere_groupmsg = b;
+        }
+        if let Some(b) = flag(brightmail_var)? {
+            o.brightmail_groupmsg = b;
+        }
+        let l = &mut o.lenient;
+        for (var, field) in [
+            (cisco_var, &mut l.cisco),
+            (hpe_var, &mut l.hpe),
+            (vsphere_var, &mut l.vmware_vsphere),
+            (cb_var, &mut l.vmware_cb_protect),
+            (raw_bsd_var, &mut l.raw_bsd),
+            (xml_var, &mut l.xml),
+        ] {
+            if let Some(b) = flag(var)? {
+                *field = b;
+            }
         }
         Ok(o)
     }
@@ -240,6 +313,8 @@ pub struct Classifier {
     pub(crate) set_source_as_sc4s: bool,
     pub(crate) zone: Zone,
     pub(crate) options: VendorOptions,
+    /// `SC4S_USE_NAME_CACHE`: the last good hostname of each sender (kept by the caller).
+    pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
     warnings: Vec<ContextWarning>,
     ignored_listeners: Vec<String>,
 }
@@ -264,6 +339,20 @@ pub fn build(context_dir: Option<&Path>, settings: &Settings) -> Result<Classifi
 }
 
 impl Classifier {
+    /// Looks HOST up in `cache` when a message has none or an IP address
+    /// (`SC4S_USE_NAME_CACHE`), after `host.csv`.
+    pub fn set_name_cache(&mut self, cache: std::sync::Arc<dyn super::NameCache>) {
+        self.name_cache = Some(cache);
+    }
+
+    /// Which multi-part groupings are on (see [`super::group`]).
+    pub fn group_options(&self) -> super::group::GroupOptions {
+        super::group::GroupOptions {
+            vsphere: self.options.vsphere_groupmsg,
+            brightmail: self.options.brightmail_groupmsg,
+        }
+    }
+
     /// Builds from file contents already read (see [`ContextFiles`]).
     pub fn new(files: ContextFiles, settings: &Settings) -> Result<Classifier, BuildError> {
         let metadata = match &files.splunk_metadata {
@@ -292,6 +381,7 @@ impl Classifier {
             options: settings.options.clone(),
             warnings,
             ignored_listeners: Vec::new(),
+            name_cache: None,
         };
         for id in &settings.listeners {
             if !c.add_listener(id) && id != super::DEFAULT_LISTENER {
@@ -394,6 +484,28 @@ mod tests {
         .unwrap();
         assert_eq!(o.fortinet_sourcetype_prefix, "fortigate");
         assert!(o.lenient_cef);
+        assert_eq!(o.lenient, LenientDrops::default());
+        let o = VendorOptions::from_env(|k| {
+            k.starts_with("SC4S_DISABLE_DROP_INVALID_")
+                .then(|| "yes".to_owned())
+        })
+        .unwrap();
+        assert_eq!(
+            o.lenient,
+            LenientDrops {
+                cisco: true,
+                hpe: true,
+                vmware_vsphere: true,
+                vmware_cb_protect: true,
+                raw_bsd: true,
+                xml: true
+            }
+        );
+        let e = VendorOptions::from_env(|k| {
+            (k == "SC4S_DISABLE_DROP_INVALID_XML").then(|| "sometimes".to_owned())
+        })
+        .unwrap_err();
+        assert_eq!(e.variable, "SC4S_DISABLE_DROP_INVALID_XML");
         let e = VendorOptions::from_env(|k| {
             (k == "SC4S_DISABLE_DROP_INVALID_CEF").then(|| "maybe".to_owned())
         })

@@ -80,6 +80,15 @@ fn is_slot_prefix(host: &[u8]) -> bool {
     digits > 0 && rest.get(digits) == Some(&b'/')
 }
 
+/// The host of a `slot<digits>/...` HOST: the text after the last `/` (SC4S's
+/// `^(?<slot>.*)\/(?<host>.*)` on a HOST matching `^slot\d+\/`).
+pub(crate) fn slot_host(host: &[u8]) -> Option<&[u8]> {
+    if !is_slot_prefix(host) {
+        return None;
+    }
+    memchr::memrchr(b'/', host).map(|i| &host[i + 1..])
+}
+
 /// The first SC4S `fix-invalid-program` application (in SC4S's file order) that rejects
 /// `program`.
 fn invalid_program(program: &[u8]) -> Option<ProgramRule> {

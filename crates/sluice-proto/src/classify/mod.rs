@@ -44,6 +44,7 @@ pub mod context;
 pub mod csv;
 pub(crate) mod dispatch;
 pub mod filter;
+pub mod group;
 pub mod header;
 pub mod kv;
 pub mod metadata;
@@ -66,7 +67,8 @@ use std::net::IpAddr;
 use crate::message::{Format, Message, Timestamp};
 
 pub use build::{
-    BuildError, Classifier, Settings, VendorOptionError, VendorOptions, VendorSelection, build,
+    BuildError, Classifier, LenientDrops, Settings, VendorOptionError, VendorOptions,
+    VendorSelection, build,
 };
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
@@ -236,6 +238,19 @@ pub fn classify<'m, 't>(
         }
     }
 
+    // A chassis blade's `slotN/host` (plugin.jinja, after the RFC 3164 parse or an
+    // almost-syslog repair): HOST is the part after the last `/`, before any vendor sees it.
+    if format == Format::Rfc3164 {
+        let host = match out.host {
+            HostEdit::Set(Value::Bytes(b)) => Some(b),
+            HostEdit::Keep => msg.hostname,
+            _ => None,
+        };
+        if let Some(tail) = host.and_then(header::slot_host) {
+            out.host = HostEdit::Set(Value::Bytes(tail));
+        }
+    }
+
     // Step 3: header repairs (SC4S runs them on every RFC 3164 message its own parser read).
     let rewrite = if format == Format::Rfc3164 && !almost {
         header::header_rewrite(msg.hostname, view.program)
@@ -249,6 +264,13 @@ pub fn classify<'m, 't>(
         cx.context.host_for(src.source_ip)
     } else {
         None
+    };
+    // SC4S_USE_NAME_CACHE: after host.csv, while HOST is still nil or an address.
+    let cached_host = match &cx.name_cache {
+        Some(cache) if csv_host.is_none() && host_is_nil_or_ip(header_host, src.source_ip) => {
+            cache.lookup(src.source_ip)
+        }
+        _ => None,
     };
     let mut vps = None;
     if netsource.vendor_product.is_empty() {
@@ -297,6 +319,11 @@ pub fn classify<'m, 't>(
         && matches!(c.host, HostEdit::Keep | HostEdit::SourceIp)
     {
         c.host = HostEdit::Set(Value::Static(name));
+    }
+    if let Some(name) = cached_host
+        && matches!(c.host, HostEdit::Keep | HostEdit::SourceIp)
+    {
+        c.host = HostEdit::Set(Value::Inline(name));
     }
     if let Some(v) = vps {
         if v.use_recv_time {
@@ -549,6 +576,47 @@ fn has_enterprise_sd(sd: &[u8]) -> bool {
 }
 
 /// `true` for a dotted IPv4 or an IPv6 literal.
+/// The name cache behind `SC4S_USE_NAME_CACHE`: the last good hostname seen from each
+/// sender. Implemented by the daemon (it learns and persists them); a look-up runs on the
+/// per-message path, so it must not block.
+pub trait NameCache: Send + Sync + fmt::Debug {
+    /// The cached hostname of `ip` (`None` when unknown or longer than
+    /// [`value::INLINE_CAP`]).
+    fn lookup(&self, ip: IpAddr) -> Option<Inline>;
+}
+
+/// SC4S's `f_host_is_nil_or_ip` for HOST as syslog-ng holds it: `host` (`None`: no host in
+/// the header, so syslog-ng's HOST is the sender's address) starts with `-` or is an IPv4
+/// or IPv6 address, other than `127.0.0.1`.
+pub fn host_is_nil_or_ip(host: Option<&[u8]>, source_ip: IpAddr) -> bool {
+    const LOOPBACK: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+    match host {
+        None => source_ip != LOOPBACK,
+        Some(h) => h.starts_with(b"-") || (is_ip_literal(h) && h != b"127.0.0.1"),
+    }
+}
+
+impl Classification<'_, '_> {
+    /// HOST as the event carries it: the classification's host, the header's, or `None` for
+    /// the sender's address.
+    pub fn host_bytes<'a>(&'a self, msg: &'a Message<'_>) -> Option<&'a [u8]> {
+        // As the encoder writes it (`write_host`).
+        let v = match &self.host {
+            HostEdit::Set(v) if !v.is_empty() => v,
+            HostEdit::Keep if self.rewrite != Rewrite::InvalidHost => {
+                return msg.hostname.filter(|h| !h.is_empty());
+            }
+            _ => return None,
+        };
+        match v {
+            Value::Bytes(b) => Some(b),
+            Value::Static(s) => Some(s.as_bytes()),
+            Value::Inline(i) => Some(i.as_bytes()),
+            Value::Concat(..) => None,
+        }
+    }
+}
+
 fn is_ip_literal(host: &[u8]) -> bool {
     std::str::from_utf8(host).is_ok_and(|s| s.parse::<IpAddr>().is_ok())
 }

@@ -397,3 +397,69 @@ fn topic_name(t: Topic) -> &'static str {
         _ => "any",
     }
 }
+
+#[derive(Debug)]
+struct OneName(IpAddr, &'static str);
+
+impl NameCache for OneName {
+    fn lookup(&self, ip: IpAddr) -> Option<Inline> {
+        (ip == self.0).then(|| Inline::concat(&[self.1.as_bytes()]))?
+    }
+}
+
+#[test]
+fn name_cache_fills_a_missing_or_ip_host_only() {
+    use crate::parse::{ParseOptions, parse};
+    let zone = crate::time::Zone::utc();
+    let sender = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10));
+    let mut cx = Classifier::default();
+    cx.set_name_cache(std::sync::Arc::new(OneName(sender, "fw-edge-01")));
+    let host_of = |line: &[u8], from: IpAddr| {
+        let msg = parse(
+            line,
+            &ParseOptions {
+                now_unix_secs: NOW,
+                zone: &zone,
+            },
+        );
+        let s = SourceMeta {
+            source_ip: from,
+            ..src("DEFAULT")
+        };
+        let c = classify(&msg, &s, NOW, &cx);
+        c.host_bytes(&msg)
+            .map(|h| String::from_utf8_lossy(h).into_owned())
+    };
+    // HOST is an address, or missing, or `-`: the cached name.
+    for line in [
+        &b"<13>Mar  1 10:00:00 10.9.9.9 app[1]: x"[..],
+        b"<13>1 2026-03-01T10:00:00Z 2001:db8::1 app 1 - - x",
+        b"<13>1 2026-03-01T10:00:00Z - app 1 - - x",
+        b"<13>: no header at all",
+    ] {
+        assert_eq!(
+            host_of(line, sender).as_deref(),
+            Some("fw-edge-01"),
+            "{}",
+            String::from_utf8_lossy(line)
+        );
+    }
+    // A real name stays; another sender has no entry; SC4S does not count 127.0.0.1.
+    assert_eq!(
+        host_of(b"<13>Mar  1 10:00:00 web-3 app[1]: x", sender).as_deref(),
+        Some("web-3")
+    );
+    let other = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 11));
+    assert_eq!(
+        host_of(b"<13>Mar  1 10:00:00 10.9.9.9 app[1]: x", other).as_deref(),
+        Some("10.9.9.9")
+    );
+    assert_eq!(
+        host_of(b"<13>Mar  1 10:00:00 127.0.0.1 app[1]: x", sender).as_deref(),
+        Some("127.0.0.1")
+    );
+    assert!(host_is_nil_or_ip(None, sender));
+    assert!(!host_is_nil_or_ip(None, IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    assert!(host_is_nil_or_ip(Some(b"-"), sender));
+    assert!(!host_is_nil_or_ip(Some(b"web-3"), sender));
+}

@@ -6,7 +6,7 @@ use std::fmt;
 use crate::json;
 
 /// Room for a short formatted value (e.g. LEEF's `LEEF:2:0x5e` sourcetype) kept inline.
-pub const INLINE_CAP: usize = 46;
+pub const INLINE_CAP: usize = 62;
 
 /// A short string built at classification time, stored inline.
 #[derive(Clone, Copy, PartialEq, Eq)]

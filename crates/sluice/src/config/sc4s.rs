@@ -3,7 +3,7 @@
 //! bad value is an error naming the variable, the value and where it came from.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::values::{
@@ -71,6 +71,8 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
     "SC4S_ETC",
     "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
     "SC4S_DISABLE_DROP_INVALID_CEF",
+    "SC4S_USE_NAME_CACHE",
+    "SC4S_CLEAR_NAME_CACHE",
 ];
 
 /// `SLUICE_` variables read outside the configuration (before it is loaded).
@@ -245,6 +247,23 @@ impl Config {
             }
         }
         set(env, "SLUICE_VENDORS", non_empty, &mut self.parse.vendors)?;
+        set(
+            env,
+            "SC4S_USE_NAME_CACHE",
+            parse_bool,
+            &mut self.parse.use_name_cache,
+        )?;
+        set(
+            env,
+            "SC4S_CLEAR_NAME_CACHE",
+            parse_bool,
+            &mut self.parse.clear_name_cache,
+        )?;
+        if let Some(var) = get(env, "SC4S_VAR", non_empty)?
+            && self.parse.name_cache_file == Path::new(super::DEFAULT_NAME_CACHE_FILE)
+        {
+            self.parse.name_cache_file = Path::new(&var).join("hostip.cache");
+        }
         self.parse.vendor_options = sluice_proto::classify::VendorOptions::from_env(|k| {
             env.get(k).map(|v| v.value.clone())
         })
@@ -308,6 +327,7 @@ impl Config {
         for (name, _) in env.with_prefix("SC4S_") {
             if !SUPPORTED_SC4S_VARS.contains(&name)
                 && !self.reads_destination_var(name)
+                && !sluice_proto::classify::VendorOptions::VARIABLES.contains(&name)
                 && vendor_port_var(name).is_none()
             {
                 report.unsupported.push(name.to_owned());

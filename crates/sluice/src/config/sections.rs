@@ -498,6 +498,9 @@ impl Default for WindowConfig {
     }
 }
 
+/// Where the name cache is kept without `SC4S_VAR`.
+pub const DEFAULT_NAME_CACHE_FILE: &str = "/var/lib/sluice/hostip.cache";
+
 /// Parsing.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -525,6 +528,13 @@ pub struct ParseConfig {
     /// `SC4S_DISABLE_DROP_INVALID_CEF`); from the environment only.
     #[serde(skip)]
     pub vendor_options: sluice_proto::classify::VendorOptions,
+    /// The last good hostname of each sender fills in HOST when a message has none or an
+    /// address (`SC4S_USE_NAME_CACHE`).
+    pub use_name_cache: bool,
+    /// Delete the name cache at start (`SC4S_CLEAR_NAME_CACHE`).
+    pub clear_name_cache: bool,
+    /// Where the name cache is kept (`$SC4S_VAR/hostip.cache`).
+    pub name_cache_file: PathBuf,
 }
 
 impl Default for ParseConfig {
@@ -537,6 +547,9 @@ impl Default for ParseConfig {
             vendors: "all".into(),
             set_source_as_sc4s: false,
             vendor_options: Default::default(),
+            use_name_cache: false,
+            clear_name_cache: false,
+            name_cache_file: PathBuf::from(DEFAULT_NAME_CACHE_FILE),
         }
     }
 }

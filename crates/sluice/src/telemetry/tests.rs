@@ -80,6 +80,7 @@ fn received_adds_a_batch_of_local_counts_once_and_resets_them() {
         bytes: 300,
         by_format: [1, 2, 0],
         truncated: 1,
+        absorbed: 0,
     };
     let log = logged(|| Received(&mut counts).emit(&h));
     let series = [
@@ -502,6 +503,7 @@ fn metrics_snapshot() {
         bytes: 200,
         by_format: [1, 1, 0],
         truncated: 0,
+        absorbed: 0,
     };
     Received(&mut counts).emit(&rx);
     BatchEmitted {

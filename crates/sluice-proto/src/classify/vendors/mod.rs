@@ -5,6 +5,7 @@ use super::registry::Vendor;
 
 mod alcatel;
 mod almost_epoch;
+mod almost_headers;
 mod almost_levelword;
 mod almost_wrongver;
 mod arista;
@@ -133,6 +134,7 @@ pub(crate) fn builtin() -> Vec<&'static Vendor> {
     vec![
         &super::fallback::BUILTIN,
         &almost_epoch::BUILTIN,
+        &almost_headers::BUILTIN,
         &almost_levelword::BUILTIN,
         &almost_wrongver::BUILTIN,
     ]

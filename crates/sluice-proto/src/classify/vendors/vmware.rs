@@ -469,16 +469,27 @@ fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
 fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"(?s)^<\d+>\d\d\d\d-\d\d-\d\dT\d\d[^ ]+ [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *.*)",
+            r"(?s)^<\d+>(\d\d\d\d-\d\d-\d\dT\d\d[^ ]+) [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *.*)",
         )
         .expect("static regex")
     });
     let Some(c) = RE.caps(input.msg.raw) else {
         return false;
     };
-    let (Some(program), Some(pid), Some(rest)) = (c.get(1), c.get(2), c.get(3)) else {
+    let (Some(stamp), Some(program), Some(pid), Some(rest)) =
+        (c.get(1), c.get(2), c.get(3), c.get(4))
+    else {
         return false;
     };
+    // The rebuilt RFC 5424 line must have a valid stamp: SC4S's syslog-parser drops it
+    // otherwise (sluice lets the other parsers have it), unless
+    // SC4S_DISABLE_DROP_INVALID_VMWARE_VSPHERE=yes keeps it, with the receive time.
+    if vtime::parse_iso(stamp.as_bytes(), input.zone).is_none() {
+        if !input.options.lenient.vmware_vsphere {
+            return false;
+        }
+        out.time = TimeEdit::Recv;
+    }
     out.program = Some(Some(program.as_bytes()));
     out.pid = Some(Some(pid.as_bytes()));
     out.message(rest.as_bytes());
@@ -599,6 +610,25 @@ mod tests {
         );
         assert_eq!(c.sourcetype, "vmware:esxlog:vpxa");
         assert_eq!(c.app, "app-syslog-vmware_vsphere-pgm");
+    }
+
+    #[test]
+    fn bad5424_with_an_invalid_stamp_is_kept_only_when_asked() {
+        use crate::classify::testutil::{classifier_with, classify_line_with};
+        use crate::classify::{LenientDrops, VendorOptions};
+        let line = "<144>2024-04-13T99:43:27.912Z esx-08 Vpxa: verbose vpxa[4242] [Originator@6876 sub=V] Fetching";
+        let c = classify_line(line);
+        assert_ne!(c.app, "app-syslog-vmware_vsphere-pgm", "{c:?}");
+        let lenient = classifier_with(VendorOptions {
+            lenient: LenientDrops {
+                vmware_vsphere: true,
+                ..LenientDrops::default()
+            },
+            ..VendorOptions::default()
+        });
+        let c = classify_line_with(lenient, line);
+        assert_eq!(c.sourcetype, "vmware:esxlog:vpxa");
+        assert_eq!(c.time, crate::classify::registry::TimeEdit::Recv);
     }
 
     #[test]
