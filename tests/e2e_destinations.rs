@@ -209,10 +209,14 @@ fn a_global_second_destination_gets_every_event() {
         recording_sink(Faults::default(), false),
         recording_sink(Faults::default(), false),
     );
+    // OTHER batches by its own settings: at most 100 events per request.
     let d = Daemon::start(two_destinations(
         &a,
         &b,
-        &[("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "GLOBAL")],
+        &[
+            ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "GLOBAL"),
+            ("SC4S_DEST_SPLUNK_HEC_OTHER_BATCH_LINES", "100"),
+        ],
     ));
     const N: u64 = 3_000;
     let mut lines = nix_lines(0, N);
@@ -227,6 +231,12 @@ fn a_global_second_destination_gets_every_event() {
         assert_eq!((rep.distinct, rep.duplicates), (N, 0));
         assert_eq!(sink.accepted_events(), N + 100);
     }
+    let requests = b.stats().accepted_requests;
+    assert!(
+        requests >= (N + 100) / 100,
+        "OTHER got {requests} requests for {} events with BATCH_LINES=100",
+        N + 100
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use sluice_proto::batch::{EncodedBatch, HoldKind, UNROUTED};
+use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind, UNROUTED};
 use sluice_proto::delivery::{
     AbandonReason, Completion, CompletionKind, CompletionSink, Delivery, RetryReason,
 };
@@ -228,24 +228,134 @@ impl CompletionSink for DestinationStats {
     }
 }
 
-/// One destination's way in: its queue and its completion sink.
-#[derive(Debug)]
+/// How batches reach a destination's queue: directly, or through a batcher of its own.
+#[derive(Clone, Debug)]
+enum Way {
+    Queue(async_channel::Sender<Delivery>),
+    Batcher(async_channel::Sender<EncodedBatch>),
+}
+
+/// One destination's way in: its queue (or batcher) and its completion sink.
+#[derive(Clone, Debug)]
 struct Target {
-    tx: async_channel::Sender<Delivery>,
+    way: Way,
     stats: Arc<DestinationStats>,
     sink: Arc<dyn CompletionSink>,
 }
 
 impl Target {
     fn send(&self, batch: EncodedBatch) {
+        let batch = match &self.way {
+            Way::Queue(tx) => {
+                self.stats.submitted(batch.events());
+                let delivery = Delivery::new(batch, Arc::clone(&self.sink));
+                if let Err(e) = tx.try_send(delivery) {
+                    e.into_inner().complete(Completion::Abandoned {
+                        reason: AbandonReason::OutputGone,
+                    });
+                }
+                return;
+            }
+            Way::Batcher(tx) => match tx.try_send(batch) {
+                Ok(()) => return,
+                Err(e) => e.into_inner(),
+            },
+        };
+        // The batcher is gone (a bug): counted and logged as the output gone.
         self.stats.submitted(batch.events());
-        let delivery = Delivery::new(batch, Arc::clone(&self.sink));
-        if let Err(e) = self.tx.try_send(delivery) {
-            e.into_inner().complete(Completion::Abandoned {
-                reason: AbandonReason::OutputGone,
-            });
+        Delivery::new(batch, Arc::clone(&self.sink)).complete(Completion::Abandoned {
+            reason: AbandonReason::OutputGone,
+        });
+    }
+}
+
+/// A destination's own batcher: the parts of the receivers' batches that are its share are
+/// merged into batches of its own size (`SC4S_DEST_SPLUNK_HEC_<ID>_BATCH_*`), and one larger
+/// than its limits is cut (without copying) into pieces that are not. Holds travel with the
+/// events (the pieces of one part share its holds).
+async fn batcher(rx: async_channel::Receiver<EncodedBatch>, policy: BatchPolicy, target: Target) {
+    let mut builder = BatchBuilder::new(policy);
+    loop {
+        let deadline = builder.deadline();
+        tokio::select! {
+            part = rx.recv() => match part {
+                Ok(part) => {
+                    for piece in cut(part, &policy) {
+                        if let Some(b) = builder.push_chunk(std::time::Instant::now(), piece) {
+                            target.send(b);
+                        }
+                    }
+                }
+                Err(_) => break,
+            },
+            () = crate::tcp::sleep_until_opt(deadline) => {
+                if let Some(b) = builder.take() {
+                    target.send(b);
+                }
+            }
         }
     }
+    while let Some(b) = builder.take() {
+        target.send(b);
+    }
+}
+
+/// `part` in pieces within `policy`'s limits (a single event larger than them on its own
+/// stays one piece). The body is shared, not copied.
+fn cut(mut part: EncodedBatch, policy: &BatchPolicy) -> Vec<EncodedBatch> {
+    let max_events = policy.max_events.max(1);
+    let n = part.events() as usize;
+    if n <= max_events && part.body().len() <= policy.max_bytes {
+        return vec![part];
+    }
+    let events = part.share_holds(HoldKind::Events);
+    let bytes = part.share_holds(HoldKind::Bytes);
+    let starts = part.starts().to_vec();
+    let end_of = |i: usize| {
+        starts
+            .get(i + 1)
+            .map_or(part.body().len(), |&s| s as usize - 1)
+    };
+    let mut pieces = Vec::new();
+    let mut first = 0usize;
+    while first < n {
+        let mut last = first + 1;
+        while last < n
+            && last - first < max_events
+            && end_of(last) - starts[first] as usize <= policy.max_bytes
+        {
+            last += 1;
+        }
+        let base = starts[first];
+        let body = part.events_bytes(first as u32..last as u32);
+        let offsets = starts[first..last].iter().map(|s| s - base).collect();
+        match EncodedBatch::from_parts(body, offsets) {
+            Ok(mut piece) => {
+                if let Some(h) = &events {
+                    piece.hold(HoldKind::Events, Arc::clone(h));
+                }
+                if let Some(h) = &bytes {
+                    piece.hold(HoldKind::Bytes, Arc::clone(h));
+                }
+                pieces.push(piece);
+            }
+            // Cannot happen (the offsets are the batch's own); the events would be lost
+            // silently otherwise, so the whole part goes as it is.
+            Err(e) => {
+                tracing::error!("cannot cut a batch for a destination's batcher: {e}");
+                let mut whole = part.clone_events();
+                if let Some(h) = events {
+                    whole.hold(HoldKind::Events, h);
+                }
+                if let Some(h) = bytes {
+                    whole.hold(HoldKind::Bytes, h);
+                }
+                return vec![whole];
+            }
+        }
+        first = last;
+    }
+    pieces
 }
 
 #[derive(Debug)]
@@ -348,15 +458,7 @@ impl Submit {
             .into_iter()
             .flat_map(|s| match Arc::try_unwrap(s.inner) {
                 Ok(t) => t.targets,
-                Err(shared) => shared
-                    .targets
-                    .iter()
-                    .map(|t| Target {
-                        tx: t.tx.clone(),
-                        stats: t.stats.clone(),
-                        sink: t.sink.clone(),
-                    })
-                    .collect(),
+                Err(shared) => shared.targets.clone(),
             })
             .collect();
         assert!(targets.len() <= 64, "at most 64 destinations");
@@ -378,11 +480,24 @@ impl Submit {
     /// A handle to destination `i` alone (sluice's own metrics go to the default one).
     pub fn only(&self, i: usize) -> Option<Submit> {
         let t = self.inner.targets.get(i)?;
-        Some(Submit::single(
-            t.tx.clone(),
-            t.stats.clone(),
-            t.sink.clone(),
-        ))
+        Some(Submit::of(t.clone()))
+    }
+
+    /// This destination (a handle of one) with a batcher of its own, making batches by
+    /// `policy` out of what it is sent (see [`batcher`]). Needs the runtime.
+    pub fn rebatched(self, policy: BatchPolicy) -> Submit {
+        let Some(t) = self.inner.targets.first().cloned() else {
+            return self;
+        };
+        let (tx, rx) = async_channel::unbounded();
+        let way = Way::Batcher(tx);
+        let front = Target {
+            way,
+            stats: t.stats.clone(),
+            sink: t.sink.clone(),
+        };
+        tokio::spawn(batcher(rx, policy, t));
+        Submit::of(front)
     }
 
     /// Events dropped because their destination set was empty.
@@ -390,19 +505,27 @@ impl Submit {
         self.inner.routed_nowhere.events()
     }
 
-    fn single(
-        tx: async_channel::Sender<Delivery>,
-        stats: Arc<DestinationStats>,
-        sink: Arc<dyn CompletionSink>,
-    ) -> Submit {
+    fn of(target: Target) -> Submit {
         Submit {
             inner: Arc::new(Targets {
-                targets: vec![Target { tx, stats, sink }],
+                targets: vec![target],
                 unrouted: 1,
                 all: 1,
                 routed_nowhere: Arc::new(crate::telemetry::metrics().routed_nowhere()),
             }),
         }
+    }
+
+    fn single(
+        tx: async_channel::Sender<Delivery>,
+        stats: Arc<DestinationStats>,
+        sink: Arc<dyn CompletionSink>,
+    ) -> Submit {
+        Submit::of(Target {
+            way: Way::Queue(tx),
+            stats,
+            sink,
+        })
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use sluice_hec::HecOutput;
+use sluice_proto::batch::BatchPolicy;
 use tokio::time::Instant;
 
 use super::archive::ArchiveOutput;
@@ -123,6 +124,22 @@ impl DestinationSet {
                     tracing::info!(dir = %dir.display(), mode = ?mode, "archiving events (d_archive)");
                     Destination::start(&d.name, Box::new(archive))
                 }
+            };
+            // The receivers batch by the default destination's settings. Another HEC
+            // destination, or the default one in SELECT mode, gets parts of those batches:
+            // it merges and cuts them to its own BATCH_LINES / BATCH_BYTES / BATCH_TIMEOUT.
+            let submit = match &d.kind {
+                DestKind::Hec { hec, .. }
+                    if plan.len() > 1
+                        && (d.name != "default" || d.mode == crate::config::DestMode::Select) =>
+                {
+                    submit.rebatched(BatchPolicy {
+                        max_events: hec.batch_lines,
+                        max_bytes: hec.batch_bytes.0 as usize,
+                        timeout: hec.batch_timeout,
+                    })
+                }
+                _ => submit,
             };
             if d.name != "default" {
                 tracing::info!(

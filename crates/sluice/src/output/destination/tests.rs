@@ -367,3 +367,34 @@ async fn events_routed_nowhere_release_their_slots_and_are_counted() {
     drop(submit);
     assert_eq!(a.drain(soon()).await.delivered, 0);
 }
+
+#[tokio::test]
+async fn a_destination_batcher_merges_small_parts_and_cuts_large_ones_to_its_own_size() {
+    let window = Window::new("test", 100);
+    let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (dest, submit) = Destination::start("other", Box::new(Gate(held.clone())));
+    let submit = submit.rebatched(sluice_proto::batch::BatchPolicy {
+        max_events: 4,
+        max_bytes: 1000,
+        timeout: Duration::from_millis(50),
+    });
+    // Three parts of 3 events: one batch of 4 at once (the rest of the part waits)...
+    for _ in 0..3 {
+        submit.submit(batch(&window, 3).await);
+    }
+    // ... and a part of 10: cut into pieces of at most 4.
+    submit.submit(batch(&window, 10).await);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let sizes: Vec<u32> = held.lock().unwrap().iter().map(|d| d.events()).collect();
+    assert_eq!(sizes.iter().sum::<u32>(), 19, "{sizes:?}");
+    assert!(sizes.iter().all(|&n| n <= 4), "{sizes:?}");
+    assert_eq!(window.in_use(), 19);
+    for d in held.lock().unwrap().drain(..) {
+        d.complete(Completion::Delivered);
+    }
+    // Every piece of every part delivered: every slot is back.
+    assert_eq!(window.in_use(), 0);
+    drop(submit);
+    let s = dest.drain(soon()).await;
+    assert_eq!((s.delivered, s.lost), (19, 0));
+}
