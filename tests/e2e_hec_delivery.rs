@@ -405,7 +405,10 @@ fn missing_index_run(fallback: bool) -> (Daemon, SinkHandle) {
         .hec(&sink)
         .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50);
     if fallback {
-        opts = opts.env("SC4S_DEST_SPLUNK_HEC_DEFAULT_FALLBACK_INDEX", "sc4s_fallback");
+        opts = opts.env(
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_FALLBACK_INDEX",
+            "sc4s_fallback",
+        );
     }
     let d = Daemon::start(opts);
     let mut body = Vec::new();

@@ -104,7 +104,10 @@ mod tests {
         assert_eq!(out["time"], "1710166925.000");
         assert_eq!(out["event"], "x");
         assert_eq!(out.as_object().unwrap().len(), 6);
-        assert_eq!(original_index(ev, "fallback").unwrap().as_deref(), Some("netfw"));
+        assert_eq!(
+            original_index(ev, "fallback").unwrap().as_deref(),
+            Some("netfw")
+        );
     }
 
     #[test]
@@ -121,7 +124,10 @@ mod tests {
     fn an_event_without_an_index_gets_the_fallback_and_no_original() {
         let ev = br#"{"event":"x","fields":{"a":"1"}}"#;
         let out = v(&rewrite(ev, "fb").unwrap());
-        assert_eq!(out, serde_json::json!({"index":"fb","event":"x","fields":{"a":"1"}}));
+        assert_eq!(
+            out,
+            serde_json::json!({"index":"fb","event":"x","fields":{"a":"1"}})
+        );
         assert_eq!(original_index(ev, "fb").unwrap(), None);
         // Without fields either: none is added for nothing.
         let out = v(&rewrite(br#"{"event":"x"}"#, "fb").unwrap());

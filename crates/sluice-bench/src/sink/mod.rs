@@ -615,10 +615,12 @@ impl Shared {
             _ => None,
         };
         let bad_index = match faults.reject_index.as_deref() {
-            Some(idx) if contains(body, idx.as_bytes()) => serde_json::Deserializer::from_slice(body)
-                .into_iter::<serde_json::Value>()
-                .map_while(Result::ok)
-                .position(|v| v.get("index").and_then(|i| i.as_str()) == Some(idx)),
+            Some(idx) if contains(body, idx.as_bytes()) => {
+                serde_json::Deserializer::from_slice(body)
+                    .into_iter::<serde_json::Value>()
+                    .map_while(Result::ok)
+                    .position(|v| v.get("index").and_then(|i| i.as_str()) == Some(idx))
+            }
             _ => None,
         };
         // The first refused event of either kind; code 7 for a refused index.
@@ -633,7 +635,9 @@ impl Shared {
             if index_code {
                 return Ok(json(
                     400,
-                    format!(r#"{{"text":"Incorrect index","code":7,"invalid-event-number":{keep}}}"#),
+                    format!(
+                        r#"{{"text":"Incorrect index","code":7,"invalid-event-number":{keep}}}"#
+                    ),
                 ));
             }
             return Ok(self.reject_event(keep, faults.omit_event_number));

@@ -12,9 +12,9 @@ use tracing::{debug, error, warn};
 use super::{Inner, Verdict, gzip, judge_response};
 use crate::ack::{self, AckTracker};
 use crate::deadletter::DeadEvent;
+use crate::fallback;
 use crate::health::UrlResult;
 use crate::observe::HecEvent;
-use crate::fallback;
 use crate::reject::{
     BadRequestKind, FALLBACK_CODE, HecAnswer, Isolation, Piece, PieceAnswer, event_starts,
 };
@@ -430,7 +430,10 @@ impl Inner {
                     .iter()
                     .map(|r| match (&self.cfg.fallback_index, was_fallback) {
                         (Some(fb), true) => {
-                            format!("{} (sent to the fallback index {fb}, refused there too)", r.text)
+                            format!(
+                                "{} (sent to the fallback index {fb}, refused there too)",
+                                r.text
+                            )
                         }
                         _ => r.text.clone(),
                     })
