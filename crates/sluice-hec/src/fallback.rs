@@ -60,17 +60,14 @@ pub fn rewrite(event: &[u8], fallback: &str) -> Result<Vec<u8>, NoFallback> {
         i => i.map(str::to_owned),
     };
     obj.insert("index".into(), Value::String(fallback.to_owned()));
-    if let Some(original) = original {
-        match obj
+    // A `fields` that is not an object is left alone: HEC refuses it (code 15) whatever
+    // the index.
+    if let Some(original) = original
+        && let Value::Object(fields) = obj
             .entry("fields")
             .or_insert_with(|| Value::Object(Map::new()))
-        {
-            Value::Object(fields) => {
-                fields.insert(ORIGINAL_INDEX_FIELD.into(), Value::String(original));
-            }
-            // HEC would refuse it (code 15) whatever its index.
-            _ => {}
-        }
+    {
+        fields.insert(ORIGINAL_INDEX_FIELD.into(), Value::String(original));
     }
     serde_json::to_vec(&Value::Object(obj)).map_err(|_| NoFallback::NotAnObject)
 }
