@@ -353,6 +353,51 @@ mod tests {
     }
 
     #[test]
+    fn the_fallback_index_is_per_destination_and_checked() {
+        let mut h = HecConfig {
+            urls: vec!["https://idx:8088".into()],
+            ..HecConfig::default()
+        };
+        assert_eq!(
+            h.client_config().unwrap().fallback_index,
+            None,
+            "off by default"
+        );
+        h.apply_sc4s_env(
+            &env(&[
+                (
+                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_FALLBACK_INDEX",
+                    " sc4s_fallback ",
+                ),
+                ("SC4S_DEST_SPLUNK_HEC_OTHER_FALLBACK_INDEX", "other"),
+            ]),
+            "DEFAULT",
+        )
+        .unwrap();
+        assert_eq!(
+            h.client_config().unwrap().fallback_index.as_deref(),
+            Some("sc4s_fallback")
+        );
+        // Empty turns it off again.
+        h.apply_sc4s_env(
+            &env(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_FALLBACK_INDEX", "")]),
+            "DEFAULT",
+        )
+        .unwrap();
+        assert_eq!(h.fallback_index, None);
+        h.fallback_index = Some("Not An Index".into());
+        let e = h
+            .client_config_for("OTHER", "destinations.other.hec")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("SC4S_DEST_SPLUNK_HEC_OTHER_FALLBACK_INDEX")
+                && e.contains("destinations.other.hec.fallback_index"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn bad_delivery_values_name_the_variable() {
         for (var, value) in [
             ("SLUICE_HEC_INDEXER_ACK", "maybe"),
