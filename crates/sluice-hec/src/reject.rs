@@ -10,6 +10,10 @@
 //! * without the field (or with one outside the request): the request is split in two halves
 //!   and each is sent on its own (bisection), down to single events;
 //! * 413 (too large) splits the same way; a single event that is still too large is refused.
+//! * with a fallback index configured, an event refused for its index (code 7) is taken back
+//!   ([`Isolation::fall_back`]) and sent once more, with the others so refused, as one
+//!   fallback piece after the rest ([`crate::fallback`]); a fallback piece refused for its
+//!   index is refused whole, never tried again.
 //!
 //! # Events before N
 //!
