@@ -386,3 +386,136 @@ fn sluice_counters_reach_the_metrics_index_in_the_sc4s_dashboard_shape() {
     assert!(dst["fields"]["metric_name:spl.sc4syslog.dst.queued"].is_number());
     assert_eq!(dst["fields"]["name"], "d_hec_fmt");
 }
+
+/// `GOOD` generic syslog events (index osnix, sequence-numbered) with `ASA` Cisco ASA events
+/// (index netfw) among them, over TCP, to a HEC that has no index netfw (400, code 7).
+fn missing_index_run(fallback: bool) -> (Daemon, SinkHandle) {
+    const GOOD: u64 = 5_000;
+    let sink = SinkHandle::spawn_thread(SinkConfig {
+        faults: Faults {
+            reject_index: Some("netfw".into()),
+            ..Faults::default()
+        },
+        record: true,
+        threads: 2,
+        ..SinkConfig::default()
+    })
+    .expect("start the HEC sink");
+    let mut opts = DaemonOpts::default()
+        .hec(&sink)
+        .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50);
+    if fallback {
+        opts = opts.env(
+            "SC4S_DEST_SPLUNK_HEC_DEFAULT_FALLBACK_INDEX",
+            "sc4s_fallback",
+        );
+    }
+    let d = Daemon::start(opts);
+    let mut body = Vec::new();
+    for seq in 0..GOOD {
+        writeln!(
+            body,
+            "<13>Nov 26 09:00:00 host01 prg00000[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x"
+        )
+        .unwrap();
+        if seq % 1_000 == 10 || seq == 11 {
+            writeln!(
+                body,
+                "<166>Mar  5 12:28:50 asa-fw1 : %ASA-6-302013: Built outbound TCP connection \
+                 {seq} for outside:198.51.100.1/443 (198.51.100.1/443) to \
+                 inside:192.168.1.10/53211 (203.0.113.10/53211)"
+            )
+            .unwrap();
+        }
+    }
+    let mut s = TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    s.write_all(&body).unwrap();
+    drop(s);
+    wait_distinct(&sink, GOOD, Duration::from_secs(60), &d);
+    (d, sink)
+}
+
+/// The events refused for their index in the run above: 6 ASA events.
+const ASA: u64 = 6;
+
+#[test]
+fn events_refused_for_their_index_go_to_the_fallback_index_with_the_original_kept() {
+    let _heavy = sluice_suite::heavy();
+    let (d, sink) = missing_index_run(true);
+    let m = d.wait_metrics(Duration::from_secs(30), |m| {
+        m.sum("sluice_delivered_total", &[]) == (5_000 + ASA) as f64
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let rep = sink.seq_report(Some(5_000));
+    assert_eq!((rep.missing, rep.duplicates), (0, 0), "{rep:?}");
+    let events = sink.events();
+    let asa: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["sourcetype"] == "cisco:asa")
+        .collect();
+    assert_eq!(asa.len() as u64, ASA, "each ASA event indexed once");
+    for e in &asa {
+        assert_eq!(e["index"], "sc4s_fallback", "{e}");
+        assert_eq!(e["fields"]["sc4s_original_index"], "netfw", "{e}");
+        assert_eq!(e["fields"]["sc4s_vendor"], "cisco", "{e}");
+    }
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["sourcetype"] != "cisco:asa")
+            .all(|e| e["index"] == "osnix" && e["fields"].get("sc4s_original_index").is_none()),
+        "the good events are untouched"
+    );
+    assert_eq!(sink.accepted_events(), 5_000 + ASA);
+    assert_eq!(
+        m.sum("sluice_hec_fallback_index_events_total", &[]),
+        ASA as f64
+    );
+    assert_eq!(m.sum("sluice_hec_rejected_total", &[]), 0.0);
+    assert_eq!(
+        m.sum("sluice_dropped_total", &["reason=\"hec_rejected\""]),
+        0.0
+    );
+    let file = d.dir.join("dead-letter").join("hec_rejected.jsonl");
+    let dead = std::fs::read_to_string(&file).unwrap_or_default();
+    assert!(dead.is_empty(), "nothing dead-lettered: {dead}");
+    let log = d.log();
+    assert!(
+        log.contains("fallback index") && log.contains("netfw"),
+        "the fallback is logged with the original index:\n{log}"
+    );
+    assert_eq!(
+        log.matches("sending them to the fallback index").count(),
+        1,
+        "once per original index"
+    );
+}
+
+#[test]
+fn without_a_fallback_index_events_refused_for_their_index_are_dead_lettered() {
+    let _heavy = sluice_suite::heavy();
+    let (d, sink) = missing_index_run(false);
+    let m = d.wait_metrics(Duration::from_secs(30), |m| {
+        m.sum("sluice_dropped_total", &["reason=\"hec_rejected\""]) == ASA as f64
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let rep = sink.seq_report(Some(5_000));
+    assert_eq!((rep.missing, rep.duplicates), (0, 0), "{rep:?}");
+    assert_eq!(sink.accepted_events(), 5_000, "no ASA event indexed");
+    assert_eq!(
+        m.sum("sluice_hec_rejected_total", &["reason=\"incorrect_index\""]),
+        ASA as f64
+    );
+    assert_eq!(m.sum("sluice_hec_fallback_index_events_total", &[]), 0.0);
+    let file = d.dir.join("dead-letter").join("hec_rejected.jsonl");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len() as u64, ASA, "{text}");
+    for l in &lines {
+        assert_eq!(l["code"], 7);
+        assert_eq!(l["event"]["index"], "netfw");
+    }
+}

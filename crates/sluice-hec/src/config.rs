@@ -84,6 +84,10 @@ pub struct ClientConfig {
     pub resend_policy: ResendPolicy,
     /// Where events HEC refused for good are kept; `None` counts and logs them only.
     pub dead_letter: Option<DeadLetterConfig>,
+    /// An event refused for its index (400, code 7) is sent once more to this index, the
+    /// original kept in `fields.sc4s_original_index` ([`crate::fallback`]); `None` (the
+    /// default) dead-letters it.
+    pub fallback_index: Option<String>,
     /// gzip request bodies (`Content-Encoding: gzip`).
     pub compression: bool,
     /// Extra headers, sent first (SC4S `_HEADERS`). [`sc4s_app_headers`] gives the two
@@ -112,6 +116,7 @@ impl Default for ClientConfig {
             ack: None,
             resend_policy: ResendPolicy::All,
             dead_letter: None,
+            fallback_index: None,
             compression: false,
             headers: Vec::new(),
             connection_close: false,

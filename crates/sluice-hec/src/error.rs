@@ -25,6 +25,10 @@ pub enum HecError {
         path: std::path::PathBuf,
         reason: String,
     },
+    #[error(
+        "HEC fallback index {0:?} is not a Splunk index name (lower-case letters, digits, _ and -)"
+    )]
+    InvalidFallbackIndex(String),
     #[error("HEC indexer acknowledgement: {0}")]
     Ack(String),
     #[error("building the HTTP client failed: {0}")]

@@ -44,6 +44,7 @@
 //! |---|---|---|
 //! | 2xx | delivered (with indexer acknowledgement: once acked) | `Delivered` (when every piece was) |
 //! | 400 about the data | HEC refused the request for one or more events: the one named by `invalid-event-number` is refused for good and the rest sent again without it; without the number the request is bisected ([`reject`]). Refused events go to the dead-letter file ([`deadletter`]) | `Rejected`, each refused event with its status and Splunk's text; `hec_rejected{reason}` |
+//! | 400 code 7 (incorrect index), with [`ClientConfig::fallback_index`] set | the event is sent once more with that index, its own in `fields.sc4s_original_index` ([`fallback`]); refused there too, it is dead-lettered | `Delivered` for it when the fallback index takes it |
 //! | 400 about the request (codes 10, 11, 14, 16: ack channel, ack disabled) | held and retried like a 401 | `retried{reason="http_400_request"}` |
 //! | 413 | the piece is split at the event boundary nearest its middle and both halves are sent (recursively); a single event that still gets 413 is refused (dead letter) | `Rejected`, that event with 413; `hec_rejected{reason="too_large"}` |
 //! | 401, 403 | token missing/invalid/disabled: retried (the token may be fixed in Splunk) | `retried{reason="http_401"/"http_403"}` |
@@ -105,6 +106,7 @@ pub mod ack;
 pub mod config;
 pub mod deadletter;
 mod error;
+pub mod fallback;
 pub mod health;
 pub mod observe;
 pub mod output;

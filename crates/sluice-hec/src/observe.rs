@@ -63,6 +63,12 @@ pub enum HecEvent<'a> {
     IsolationResent { events: u64 },
     /// A request that timed out is sent again as two halves.
     LatencySplit,
+    /// HEC refused an event for its index (code 7) and it is sent again to the `fallback`
+    /// index; `original` is the index it asked for (`None`: it had no `index` field).
+    FallbackIndex {
+        original: Option<&'a str>,
+        fallback: &'a str,
+    },
     /// HEC refused an event for good, for `reason` (see [`crate::deadletter::REASONS`]).
     Refused { reason: &'static str },
     /// Refused events were written to the dead-letter file (`written`), or lost to a failed

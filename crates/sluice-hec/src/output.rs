@@ -270,6 +270,11 @@ impl HecOutput {
                 "poll interval, timeout and pending batches must be greater than zero".into(),
             ));
         }
+        if let Some(fb) = &cfg.fallback_index
+            && !crate::fallback::valid_index_name(fb)
+        {
+            return Err(HecError::InvalidFallbackIndex(fb.clone()));
+        }
         let dead_letter = match &cfg.dead_letter {
             Some(dl) => DeadLetter::open(dl)?,
             None => DeadLetter::disabled(),

@@ -10,6 +10,10 @@
 //! * without the field (or with one outside the request): the request is split in two halves
 //!   and each is sent on its own (bisection), down to single events;
 //! * 413 (too large) splits the same way; a single event that is still too large is refused.
+//! * with a fallback index configured, an event refused for its index (code 7) is taken back
+//!   ([`Isolation::fall_back`]) and sent once more, with the others so refused, as one
+//!   fallback piece after the rest ([`crate::fallback`]); a fallback piece refused for its
+//!   index is refused whole, never tried again.
 //!
 //! # Events before N
 //!
@@ -76,6 +80,9 @@ impl BadRequestKind {
     }
 }
 
+/// Splunk's code for "Incorrect index": the one refusal the fallback index answers.
+pub const FALLBACK_CODE: i64 = 7;
+
 /// Whether the events before an `invalid-event-number` are sent again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ResendPolicy {
@@ -92,6 +99,9 @@ pub struct Piece {
     ranges: Vec<Range<u32>>,
     /// How many timeout halvings led to this piece (bounds the splitting on latency).
     pub(crate) depth: u8,
+    /// Its events were refused for their index and go to the fallback index
+    /// ([`crate::fallback`]); never set again on events refused from such a piece.
+    pub(crate) fallback: bool,
 }
 
 impl Piece {
@@ -102,14 +112,25 @@ impl Piece {
         } else {
             vec![range]
         };
-        Piece { ranges, depth: 0 }
+        Piece {
+            ranges,
+            depth: 0,
+            fallback: false,
+        }
     }
 
-    fn from_ranges(ranges: impl IntoIterator<Item = Range<u32>>, depth: u8) -> Piece {
+    /// Some of this piece's events, of its kind (depth, fallback).
+    fn from_ranges(ranges: impl IntoIterator<Item = Range<u32>>, like: &Piece) -> Piece {
         Piece {
             ranges: ranges.into_iter().filter(|r| !r.is_empty()).collect(),
-            depth,
+            depth: like.depth,
+            fallback: like.fallback,
         }
+    }
+
+    /// Whether its events go to the fallback index.
+    pub fn is_fallback(&self) -> bool {
+        self.fallback
     }
 
     pub fn ranges(&self) -> &[Range<u32>] {
@@ -157,8 +178,8 @@ impl Piece {
             }
         }
         (
-            Piece::from_ranges(before, self.depth),
-            Piece::from_ranges(after, self.depth),
+            Piece::from_ranges(before, self),
+            Piece::from_ranges(after, self),
         )
     }
 
@@ -166,7 +187,7 @@ impl Piece {
     pub fn halves(&self) -> (Piece, Piece) {
         let half = u64::from(self.len() / 2);
         match self.global(half) {
-            None => (self.clone(), Piece::from_ranges([], self.depth)),
+            None => (self.clone(), Piece::from_ranges([], self)),
             Some(mid) => {
                 let mut first = Vec::new();
                 let mut second = Vec::new();
@@ -181,8 +202,8 @@ impl Piece {
                     }
                 }
                 (
-                    Piece::from_ranges(first, self.depth),
-                    Piece::from_ranges(second, self.depth),
+                    Piece::from_ranges(first, self),
+                    Piece::from_ranges(second, self),
                 )
             }
         }
@@ -287,6 +308,9 @@ pub struct Isolation {
     pending: Vec<Piece>,
     refused: Vec<RefusedEvent>,
     accepted: Vec<Piece>,
+    /// Events refused for their index, to be sent to the fallback index once the pending
+    /// pieces are answered (as one piece: they all go to the same index).
+    fallback: Vec<u32>,
     resent_events: u64,
     requests: u64,
 }
@@ -303,6 +327,7 @@ impl Isolation {
             pending,
             refused: Vec::new(),
             accepted: Vec::new(),
+            fallback: Vec::new(),
             resent_events: 0,
             requests: 0,
         }
@@ -310,9 +335,41 @@ impl Isolation {
 
     /// The next piece to send, if any is left. Pieces come out in batch order.
     pub fn next_piece(&mut self) -> Option<Piece> {
-        let p = self.pending.pop()?;
+        let p = match self.pending.pop() {
+            Some(p) => p,
+            None if !self.fallback.is_empty() => {
+                let mut idx = std::mem::take(&mut self.fallback);
+                idx.sort_unstable();
+                idx.dedup();
+                let mut ranges: Vec<Range<u32>> = Vec::new();
+                for i in idx {
+                    match ranges.last_mut() {
+                        Some(r) if r.end == i => r.end = i + 1,
+                        _ => ranges.push(i..i + 1),
+                    }
+                }
+                Piece {
+                    ranges,
+                    depth: 0,
+                    fallback: true,
+                }
+            }
+            None => return None,
+        };
         self.requests += 1;
         Some(p)
+    }
+
+    /// Takes event `index` back from the refused ones (it was refused for its index, from a
+    /// piece that was not a fallback one) to send it to the fallback index. False when it is
+    /// not among the refused events.
+    pub fn fall_back(&mut self, index: u32) -> bool {
+        let Some(pos) = self.refused.iter().position(|r| r.index == index) else {
+            return false;
+        };
+        self.refused.remove(pos);
+        self.fallback.push(index);
+        true
     }
 
     /// Puts a piece back to be sent again later (a retry that did not reach a verdict).
@@ -366,6 +423,22 @@ impl Isolation {
             PieceAnswer::BadData {
                 code,
                 text,
+                invalid_event: _,
+            } if piece.fallback && code == Some(FALLBACK_CODE) => {
+                // Every event of a fallback piece asks for the fallback index: refused for
+                // it, they are all refused, and never tried again.
+                for index in piece.indexes() {
+                    self.refused.push(RefusedEvent {
+                        index,
+                        status: 400,
+                        code,
+                        text: text.clone(),
+                    });
+                }
+            }
+            PieceAnswer::BadData {
+                code,
+                text,
                 invalid_event,
             } => {
                 let named = invalid_event.and_then(|n| piece.global(n));
@@ -383,13 +456,13 @@ impl Isolation {
                             ResendPolicy::AfterInvalid => {
                                 // Trusted as indexed by Splunk.
                                 self.accepted.push(before);
-                                Piece::from_ranges([], piece.depth)
+                                Piece::from_ranges([], &piece)
                             }
                         };
                         // Sent again as one request: the events of the refused one, less N.
                         let mut ranges = before.ranges;
                         ranges.extend(after.ranges);
-                        let rest = Piece::from_ranges(ranges, piece.depth);
+                        let rest = Piece::from_ranges(ranges, &piece);
                         self.resent_events += u64::from(rest.len());
                         if !rest.is_empty() {
                             self.pending.push(rest);
@@ -416,7 +489,7 @@ impl Isolation {
     }
 
     pub fn is_done(&self) -> bool {
-        self.pending.is_empty()
+        self.pending.is_empty() && self.fallback.is_empty()
     }
 
     /// Events sent again because of a 400 or 413 (each time they were sent again).

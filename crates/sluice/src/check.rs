@@ -372,6 +372,13 @@ fn output(c: &Check<'_>, out: &mut Out) {
                 if h.compression { "on" } else { "off" },
                 if h.tls_verify { "yes" } else { "NO" }
             ));
+            if let Some(fb) = &hc.fallback_index {
+                out.line(format!(
+                    "  an event refused for its index goes once to the fallback index {fb}, its \
+                     own in sc4s_original_index  <- {}",
+                    c.from("hec.fallback_index")
+                ));
+            }
         }
         Err(e) => out.error(e.to_string()),
     }

@@ -110,6 +110,11 @@ pub struct Faults {
     /// Answer 400 `{"text":"Invalid data format","code":6,"invalid-event-number":N}` when
     /// event N (0-based, the first such) has this text in its `event`.
     pub reject_event_marker: Option<String>,
+    /// Answer 400 `{"text":"Incorrect index","code":7,"invalid-event-number":N}` when event
+    /// N (0-based, the first such) asks for this index (as HEC does for an index that does
+    /// not exist). Combined with `reject_event_marker`, the first bad event of either kind is
+    /// named.
+    pub reject_index: Option<String>,
     /// With `reject_event_marker`: index the events before N anyway (what Splunk may do; its
     /// documentation does not say), so a client that resends them makes duplicates.
     pub index_before_invalid: bool,
@@ -609,9 +614,32 @@ impl Shared {
             }
             _ => None,
         };
+        let bad_index = match faults.reject_index.as_deref() {
+            Some(idx) if contains(body, idx.as_bytes()) => {
+                serde_json::Deserializer::from_slice(body)
+                    .into_iter::<serde_json::Value>()
+                    .map_while(Result::ok)
+                    .position(|v| v.get("index").and_then(|i| i.as_str()) == Some(idx))
+            }
+            _ => None,
+        };
+        // The first refused event of either kind; code 7 for a refused index.
+        let (invalid, index_code) = match (invalid, bad_index) {
+            (Some(a), Some(b)) if b < a => (Some(b), true),
+            (None, Some(b)) => (Some(b), true),
+            (a, _) => (a, false),
+        };
         let keep = invalid.unwrap_or(usize::MAX);
-        if invalid.is_some() && !faults.index_before_invalid {
+        if invalid.is_some() && (index_code || !faults.index_before_invalid) {
             self.count_reject(RejectReason::FaultEvent);
+            if index_code {
+                return Ok(json(
+                    400,
+                    format!(
+                        r#"{{"text":"Incorrect index","code":7,"invalid-event-number":{keep}}}"#
+                    ),
+                ));
+            }
             return Ok(self.reject_event(keep, faults.omit_event_number));
         }
 

@@ -12,9 +12,12 @@ use tracing::{debug, error, warn};
 use super::{Inner, Verdict, gzip, judge_response};
 use crate::ack::{self, AckTracker};
 use crate::deadletter::DeadEvent;
+use crate::fallback;
 use crate::health::UrlResult;
 use crate::observe::HecEvent;
-use crate::reject::{BadRequestKind, HecAnswer, Isolation, Piece, PieceAnswer, event_starts};
+use crate::reject::{
+    BadRequestKind, FALLBACK_CODE, HecAnswer, Isolation, Piece, PieceAnswer, event_starts,
+};
 use crate::stats::{RequestOutcome, RetryReason};
 use sluice_proto::delivery::Delivery;
 use std::sync::atomic::Ordering::Relaxed;
@@ -285,8 +288,14 @@ impl Inner {
             let Some(piece) = slot.iso.next_piece() else {
                 return true;
             };
-            let whole = matches!(piece.ranges(), [r] if r.start == 0 && r.end == slot.job.events());
-            let body = if whole {
+            let whole = !piece.is_fallback()
+                && matches!(piece.ranges(), [r] if r.start == 0 && r.end == slot.job.events());
+            let body = if piece.is_fallback() {
+                if slot.starts.is_empty() {
+                    slot.starts = slot.job.event_starts();
+                }
+                self.fallback_body(&piece, slot.job.body(), &slot.starts)
+            } else if whole {
                 // The common case: no event boundaries needed.
                 slot.job.body().clone()
             } else {
@@ -321,6 +330,7 @@ impl Inner {
             };
             let resent_before = slot.iso.resent_events();
             let refused_before = slot.iso.refused().len();
+            let was_fallback = piece.is_fallback();
             let url = match sent {
                 Sent::HandBack { reason, after } => {
                     slot.handed_back = Some((reason, after));
@@ -390,22 +400,54 @@ impl Inner {
                 self.observer
                     .observe(HecEvent::IsolationResent { events: resent });
             }
-            let new = &slot.iso.refused()[refused_before..];
-            if !new.is_empty() {
-                if slot.starts.is_empty() {
-                    slot.starts = slot.job.event_starts();
+            if slot.iso.refused().len() > refused_before && slot.starts.is_empty() {
+                slot.starts = slot.job.event_starts();
+            }
+            if !was_fallback && let Some(fb) = self.cfg.fallback_index.as_deref() {
+                let candidates: Vec<u32> = slot.iso.refused()[refused_before..]
+                    .iter()
+                    .filter(|r| r.status == 400 && r.code == Some(FALLBACK_CODE))
+                    .map(|r| r.index)
+                    .collect();
+                for index in candidates {
+                    let event =
+                        Piece::range(index..index + 1).body_ref(slot.job.body(), &slot.starts);
+                    if let Ok(original) = fallback::original_index(event, fb) {
+                        slot.iso.fall_back(index);
+                        self.observer.observe(HecEvent::FallbackIndex {
+                            original: original.as_deref(),
+                            fallback: fb,
+                        });
+                    }
                 }
-                let new = &slot.iso.refused()[refused_before..];
+            }
+            let new = &slot.iso.refused()[refused_before.min(slot.iso.refused().len())..];
+            if !new.is_empty() {
                 let url_s = self.urls[url].as_str();
+                // The event as it came, with the index it asked for: once that index exists
+                // it can be sent again as it is.
+                let texts: Vec<String> = new
+                    .iter()
+                    .map(|r| match (&self.cfg.fallback_index, was_fallback) {
+                        (Some(fb), true) => {
+                            format!(
+                                "{} (sent to the fallback index {fb}, refused there too)",
+                                r.text
+                            )
+                        }
+                        _ => r.text.clone(),
+                    })
+                    .collect();
                 let events: Vec<DeadEvent<'_>> = new
                     .iter()
-                    .map(|r| DeadEvent {
+                    .zip(&texts)
+                    .map(|(r, text)| DeadEvent {
                         event: Piece::range(r.index..r.index + 1)
                             .body_ref(slot.job.body(), &slot.starts),
                         url: url_s,
                         status: r.status,
                         code: r.code,
-                        text: &r.text,
+                        text,
                     })
                     .collect();
                 self.dead_letter.record(&*self.observer, &events);
@@ -573,6 +615,26 @@ impl Inner {
                 }
             }
         }
+    }
+
+    /// The body of a fallback piece: each of its events with the fallback index
+    /// ([`fallback::rewrite`]), joined by `\n`.
+    fn fallback_body(&self, piece: &Piece, body: &Bytes, starts: &[u32]) -> Bytes {
+        let fb = self.cfg.fallback_index.as_deref().unwrap_or_default();
+        let mut out = Vec::new();
+        for (n, index) in piece.indexes().enumerate() {
+            if n > 0 {
+                out.push(b'\n');
+            }
+            let event = Piece::range(index..index + 1).body_ref(body, starts);
+            match fallback::rewrite(event, fb) {
+                Ok(e) => out.extend_from_slice(&e),
+                // Checked before it was taken for the fallback: unreachable, and HEC then
+                // refuses it again and it is dead-lettered.
+                Err(_) => out.extend_from_slice(event),
+            }
+        }
+        Bytes::from(out)
     }
 
     fn log_refused(&self, idx: usize, events: u32, text: &str) {

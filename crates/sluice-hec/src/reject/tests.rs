@@ -41,7 +41,7 @@ fn request_level_codes_are_not_isolated() {
 
 #[test]
 fn pieces_split_and_map_indexes() {
-    let p = Piece::from_ranges([0..3, 5..9], 0);
+    let p = Piece::from_ranges([0..3, 5..9], &Piece::range(0..0));
     assert_eq!(p.len(), 7);
     assert_eq!(p.global(0), Some(0));
     assert_eq!(p.global(3), Some(5));
@@ -64,7 +64,7 @@ fn piece_body_cuts_events_out_of_the_batch() {
     assert_eq!(&Piece::range(2..3).body(&body, &starts)[..], b"e22");
     assert_eq!(&Piece::range(4..5).body(&body, &starts)[..], b"e4");
     assert_eq!(
-        &Piece::from_ranges([0..2, 3..5], 0).body(&body, &starts)[..],
+        &Piece::from_ranges([0..2, 3..5], &Piece::range(0..0)).body(&body, &starts)[..],
         b"e0\ne1\ne3\ne4"
     );
     assert!(event_starts(b"").is_empty());
@@ -253,10 +253,100 @@ proptest! {
             rs.push(start..start + len);
             start += len;
         }
-        let p = Piece::from_ranges(rs, 0);
+        let p = Piece::from_ranges(rs, &Piece::range(0..0));
         let (a, b) = p.halves();
         let all: Vec<u32> = a.indexes().chain(b.indexes()).collect();
         prop_assert_eq!(all, p.indexes().collect::<Vec<_>>());
         prop_assert!(a.len() <= b.len() && b.len() <= a.len() + 1);
     }
+}
+
+fn bad_index(n: Option<u64>) -> PieceAnswer {
+    PieceAnswer::BadData {
+        code: Some(FALLBACK_CODE),
+        text: "Incorrect index".into(),
+        invalid_event: n,
+    }
+}
+
+#[test]
+fn events_taken_for_the_fallback_go_once_as_one_piece_after_the_rest() {
+    let mut iso = Isolation::new(10, ResendPolicy::All);
+    let p = iso.next_piece().unwrap();
+    iso.answer(p, bad_index(Some(2)));
+    assert!(iso.fall_back(2));
+    assert!(!iso.fall_back(2), "no longer refused");
+    let p = iso.next_piece().unwrap();
+    assert!(!p.is_fallback());
+    // Event 6 of the batch is the 5th of the resent piece.
+    iso.answer(p, bad_index(Some(5)));
+    assert!(iso.fall_back(6));
+    let p = iso.next_piece().unwrap();
+    assert_eq!(p.indexes().collect::<Vec<_>>(), [0, 1, 3, 4, 5, 7, 8, 9]);
+    assert!(!iso.is_done(), "the fallback piece is still to send");
+    iso.answer(p, PieceAnswer::Accepted);
+    let f = iso.next_piece().unwrap();
+    assert!(f.is_fallback());
+    assert_eq!(f.ranges(), &[2..3, 6..7]);
+    assert!(iso.next_piece().is_none());
+    iso.answer(f, PieceAnswer::Accepted);
+    assert!(iso.is_done());
+    assert!(iso.refused().is_empty());
+}
+
+#[test]
+fn a_fallback_piece_refused_for_its_index_is_refused_whole_and_never_again() {
+    let mut iso = Isolation::new(4, ResendPolicy::All);
+    let p = iso.next_piece().unwrap();
+    iso.answer(p, bad_index(Some(1)));
+    iso.fall_back(1);
+    let p = iso.next_piece().unwrap();
+    iso.answer(p, bad_index(Some(2))); // event 3
+    iso.fall_back(3);
+    let p = iso.next_piece().unwrap();
+    iso.answer(p, PieceAnswer::Accepted);
+    let f = iso.next_piece().unwrap();
+    assert_eq!(f.indexes().collect::<Vec<_>>(), [1, 3]);
+    iso.answer(f, bad_index(Some(0)));
+    assert!(iso.next_piece().is_none(), "no loop");
+    assert!(iso.is_done());
+    let refused: Vec<u32> = iso.refused().iter().map(|r| r.index).collect();
+    assert_eq!(refused, [1, 3]);
+}
+
+#[test]
+fn a_fallback_piece_keeps_its_kind_through_bisection_and_other_refusals() {
+    let mut iso = Isolation::new(4, ResendPolicy::All);
+    let p = iso.next_piece().unwrap();
+    iso.answer(p, bad_index(None)); // bisect
+    // 0..2 halved, then 0..1 and 1..2 refused one by one.
+    for _ in 0..3 {
+        let p = iso.next_piece().unwrap();
+        iso.answer(p, bad_index(None));
+    }
+    // Events 0 and 1 refused one by one; take both for the fallback.
+    assert!(iso.fall_back(0) && iso.fall_back(1));
+    let p = iso.next_piece().unwrap();
+    assert_eq!(p.ranges(), &[2..4]);
+    iso.answer(p, PieceAnswer::Accepted);
+    let f = iso.next_piece().unwrap();
+    assert!(f.is_fallback());
+    // Refused about something else (not the index): isolated as usual, still fallback.
+    iso.answer(
+        f,
+        PieceAnswer::BadData {
+            code: Some(6),
+            text: "Invalid data format".into(),
+            invalid_event: None,
+        },
+    );
+    let a = iso.next_piece().unwrap();
+    assert!(a.is_fallback());
+    assert_eq!(a.ranges(), &[0..1]);
+    iso.answer(a, PieceAnswer::Accepted);
+    let b = iso.next_piece().unwrap();
+    assert!(b.is_fallback());
+    assert_eq!(b.ranges(), &[1..2]);
+    iso.answer(b, PieceAnswer::Accepted);
+    assert!(iso.is_done() && iso.refused().is_empty());
 }

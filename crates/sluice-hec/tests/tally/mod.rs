@@ -270,6 +270,8 @@ impl HecObserver for Tally {
                 self.in_flight_batches.fetch_sub(1, Relaxed);
                 self.in_flight_events.fetch_sub(i64::from(events), Relaxed);
             }
+            // Counted by the daemon's observer (e2e_hec_delivery); nothing to tally here.
+            HecEvent::FallbackIndex { .. } => {}
             HecEvent::AckWaiting => self.ack.0.lock().unwrap().pending += 1,
             HecEvent::Acked { events } => {
                 let mut a = self.ack.0.lock().unwrap();

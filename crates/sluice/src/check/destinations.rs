@@ -72,6 +72,13 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
                     if hec.compression { "on" } else { "off" },
                     if hec.tls_verify { "yes" } else { "NO" }
                 ));
+                if let Some(fb) = &hec.fallback_index {
+                    out.line(format!(
+                        "    an event refused for its index goes once to the fallback index {fb}, \
+                         its own in sc4s_original_index  <- {}",
+                        c.from(&format!("destinations.{key}.hec.fallback_index"))
+                    ));
+                }
                 if buffer.enable {
                     let size = buffer.effective_size_for(&d.id, hec.workers);
                     out.line(format!(

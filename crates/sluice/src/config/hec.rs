@@ -116,6 +116,7 @@ pub const HEC_DEST_SUFFIXES: &[&str] = &[
     "DISKBUFF_MEMBUFSIZE",
     "DISKBUFF_DISKBUFSIZE",
     "DISKBUFF_DIR",
+    "FALLBACK_INDEX",
 ];
 
 impl HecConfig {
@@ -164,6 +165,10 @@ impl HecConfig {
         if let Some(h) = get(env, &var("HEADERS"), parse_headers)? {
             self.headers = h;
         }
+        if let Some(i) = get(env, &var("FALLBACK_INDEX"), any)? {
+            // Empty turns a fallback set in the TOML off.
+            self.fallback_index = Some(i.trim().to_owned()).filter(|i| !i.is_empty());
+        }
         Ok(())
     }
 
@@ -209,9 +214,18 @@ impl HecConfig {
                 "HEC TLS (SC4S_DEST_SPLUNK_HEC_{id}_TLS_MOUNT / {table}.tls_mount / {table}.tls_ca_file): {e}"
             ))
         })?;
+        if let Some(fb) = &self.fallback_index
+            && !sluice_hec::fallback::valid_index_name(fb)
+        {
+            return Err(ConfigError::Invalid(format!(
+                "SC4S_DEST_SPLUNK_HEC_{id}_FALLBACK_INDEX / {table}.fallback_index: {fb:?} is \
+                 not a Splunk index name (lower-case letters, digits, _ and -)"
+            )));
+        }
         Ok(ClientConfig {
             urls,
             tls,
+            fallback_index: self.fallback_index.clone(),
             token: self.token.clone(),
             tls_verify: self.tls_verify,
             workers: self.workers,
@@ -336,6 +350,51 @@ mod tests {
         assert!(cc.ack.is_none());
         assert_eq!(cc.resend_policy, ResendPolicy::All);
         assert_eq!(cc.dead_letter.unwrap().dir, PathBuf::from("/srv/dl"));
+    }
+
+    #[test]
+    fn the_fallback_index_is_per_destination_and_checked() {
+        let mut h = HecConfig {
+            urls: vec!["https://idx:8088".into()],
+            ..HecConfig::default()
+        };
+        assert_eq!(
+            h.client_config().unwrap().fallback_index,
+            None,
+            "off by default"
+        );
+        h.apply_sc4s_env(
+            &env(&[
+                (
+                    "SC4S_DEST_SPLUNK_HEC_DEFAULT_FALLBACK_INDEX",
+                    " sc4s_fallback ",
+                ),
+                ("SC4S_DEST_SPLUNK_HEC_OTHER_FALLBACK_INDEX", "other"),
+            ]),
+            "DEFAULT",
+        )
+        .unwrap();
+        assert_eq!(
+            h.client_config().unwrap().fallback_index.as_deref(),
+            Some("sc4s_fallback")
+        );
+        // Empty turns it off again.
+        h.apply_sc4s_env(
+            &env(&[("SC4S_DEST_SPLUNK_HEC_DEFAULT_FALLBACK_INDEX", "")]),
+            "DEFAULT",
+        )
+        .unwrap();
+        assert_eq!(h.fallback_index, None);
+        h.fallback_index = Some("Not An Index".into());
+        let e = h
+            .client_config_for("OTHER", "destinations.other.hec")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("SC4S_DEST_SPLUNK_HEC_OTHER_FALLBACK_INDEX")
+                && e.contains("destinations.other.hec.fallback_index"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -618,6 +618,11 @@ pub struct HecConfig {
     /// Size cap of the dead-letter file (`SLUICE_HEC_DEAD_LETTER_MAX_BYTES`); 0 keeps no
     /// file, refusals are only counted and logged.
     pub dead_letter_max_bytes: ByteSize,
+    /// An event HEC refuses for its index (400, code 7 "Incorrect index") is sent once more
+    /// to this index, the index it asked for kept in the indexed field
+    /// `sc4s_original_index` (`SC4S_DEST_SPLUNK_HEC_<ID>_FALLBACK_INDEX`). Unset: such
+    /// events go to the dead-letter file.
+    pub fallback_index: Option<String>,
     /// sluice's counters to Splunk as SC4S sends syslog-ng's (`SC4S_DEST_SPLUNK_SC4S_METRICS_HEC`:
     /// `multi2` (default, `_metrics`, `sc4s:metrics:v2`), `multi`, `single`/`yes`, `event`,
     /// or `no`).
@@ -656,6 +661,7 @@ impl Default for HecConfig {
             resend_before_invalid: client.resend_policy == sluice_hec::ResendPolicy::All,
             dead_letter_dir: None,
             dead_letter_max_bytes: ByteSize(100 * 1024 * 1024),
+            fallback_index: client.fallback_index,
             sc4s_metrics: "multi2".into(),
             sc4s_metrics_interval: crate::sc4s_metrics::INTERVAL,
         }

@@ -1,7 +1,7 @@
 //! Indexer acknowledgement, bad-event isolation, refusals and the dead-letter file.
 
 use super::{HecEvents, ReasonLabels};
-use crate::telemetry::InternalEvent;
+use crate::telemetry::{InternalEvent, RateLimit};
 
 /// An accepted request waits for its indexer acknowledgement.
 #[derive(Debug)]
@@ -141,6 +141,59 @@ impl InternalEvent for HecLatencySplit {
             destination = h.destination.as_str(),
             "HEC request timed out; sending it again as two halves"
         );
+    }
+}
+
+/// How many original indexes get a log allowance of their own; past that, one is shared
+/// (the names come from the events' metadata: bounded whatever arrives).
+const FALLBACK_LOG_INDEXES: usize = 256;
+
+/// How often the fallback is logged per original index.
+const FALLBACK_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// HEC refused an event for its index (code 7) and it is sent again to the `fallback` index,
+/// `original` (`None`: no `index` field) kept in `fields.sc4s_original_index`. Logged once
+/// per original index, then at most once a minute per index with the count in between.
+#[derive(Debug)]
+pub struct HecFallbackIndex<'a> {
+    pub original: Option<&'a str>,
+    pub fallback: &'a str,
+}
+
+impl InternalEvent for HecFallbackIndex<'_> {
+    type Handle = HecEvents;
+
+    fn emit(self, h: &HecEvents) {
+        h.fallback_index.inc();
+        let original = self.original.unwrap_or("(none: the token's default index)");
+        let allowed = {
+            let mut logs = h.fallback_logs.lock().unwrap_or_else(|p| p.into_inner());
+            let key = if logs.len() < FALLBACK_LOG_INDEXES || logs.contains_key(original) {
+                original
+            } else {
+                "(other indexes)"
+            };
+            match logs.get(key) {
+                Some(l) => l.allow(),
+                None => {
+                    let l = RateLimit::new(FALLBACK_LOG_EVERY);
+                    let a = l.allow();
+                    logs.insert(key.to_owned(), l);
+                    a
+                }
+            }
+        };
+        if let Some(suppressed) = allowed {
+            tracing::warn!(
+                destination = h.destination.as_str(),
+                index = original,
+                fallback_index = self.fallback,
+                suppressed,
+                "HEC refused events for their index (code 7: missing, or not allowed for the \
+                 token); sending them to the fallback index, the index they asked for in the \
+                 indexed field sc4s_original_index"
+            );
+        }
     }
 }
 

@@ -23,7 +23,7 @@ mod request;
 
 pub use ack::{
     HecAckQueried, HecAckTimedOut, HecAckWaiting, HecAcked, HecAcksAbandoned, HecBatchIsolated,
-    HecDeadLettered, HecEventRefused, HecIsolationResent, HecLatencySplit,
+    HecDeadLettered, HecEventRefused, HecFallbackIndex, HecIsolationResent, HecLatencySplit,
 };
 pub use request::{
     HecBatchHeld, HecBatchReleased, HecFailover, HecRequestCompleted, HecRetried, HecUrlDown,
@@ -105,6 +105,7 @@ pub(crate) struct Families {
     latency_splits: Family<DestLabels, Counter>,
     rejected: Family<ReasonLabels, Counter>,
     dead_letter: Family<OutcomeLabels, Counter>,
+    fallback_index: Family<DestLabels, Counter>,
 }
 
 impl Families {
@@ -132,6 +133,7 @@ impl Families {
             latency_splits: Family::default(),
             rejected: Family::default(),
             dead_letter: Family::default(),
+            fallback_index: Family::default(),
         };
         r.register(
             "sluice_retried",
@@ -245,6 +247,12 @@ impl Families {
             "Refused events written to the dead-letter file, and those a write failure lost",
             f.dead_letter.clone(),
         );
+        r.register(
+            "sluice_hec_fallback_index_events",
+            "Events HEC refused for their index (code 7) and sent again to the destination's \
+                 fallback index (those refused there too are also in sluice_hec_rejected)",
+            f.fallback_index.clone(),
+        );
         f
     }
 }
@@ -289,6 +297,9 @@ pub struct HecEvents {
     latency_splits: Counter,
     dead_letter_written: Counter,
     dead_letter_failed: Counter,
+    fallback_index: Counter,
+    /// One log allowance per original index (bounded: see [`HecFallbackIndex`]).
+    fallback_logs: std::sync::Mutex<std::collections::HashMap<String, RateLimit>>,
     urls: OnceLock<Vec<UrlHandles>>,
     retry_logs: RateLimit,
     isolation_logs: RateLimit,
@@ -362,6 +373,8 @@ impl HecEvents {
             latency_splits: f.latency_splits.get_or_create_owned(&dest),
             dead_letter_written: outcome(&f.dead_letter, "written"),
             dead_letter_failed: outcome(&f.dead_letter, "write_error"),
+            fallback_index: f.fallback_index.get_or_create_owned(&dest),
+            fallback_logs: Default::default(),
             f: FamiliesRef {
                 retried: f.retried.clone(),
                 retried_requests: f.retried_requests.clone(),
@@ -460,6 +473,9 @@ impl HecObserver for HecEvents {
             HecEvent::Isolated => HecBatchIsolated.emit(self),
             HecEvent::IsolationResent { events } => HecIsolationResent { events }.emit(self),
             HecEvent::LatencySplit => HecLatencySplit.emit(self),
+            HecEvent::FallbackIndex { original, fallback } => {
+                HecFallbackIndex { original, fallback }.emit(self)
+            }
             HecEvent::Refused { reason } => HecEventRefused { reason }.emit(self),
             HecEvent::DeadLettered { written, failed } => {
                 HecDeadLettered { written, failed }.emit(self)
