@@ -47,7 +47,8 @@ out=${1:-$repo/target/bench-results/buffer-outage-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-say() { printf '\n=== %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/measure.sh
+. scripts/lib/measure.sh  # the cd above made the checkout the working directory
 
 say "packages"
 missing=()
@@ -97,38 +98,6 @@ if [ "$(id -u)" -eq 0 ] && [ "$old_rmem" -lt 67108864 ]; then
     sysctl -q -w net.core.rmem_max=67108864
     echo "net.core.rmem_max $old_rmem -> 67108864 (restored on exit)" >&2
 fi
-
-# Waits while the 1-minute load average is above LOAD_MAX (other users' builds).
-quiet_machine() {
-    local waited=0 load
-    while :; do
-        load=$(cut -d' ' -f1 /proc/loadavg)
-        if awk -v l="$load" -v m="$LOAD_MAX" 'BEGIN { exit !(l <= m) }'; then
-            echo "load average $(cut -d' ' -f1-3 /proc/loadavg): go" >&2
-            return 0
-        fi
-        if [ "$waited" -ge "$LOAD_WAIT" ]; then
-            echo "load average still $load after ${waited}s; measuring anyway (the table records it)" >&2
-            return 0
-        fi
-        echo "load average $load > $LOAD_MAX; waiting" >&2
-        sleep 20
-        waited=$((waited + 20))
-    done
-}
-
-# A port free for UDP and TCP.
-free_port() {
-    local p
-    for p in $(shuf -i 20000-60000 -n 200); do
-        if [ -z "$(ss -Hlun "sport = :$p")" ] && [ -z "$(ss -Hltn "sport = :$p")" ]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    echo "no free port" >&2
-    return 1
-}
 
 # CPU seconds (user + system) a process has used so far.
 cpu_secs() {

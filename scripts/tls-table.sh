@@ -44,7 +44,8 @@ out=${1:-$repo/target/bench-results/tls-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-say() { printf '\n=== %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/measure.sh
+. scripts/lib/measure.sh  # the cd above made the checkout the working directory
 
 say "packages"
 missing=()
@@ -85,36 +86,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-quiet_machine() {
-    local waited=0 load
-    while :; do
-        load=$(cut -d' ' -f1 /proc/loadavg)
-        if awk -v l="$load" -v m="$LOAD_MAX" 'BEGIN { exit !(l <= m) }'; then
-            echo "load average $(cut -d' ' -f1-3 /proc/loadavg): go" >&2
-            return 0
-        fi
-        if [ "$waited" -ge "$LOAD_WAIT" ]; then
-            echo "load average still $load after ${waited}s; measuring anyway (the report records it)" >&2
-            return 0
-        fi
-        echo "load average $load > $LOAD_MAX; waiting" >&2
-        sleep 20
-        waited=$((waited + 20))
-    done
-}
-
-free_port() {
-    local p
-    for p in $(shuf -i 20000-60000 -n 200); do
-        if [ -z "$(ss -Hltn "sport = :$p")" ] && [ -z "$(ss -Hlun "sport = :$p")" ]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    echo "no free port" >&2
-    return 1
-}
 
 wait_listen() {
     local port=$1 pid=$2 log=$3

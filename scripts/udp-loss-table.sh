@@ -36,7 +36,8 @@ out=${1:-$repo/target/bench-results/udp-loss-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-say() { printf '\n=== %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/measure.sh
+. scripts/lib/measure.sh  # the cd above made the checkout the working directory
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "udp-loss-table.sh: run as root: it sets net.core.rmem_max for the ${RCVBUF}-byte buffers and restores it" >&2
@@ -80,38 +81,6 @@ if [ "$old_rmem" -lt "$RCVBUF" ]; then
     sysctl -q -w net.core.rmem_max="$RCVBUF"
     echo "net.core.rmem_max $old_rmem -> $RCVBUF (restored on exit)" >&2
 fi
-
-# Waits while the 1-minute load average is above LOAD_MAX (other users' builds).
-quiet_machine() {
-    local waited=0 load
-    while :; do
-        load=$(cut -d' ' -f1 /proc/loadavg)
-        if awk -v l="$load" -v m="$LOAD_MAX" 'BEGIN { exit !(l <= m) }'; then
-            echo "load average $(cut -d' ' -f1-3 /proc/loadavg): go" >&2
-            return 0
-        fi
-        if [ "$waited" -ge "$LOAD_WAIT" ]; then
-            echo "load average still $load after ${waited}s; measuring anyway (the report records it)" >&2
-            return 0
-        fi
-        echo "load average $load > $LOAD_MAX; waiting" >&2
-        sleep 20
-        waited=$((waited + 20))
-    done
-}
-
-# A port free for UDP and TCP.
-free_port() {
-    local p
-    for p in $(shuf -i 20000-60000 -n 200); do
-        if [ -z "$(ss -Hlun "sport = :$p")" ] && [ -z "$(ss -Hltn "sport = :$p")" ]; then
-            echo "$p"
-            return 0
-        fi
-    done
-    echo "no free port" >&2
-    return 1
-}
 
 SENDER=${SENDER:-loggen}
 common=(--sender "$SENDER" --size 800 --duration "$DURATION" --rates "$RATES" --drain-timeout 180 --json --no-plot)

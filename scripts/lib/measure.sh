@@ -1,0 +1,37 @@
+# Shared by the measurement scripts (udp-loss-table, tls-table, buffer-outage-table):
+# sourced, not run. Expects LOAD_MAX and LOAD_WAIT to be set by the caller.
+
+say() { printf '\n=== %s\n' "$*" >&2; }
+
+# Waits while the 1-minute load average is above LOAD_MAX (other users' builds), at most
+# LOAD_WAIT seconds; then measures anyway, and the caller's table records the load.
+quiet_machine() {
+    local waited=0 load
+    while :; do
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        if awk -v l="$load" -v m="$LOAD_MAX" 'BEGIN { exit !(l <= m) }'; then
+            echo "load average $(cut -d' ' -f1-3 /proc/loadavg): go" >&2
+            return 0
+        fi
+        if [ "$waited" -ge "$LOAD_WAIT" ]; then
+            echo "load average still $load after ${waited}s; measuring anyway (the report records it)" >&2
+            return 0
+        fi
+        echo "load average $load > $LOAD_MAX; waiting" >&2
+        sleep 20
+        waited=$((waited + 20))
+    done
+}
+
+# A port free for both UDP and TCP (receivers listen on both).
+free_port() {
+    local p
+    for p in $(shuf -i 20000-60000 -n 200); do
+        if [ -z "$(ss -Hlun "sport = :$p")" ] && [ -z "$(ss -Hltn "sport = :$p")" ]; then
+            echo "$p"
+            return 0
+        fi
+    done
+    echo "no free port" >&2
+    return 1
+}
