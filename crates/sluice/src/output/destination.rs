@@ -33,6 +33,10 @@ pub trait Rescue: Send + Sync + std::fmt::Debug {
 pub struct DestinationStats {
     events: DestinationEvents,
     rescue: OnceLock<Arc<dyn Rescue>>,
+    /// The counters' values when this destination started. The registry's series outlive a
+    /// destination (a second one of the same name in one process, as the benches start,
+    /// counts on the same series); the drain summary is this destination's own.
+    start: DrainSummary,
 }
 
 /// Plain numbers of a [`DestinationStats`].
@@ -69,9 +73,18 @@ impl DestinationStats {
         name: &str,
         output: &'static str,
     ) -> DestinationStats {
+        let events = DestinationEvents::register(m, name, output);
+        let start = DrainSummary {
+            delivered: events.delivered_events(),
+            rejected: events.rejected_events(),
+            lost: events.lost_events(),
+            rescued: events.rescued_events(),
+            ..DrainSummary::default()
+        };
         DestinationStats {
-            events: DestinationEvents::register(m, name, output),
+            events,
             rescue: OnceLock::new(),
+            start,
         }
     }
 
@@ -163,14 +176,16 @@ impl DestinationStats {
         self.events.lost_events()
     }
 
+    /// What this destination did since it started (see `start`).
     pub fn summary(&self, timed_out: bool) -> DrainSummary {
+        let s = &self.start;
         DrainSummary {
-            delivered: self.delivered_events(),
-            rejected: self.rejected_events(),
-            lost: self.lost_events(),
+            delivered: self.delivered_events().saturating_sub(s.delivered),
+            rejected: self.rejected_events().saturating_sub(s.rejected),
+            lost: self.lost_events().saturating_sub(s.lost),
             timed_out,
             kept: 0,
-            rescued: self.rescued_events(),
+            rescued: self.rescued_events().saturating_sub(s.rescued),
         }
     }
 }
