@@ -196,13 +196,59 @@ pub struct Daemon {
 impl Daemon {
     /// Starts sluice on a free port (UDP and TCP share the number) with a free status port,
     /// and waits until it reports running.
+    ///
+    /// A port found free can be taken before the daemon binds it (another test's outgoing
+    /// connection gets it as its ephemeral port): then the daemon exits with "Address already
+    /// in use", and this starts it again on new ports, up to five times.
     pub fn start(opts: DaemonOpts) -> Daemon {
-        Daemon::start_on(free_port(), free_port(), opts)
+        const ATTEMPTS: u32 = 5;
+        for attempt in 1.. {
+            let d = Daemon::spawn_on(free_port(), free_port(), opts.clone());
+            match d.wait_running() {
+                Ok(()) => return d,
+                Err(log) if attempt < ATTEMPTS && log.contains("Address already in use") => {
+                    eprintln!(
+                        "a port was taken between choosing and binding it (attempt {attempt}); \
+                         starting again on new ports"
+                    );
+                }
+                Err(log) => {
+                    panic!("sluice exited before logging \"sluice is running\"; log:\n{log}")
+                }
+            }
+        }
+        unreachable!("the loop returns or panics")
     }
 
     /// Starts sluice on `port` (UDP and TCP) with its status server on `status_port`, e.g. a
     /// second instance on the port of a first.
     pub fn start_on(port: u16, status_port: u16, opts: DaemonOpts) -> Daemon {
+        let d = Daemon::spawn_on(port, status_port, opts);
+        d.wait_for_log("sluice is running", Duration::from_secs(60));
+        d
+    }
+
+    /// Waits until the daemon reports running; its log if it exited first.
+    fn wait_running(&self) -> Result<(), String> {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(60) {
+            if self.log().contains("sluice is running") {
+                return Ok(());
+            }
+            if self.stderr_closed.load(std::sync::atomic::Ordering::SeqCst) {
+                // Set after the reader thread appended the last line.
+                return Err(self.log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "sluice did not report running within 60 s; log:\n{}",
+            self.log()
+        );
+    }
+
+    /// Spawns sluice on `port` and `status_port` without waiting for it.
+    fn spawn_on(port: u16, status_port: u16, opts: DaemonOpts) -> Daemon {
         let dir = std::env::temp_dir().join(format!(
             "sluice-e2e-{}-{port}-{status_port}",
             std::process::id()
@@ -283,7 +329,7 @@ impl Daemon {
             }
             closed2.store(true, std::sync::atomic::Ordering::SeqCst);
         });
-        let d = Daemon {
+        Daemon {
             child,
             port,
             status_port,
@@ -291,9 +337,7 @@ impl Daemon {
             log,
             stderr_closed,
             base_env,
-        };
-        d.wait_for_log("sluice is running", Duration::from_secs(60));
-        d
+        }
     }
 
     pub fn pid(&self) -> u32 {
