@@ -177,54 +177,83 @@ fn bigip<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 /// The LTM/APM sourcetypes of `tmm` messages; each condition is tested in SC4S's order and
 /// the last one that holds wins.
 fn tmm(m: &[u8], out: &mut Out<'_>) {
-    static RES: LazyLock<[(Regex, usize); 5]> = LazyLock::new(|| {
-        let re = |s: &str| Regex::new(s).expect("static regex");
-        [
-            (
-                re(r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\sConnection\serror:\s\w*:<?\d+>?:.*\(\d+\)"),
-                SSL_ERROR,
-            ),
-            (
-                re(r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\sTCL\serror:\s.+/(?:\s[^\s]+.*ERR_NOT_SUPPORTED)?"),
-                TCL_ERROR,
-            ),
-            (
-                re(
-                    r"^(?:\d{4})[0-9A-Fa-f]{4}:\d+:\s+(?:[^:\s]{1,100}:[^:\s]{1,100}:\s*)?[0-9a-f]{8}:",
-                ),
-                APM,
-            ),
-            (
-                re(r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\sLimiting.+from\s\d+\sto\s\d+\spackets/sec"),
-                TRAFFIC,
-            ),
-            (
-                re(concat!(
-                    r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\s\w+\s-\sInvalid action:\w+\s.*",
-                    r"\((?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\s->\s(?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\)",
-                    r"\sclientside\s",
-                    r"\((?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\s->\s(?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\)"
-                )),
-                LOG_ERROR,
-            ),
-        ]
-    });
     // Literals each pattern cannot match without: most tmm lines have none of them, and
     // these patterns otherwise cost a full regex search each.
-    let has = |t: &[u8]| memchr::memmem::find(m, t).is_some();
+    static LITERALS: LazyLock<[memchr::memmem::Finder<'static>; 7]> = LazyLock::new(|| {
+        [
+            &b"Connection"[..],
+            b"error:",
+            b"TCL",
+            b"Limiting",
+            b"packets/sec",
+            b"Invalid action:",
+            b"clientside",
+        ]
+        .map(memchr::memmem::Finder::new)
+    });
+    let [connection, error, tcl, limiting, packets, invalid, clientside] = &*LITERALS;
+    let has = |f: &memchr::memmem::Finder<'_>| f.find(m).is_some();
     let possible = [
-        has(b"Connection") && has(b"error:"),
-        has(b"TCL") && has(b"error:"),
+        has(connection) && has(error),
+        has(tcl) && has(error),
         m.len() >= 8 && m[..4].iter().all(u8::is_ascii_digit),
-        has(b"Limiting") && has(b"packets/sec"),
-        has(b"Invalid action:") && has(b"clientside"),
+        has(limiting) && has(packets),
+        has(invalid) && has(clientside),
     ];
-    for ((re, k), possible) in RES.iter().zip(possible) {
+    if !possible.contains(&true) {
+        return;
+    }
+    // On ASCII text the Unicode classes (`\w`, `\d`, `\s`, `.`) match exactly what their
+    // ASCII forms match, and the ASCII automata are much smaller.
+    let res = if m.is_ascii() { &TMM_ASCII } else { &TMM };
+    for ((re, k), possible) in res.iter().zip(possible) {
         if possible && re.is_match(m) {
             out.key(&KEYS[*k]);
         }
     }
 }
+
+/// SC4S's tmm patterns with the sourcetype each selects, in its order.
+const TMM_PATTERNS: [(&str, usize); 5] = [
+    (
+        r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\sConnection\serror:\s\w*:<?\d+>?:.*\(\d+\)",
+        SSL_ERROR,
+    ),
+    (
+        r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\sTCL\serror:\s.+/(?:\s[^\s]+.*ERR_NOT_SUPPORTED)?",
+        TCL_ERROR,
+    ),
+    (
+        r"^(?:\d{4})[0-9A-Fa-f]{4}:\d+:\s+(?:[^:\s]{1,100}:[^:\s]{1,100}:\s*)?[0-9a-f]{8}:",
+        APM,
+    ),
+    (
+        r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\sLimiting.+from\s\d+\sto\s\d+\spackets/sec",
+        TRAFFIC,
+    ),
+    (
+        concat!(
+            r"[0-9A-Fa-f]{4}\d+:\d{1,2}:\s\w+\s-\sInvalid action:\w+\s.*",
+            r"\((?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\s->\s(?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\)",
+            r"\sclientside\s",
+            r"\((?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\s->\s(?:[0-9]{1,3}\.){3}[0-9]{1,3}:\d{1,5}\)"
+        ),
+        LOG_ERROR,
+    ),
+];
+
+static TMM: LazyLock<[(Regex, usize); 5]> =
+    LazyLock::new(|| TMM_PATTERNS.map(|(p, k)| (Regex::new(p).expect("static regex"), k)));
+
+static TMM_ASCII: LazyLock<[(Regex, usize); 5]> = LazyLock::new(|| {
+    TMM_PATTERNS.map(|(p, k)| {
+        let re = regex::bytes::RegexBuilder::new(p)
+            .unicode(false)
+            .build()
+            .expect("static regex");
+        (re, k)
+    })
+});
 
 fn irule_asm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if !(input.program.is_some_and(|p| p.starts_with(b"ASM"))
@@ -300,6 +329,44 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::classify::testutil::classify_line;
+    use proptest::prelude::*;
+
+    /// The ASCII forms of the tmm patterns answer as the Unicode ones on ASCII text.
+    fn same_on(text: &[u8]) -> Result<(), TestCaseError> {
+        for ((u, _), (a, _)) in super::TMM.iter().zip(super::TMM_ASCII.iter()) {
+            prop_assert_eq!(u.is_match(text), a.is_match(text), "{:?}", String::from_utf8_lossy(text));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn ascii_patterns_agree_on_samples() {
+        for s in [
+            &b"01260009:4: Connection error: ssl_passthru:5234: not SSL (40)"[..],
+            b"01220001:3: TCL error: /Common/x <HTTP_REQUEST> - ERR_NOT_SUPPORTED (line 8)",
+            b"01490500:5: /Common/My_HDKS-Hybrid:Common:e03c2ca8: New session",
+            b"011e0001:4: Limiting open port RST response from 501 to 500 packets/sec for x",
+            b"011f0016:3: http_p - Invalid action:0x100005 x (10.0.0.3:21729 -> 10.0.0.3:33489) clientside (10.0.0.5:59455 -> 10.0.0.1:19459) y",
+            b"011f0016:3:\x0bx\x0b-\x0bInvalid action:a\x0b(1.2.3.4:5\x0b->\x0b1.2.3.4:5)\x0bclientside\x0b(1.2.3.4:5\x0b->\x0b1.2.3.4:5)",
+            b"",
+        ] {
+            same_on(s).unwrap();
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn ascii_patterns_agree(parts in proptest::collection::vec(prop::sample::select(vec![
+            &b"0"[..], b"1a2b", b"01260009", b":", b" ", b"\t", b"\x0b", b"\n", b"x", b"_", b"-", b"/",
+            b"(", b")", b"<", b">", b".", b"1.2.3.4", b"Connection", b"error:", b"TCL",
+            b"ERR_NOT_SUPPORTED", b"Limiting", b"from", b"to", b"packets/sec", b"Invalid action:",
+            b"clientside", b"->", b"e03c2ca8", b"\x7f",
+        ]), 0..24)) {
+            same_on(&parts.concat())?;
+        }
+    }
 
     #[test]
     fn daemons_and_tmm() {
