@@ -171,10 +171,19 @@ pub enum When {
     /// have to look for everywhere: short tokens starting with common bytes (` info `,
     /// ` : `) leave the token scan without a prefilter and make it walk every byte.
     Raw(fn(&[u8]) -> bool),
+    /// A cheap necessary condition on what the parse function reads ([`Input`], and the
+    /// parent's [`Out`] in a sub-topic: the CEF header's vendor and product). It must have no
+    /// effect: the dispatcher calls it before it copies [`Out`] for the candidates, so an
+    /// application whose check fails costs a call and no copy. For applications SC4S runs on
+    /// every message of a topic (no token, PROGRAM or prefix of their own).
+    Check(Check),
     /// Every message that reaches the topic. For sub-topics and the built-in fallbacks; in
     /// the main topics it costs every message a call.
     Always,
 }
+
+/// A [`When::Check`]: `true` when the application could take the message.
+pub type Check = for<'m> fn(&Input<'m, '_>, &Out<'m>) -> bool;
 
 /// The parse function of an application: SC4S's filter and parser. Returns `false` (having
 /// changed nothing it cares about) when the message is not this application's; the next

@@ -355,7 +355,8 @@ fn readme_vendor_table_lists_every_family() {
                 .apps
                 .iter()
                 .map(|a| match a.when {
-                    When::Always => format!("{} topic", topic_name(a.topic)),
+                    // A check narrows SC4S's "every message of the topic" without changing it.
+                    When::Always | When::Check(_) => format!("{} topic", topic_name(a.topic)),
                     When::Program(p) => format!("PROGRAM {}", p.join(", ")),
                     When::ProgramPrefix(p) => format!("PROGRAM {}*", p.join("*, ")),
                     When::Token(t) => format!("{:?}", t.join(" / ")),
