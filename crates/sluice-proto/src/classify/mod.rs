@@ -73,8 +73,8 @@ pub use build::{
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
 pub use registry::{
-    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic, Values,
-    ValuesSyntax, Vendor, When,
+    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic,
+    Values, ValuesSyntax, Vendor, When,
 };
 pub use template::Template;
 pub use value::{Inline, Value};
@@ -233,7 +233,9 @@ pub fn classify<'m, 't>(
             now_unix_secs,
             &out,
         );
-        almost = cx.engine.run(Topic::AlmostSyslog, &input, &mut out, &mut hits);
+        almost = cx
+            .engine
+            .run(Topic::AlmostSyslog, &input, &mut out, &mut hits);
         if almost {
             format = out.format.unwrap_or(Format::Rfc3164);
         }

@@ -375,6 +375,24 @@ impl<'m> NameValues<'m> {
     pub fn is(&self, name: &str, value: &[u8]) -> bool {
         self.get(name) == Some(value)
     }
+
+    /// `get(name)` contains `needle` (SC4S's unanchored `match("literal" value(...))`). For
+    /// the short header values here a `memchr` of the first byte and a compare beat building
+    /// a `memmem` searcher per call.
+    pub fn contains(&self, name: &str, needle: &[u8]) -> bool {
+        self.get(name).is_some_and(|v| contains_bytes(v, needle))
+    }
+}
+
+/// `needle` occurs in `hay`.
+pub(crate) fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let Some(last_start) = hay.len().checked_sub(needle.len()) else {
+        return false;
+    };
+    memchr::memchr_iter(first, &hay[..=last_start]).any(|i| &hay[i + 1..i + needle.len()] == rest)
 }
 
 /// The values a vendor parsed, for `t_json_values` / `t_kv_values`: the text they were

@@ -232,21 +232,39 @@ mod tests {
     #[test]
     fn checks() {
         use crate::classify::dispatch::check_verdict;
-        const LOGGEN: &str = "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
+        const LOGGEN: &str =
+            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
         for (line, st) in [
-            ("<165>1 2024-03-30T13:07:03.441Z ilo #ILO4 - - - Browser login", "hpe:ilo"),
-            ("<165>1 2024-03-30T13:07:03.441Z ilo myiLO5 - - - Browser login", "hpe:ilo"),
+            (
+                "<165>1 2024-03-30T13:07:03.441Z ilo #ILO4 - - - Browser login",
+                "hpe:ilo",
+            ),
+            (
+                "<165>1 2024-03-30T13:07:03.441Z ilo myiLO5 - - - Browser login",
+                "hpe:ilo",
+            ),
             ("<165>1 2024-03-30T13:07:03.441Z ilo Fan - - - x", "hpe:ilo"),
         ] {
-            assert_eq!(check_verdict(line, "app-syslog-hpe_ilo"), Some(true), "{line}");
+            assert_eq!(
+                check_verdict(line, "app-syslog-hpe_ilo"),
+                Some(true),
+                "{line}"
+            );
             assert_eq!(classify_line(line).sourcetype, st, "{line}");
         }
         for line in [LOGGEN, "<165>1 2024-03-30T13:07:03.441Z ilo ilo - - - x"] {
-            assert_eq!(check_verdict(line, "app-syslog-hpe_ilo"), Some(false), "{line}");
+            assert_eq!(
+                check_verdict(line, "app-syslog-hpe_ilo"),
+                Some(false),
+                "{line}"
+            );
             assert_ne!(classify_line(line).sourcetype, "hpe:ilo", "{line}");
         }
         let line = "<29> Mar 30 17:27:31 sw 00179 mgr:  SME SSH from 192.168.1.22";
-        assert_eq!(check_verdict(line, "app-syslog-hpe_procurve_fmt2"), Some(true));
+        assert_eq!(
+            check_verdict(line, "app-syslog-hpe_procurve_fmt2"),
+            Some(true)
+        );
         assert_eq!(classify_line(line).sourcetype, "hpe:procurve");
         for line in [LOGGEN, "<29> Mar 30 17:27:31 sw 0179 mgr:  SME SSH"] {
             assert_eq!(

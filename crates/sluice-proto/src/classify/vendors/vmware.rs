@@ -641,7 +641,8 @@ mod tests {
     #[test]
     fn program_checks() {
         use crate::classify::dispatch::check_verdict;
-        const LOGGEN: &str = "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
+        const LOGGEN: &str =
+            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
         for (line, app, st) in [
             (
                 "<144>1 2024-04-13T03:47:10.825Z esxi-prod-07 Vpxa 4242 - - Event [1]",
@@ -675,7 +676,11 @@ mod tests {
             ),
         ] {
             assert_eq!(check_verdict(line, app), Some(true), "{line}");
-            assert_eq!(classify_line(line).sourcetype.to_string_lossy(), st, "{line}");
+            assert_eq!(
+                classify_line(line).sourcetype.to_string_lossy(),
+                st,
+                "{line}"
+            );
         }
         for app in [
             "app-syslog-vmware_vsphere-pgm",
