@@ -245,6 +245,11 @@ impl Context {
         &self.warnings
     }
 
+    /// Whether `host.csv` has rows (without, a message's HOST need not be examined).
+    pub fn has_hosts(&self) -> bool {
+        !self.hosts.is_empty()
+    }
+
     /// `host.csv`'s name for a sender.
     pub fn host_for(&self, ip: IpAddr) -> Option<&str> {
         if self.hosts.is_empty() {

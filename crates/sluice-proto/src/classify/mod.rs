@@ -263,7 +263,9 @@ pub fn classify<'m, 't>(
 
     // Step 4: host.csv, vendor_product_by_source.
     let header_host = effective_host(msg, rewrite, &out);
-    let csv_host = if header_host.is_none_or(is_ip_literal) {
+    // Without host.csv rows HOST's shape does not matter (parsing it as an address was a
+    // fixed cost of every message).
+    let csv_host = if cx.context.has_hosts() && header_host.is_none_or(is_ip_literal) {
         cx.context.host_for(src.source_ip)
     } else {
         None
