@@ -302,7 +302,13 @@ pub fn classify<'m, 't>(
         }
     }
     if format != Format::Unparsed {
-        let input = cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out);
+        // Unless an application took the message, `out` is as the signature topics got it
+        // (a declining candidate's writes are undone), and so is the input.
+        let input = if out.identified {
+            cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out)
+        } else {
+            input
+        };
         if cx.engine.run(Topic::NetSource, &input, &mut out, &mut hits) {
             out.identified = true;
         }
