@@ -63,27 +63,111 @@ static KEYS: &[Key] = &[
 
 const LOG_TYPES: [&[u8]; 5] = [b"SYS", b"WF", b"TR", b"AUDIT", b"NF"];
 
+/// `^<\d+> *(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{4})\s{1,2}([^ ]+) (SYS|WF|TR|AUDIT|NF) (.*)`:
+/// SC4S's header regex. An all-ASCII message (where `\d`, `\s` and `.` mean their ASCII
+/// classes) is matched by [`waf_header_scan`]; others go through the regex.
+static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^<\d+> *(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{4})\s{1,2}([^ ]+) (SYS|WF|TR|AUDIT|NF) (.*)",
+    )
+    .expect("static regex")
+});
+
+/// The spans of [`HEADER`]'s groups: stamp, host, log type, message.
+type HeaderSpans = [std::ops::Range<usize>; 4];
+
+fn waf_header_regex(raw: &[u8]) -> Option<HeaderSpans> {
+    let c = HEADER.caps(raw)?;
+    Some([
+        c.get(1)?.range(),
+        c.get(2)?.range(),
+        c.get(3)?.range(),
+        c.get(4)?.range(),
+    ])
+}
+
+/// `\s` on ASCII.
+fn is_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+/// [`HEADER`] on an ASCII message, by hand (the regex cost several microseconds).
+fn waf_header_scan(raw: &[u8]) -> Option<HeaderSpans> {
+    let digits = |from: usize| {
+        raw[from.min(raw.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let pri = digits(1);
+    if raw.first() != Some(&b'<') || pri == 0 || raw.get(1 + pri) != Some(&b'>') {
+        return None;
+    }
+    let mut at = 2 + pri;
+    at += raw[at..].iter().take_while(|&&b| b == b' ').count();
+    let stamp = at..at + 29;
+    let s = raw.get(stamp.clone())?;
+    let stamp_ok = s.iter().enumerate().all(|(i, &b)| match i {
+        4 | 7 => b == b'-',
+        10 | 23 => b == b' ',
+        13 | 16 => b == b':',
+        19 => b == b'.',
+        24 => b == b'+' || b == b'-',
+        _ => b.is_ascii_digit(),
+    });
+    if !stamp_ok || !raw.get(stamp.end).copied().is_some_and(is_space) {
+        return None;
+    }
+    // `\s{1,2}` is greedy: a host starting after two spaces first, then after one.
+    let two = raw.get(stamp.end + 1).copied().is_some_and(is_space);
+    let firsts = if two {
+        [Some(stamp.end + 2), Some(stamp.end + 1)]
+    } else {
+        [Some(stamp.end + 1), None]
+    };
+    for host_at in firsts.into_iter().flatten() {
+        let host_len = raw[host_at.min(raw.len())..]
+            .iter()
+            .take_while(|&&b| b != b' ')
+            .count();
+        if host_len == 0 {
+            continue;
+        }
+        let host = host_at..host_at + host_len;
+        // The host stops at a space (or the end): the type follows it.
+        let kind_at = host.end + 1;
+        let Some(rest) = raw.get(kind_at..) else {
+            continue;
+        };
+        let Some(kind) = LOG_TYPES
+            .iter()
+            .find(|t| rest.starts_with(t) && rest.get(t.len()) == Some(&b' '))
+        else {
+            continue;
+        };
+        let kind = kind_at..kind_at + kind.len();
+        let msg_at = kind.end + 1;
+        let msg_end = memchr::memchr(b'\n', &raw[msg_at..]).map_or(raw.len(), |n| msg_at + n);
+        return Some([stamp, host, kind, msg_at..msg_end]);
+    }
+    None
+}
+
 /// `<PRI>YYYY-mm-dd HH:MM:SS.fff +zzzz  host TYPE message`: read as RFC 3164 with the log
 /// type as PROGRAM.
 fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^<\d+> *(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{4})\s{1,2}([^ ]+) (SYS|WF|TR|AUDIT|NF) (.*)",
-        )
-        .expect("static regex")
-    });
     let raw = input.msg.raw;
-    let Some(c) = HEADER.caps(raw) else {
-        return false;
+    let spans = if raw.is_ascii() {
+        waf_header_scan(raw)
+    } else {
+        waf_header_regex(raw)
     };
-    let (Some(stamp), Some(host), Some(kind), Some(message)) =
-        (c.get(1), c.get(2), c.get(3), c.get(4))
-    else {
+    let Some([stamp, host, kind, message]) = spans else {
         return false;
     };
     let Some(ts) = vtime::strptime(
         "%Y-%m-%d %H:%M:%S.%f %z",
-        &raw[stamp.range()],
+        &raw[stamp],
         input.zone,
         input.now_unix_secs,
     ) else {
@@ -91,10 +175,10 @@ fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     };
     out.time(ts);
-    out.host(&raw[host.range()]);
-    out.program = Some(Some(&raw[kind.range()]));
+    out.host(&raw[host]);
+    out.program = Some(Some(&raw[kind]));
     out.pid = Some(None);
-    out.message(&raw[message.range()]);
+    out.message(&raw[message]);
     out.format = Some(Format::Rfc3164);
     true
 }
@@ -174,7 +258,44 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{waf_header_regex, waf_header_scan};
     use crate::classify::testutil::classify_line;
+
+    /// The scanner gives the regex's groups on ASCII headers, odd ones included.
+    #[test]
+    fn header_scan_is_the_regex() {
+        let stamp = "2024-03-13 19:33:53.511 +0000";
+        let mut lines = vec![];
+        for pri in ["<134>", "<1>", "<>", "<13a>", "134>"] {
+            for gap in ["", " ", "   "] {
+                for ws in [" ", "  ", "\t", " \t", "\t ", "   ", ""] {
+                    for host in ["waf1", "w\taf", "", "a:b"] {
+                        for kind in ["SYS ", "WF ", "AUDIT ", "XX ", "SYS", "NFX "] {
+                            for msg in ["x y", "", "a\nb", "SYS z"] {
+                                lines.push(format!("{pri}{gap}{stamp}{ws}{host} {kind}{msg}"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        lines.push(format!("<1>{stamp}  h  SYS x"));
+        lines.push(format!("<1>{stamp}\t\tSYS SYS x"));
+        lines.push("<1>2024-03-13 19:33:53.511 -0130 h TR x".into());
+        lines.push("<1>2024-03-13 19:33:53.51 +0000 h TR x".into());
+        for l in &lines {
+            assert_eq!(
+                waf_header_scan(l.as_bytes()),
+                waf_header_regex(l.as_bytes()),
+                "{l:?}"
+            );
+        }
+        assert!(
+            lines
+                .iter()
+                .any(|l| waf_header_scan(l.as_bytes()).is_some())
+        );
+    }
 
     #[test]
     fn waf_types() {

@@ -221,38 +221,117 @@ fn avamar<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static SIG: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\{ IP \}.*\{ HostName \}.*\{ Severity \}.*\{ MessageID \}")
-            .expect("static regex")
-    });
-    static HOST: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\{\s*HostName\s*\}\s+([A-Za-z0-9_\-]+)").expect("static regex")
-    });
-    static FIELDS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+/// SC4S's OME signature and field regexes. An all-ASCII body (where `\s`, `\w` and `.` mean
+/// their ASCII classes) is read by the scanners below; others go through these.
+static OME_SIG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\{ IP \}.*\{ HostName \}.*\{ Severity \}.*\{ MessageID \}").expect("static regex")
+});
+static OME_HOST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{\s*HostName\s*\}\s+([A-Za-z0-9_\-]+)").expect("static regex"));
+static OME_FIELDS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+    [
+        Regex::new(r"\{\s*IP\s*\}\s+([^\s\}]+)").expect("static regex"),
+        Regex::new(r"\{\s*Severity\s*\}\s+([^\s\}]+)").expect("static regex"),
+        Regex::new(r"\{\s*MessageID\s*\}\s+([^\s\}]+)").expect("static regex"),
+    ]
+});
+/// The field names of [`OME_FIELDS`], in the same order.
+const OME_NAMES: [&[u8]; 3] = [b"IP", b"Severity", b"MessageID"];
+
+/// `\s` on ASCII.
+fn is_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+/// [`OME_SIG`] on ASCII: the four markers in order within one line (`.` stops at a newline).
+fn ome_sig_scan(body: &[u8]) -> bool {
+    static MARKS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
         [
-            Regex::new(r"\{\s*IP\s*\}\s+([^\s\}]+)").expect("static regex"),
-            Regex::new(r"\{\s*Severity\s*\}\s+([^\s\}]+)").expect("static regex"),
-            Regex::new(r"\{\s*MessageID\s*\}\s+([^\s\}]+)").expect("static regex"),
+            memchr::memmem::Finder::new(b"{ IP }"),
+            memchr::memmem::Finder::new(b"{ HostName }"),
+            memchr::memmem::Finder::new(b"{ Severity }"),
+            memchr::memmem::Finder::new(b"{ MessageID }"),
         ]
     });
+    body.split(|&b| b == b'\n').any(|line| {
+        let mut at = 0;
+        MARKS.iter().all(|m| match m.find(&line[at..]) {
+            Some(i) => {
+                at += i + m.needle().len();
+                true
+            }
+            None => false,
+        })
+    })
+}
+
+/// `\{\s*<name>\s*\}\s+(<run>)` on ASCII, the first match: the run of bytes `take` accepts.
+fn ome_field_scan<'a>(body: &'a [u8], name: &[u8], take: fn(u8) -> bool) -> Option<&'a [u8]> {
+    memchr::memchr_iter(b'{', body).find_map(|open| {
+        let skip = |at: usize| at + body[at..].iter().take_while(|&&b| is_space(b)).count();
+        let at = skip(open + 1);
+        let at = skip(at + body[at..].starts_with(name).then_some(name.len())?);
+        if body.get(at) != Some(&b'}') {
+            return None;
+        }
+        let value_at = skip(at + 1);
+        if value_at == at + 1 {
+            return None;
+        }
+        let n = body[value_at..].iter().take_while(|&&b| take(b)).count();
+        (n > 0).then(|| &body[value_at..value_at + n])
+    })
+}
+
+fn ome_host(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+fn ome_value(b: u8) -> bool {
+    !is_space(b) && b != b'}'
+}
+
+fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     // SC4S: program('EEMI') (a regex on PROGRAM). sluice's header parse does not take a
     // program that no colon ends, so a body that starts with it counts too.
     let eemi = input.program.is_some_and(|p| contains(p, b"EEMI"))
         || (input.program.is_none() && input.body.starts_with(b"EEMI "));
-    if !eemi || !SIG.is_match(input.body) {
+    if !eemi {
+        return false;
+    }
+    let body = input.body;
+    let ascii = body.is_ascii();
+    if !(if ascii {
+        ome_sig_scan(body)
+    } else {
+        OME_SIG.is_match(body)
+    }) {
         return false;
     }
     out.key(&KEYS[OME]);
-    if let Some(h) = HOST.caps(input.body).and_then(|c| c.get(1)) {
-        out.host(h.as_bytes());
+    let host = if ascii {
+        ome_field_scan(body, b"HostName", ome_host)
+    } else {
+        OME_HOST
+            .caps(body)
+            .and_then(|c| c.get(1))
+            .map(|h| h.as_bytes())
+    };
+    if let Some(h) = host {
+        out.host(h);
     }
-    for (name, re) in ["idrac_ip", "idrac_severity", "idrac_messageid"]
+    for ((name, field), re) in ["idrac_ip", "idrac_severity", "idrac_messageid"]
         .into_iter()
-        .zip(FIELDS.iter())
+        .zip(OME_NAMES)
+        .zip(OME_FIELDS.iter())
     {
-        if let Some(v) = re.caps(input.body).and_then(|c| c.get(1)) {
-            out.field(name, Value::Bytes(v.as_bytes()));
+        let v = if ascii {
+            ome_field_scan(body, field, ome_value)
+        } else {
+            re.caps(body).and_then(|c| c.get(1)).map(|v| v.as_bytes())
+        };
+        if let Some(v) = v {
+            out.field(name, Value::Bytes(v));
         }
     }
     true
@@ -344,7 +423,69 @@ fn sonicwall<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::classify::testutil::classify_line;
+
+    /// The OME scanners agree with SC4S's regexes on ASCII text, odd spacing included.
+    #[test]
+    fn ome_scans_are_the_regexes() {
+        let mut bodies = vec![];
+        for ip in [
+            "{ IP } 1.1.1.1 ",
+            "{IP}\t1.1.1.1}",
+            "{ IP }1.1 ",
+            "{  IP  }  x ",
+            "",
+        ] {
+            for host in [
+                "{ HostName } r650-a_b ",
+                "{HostName}\n.bad ",
+                "{ HostName } ",
+                "{ HostName }\x0b h{x ",
+            ] {
+                for mid in ["", "\n"] {
+                    for sev in ["{ Severity } Warning ", "{ Severity }} ", "{ Severity }"] {
+                        for id in [
+                            "{ MessageID } MSG1 { Message } x",
+                            "{ MessageID }",
+                            "{ Message } x",
+                        ] {
+                            bodies.push(format!("EEMI a {{ {ip}{host}{mid}{sev}{id}"));
+                        }
+                    }
+                }
+            }
+        }
+        for b in &bodies {
+            let b = b.as_bytes();
+            assert_eq!(
+                ome_sig_scan(b),
+                OME_SIG.is_match(b),
+                "{:?}",
+                String::from_utf8_lossy(b)
+            );
+            let host = OME_HOST
+                .caps(b)
+                .and_then(|c| c.get(1))
+                .map(|h| h.as_bytes());
+            assert_eq!(
+                ome_field_scan(b, b"HostName", ome_host),
+                host,
+                "{:?}",
+                String::from_utf8_lossy(b)
+            );
+            for (name, re) in OME_NAMES.into_iter().zip(OME_FIELDS.iter()) {
+                let want = re.caps(b).and_then(|c| c.get(1)).map(|v| v.as_bytes());
+                assert_eq!(
+                    ome_field_scan(b, name, ome_value),
+                    want,
+                    "{name:?} {:?}",
+                    String::from_utf8_lossy(b)
+                );
+            }
+        }
+        assert!(bodies.iter().filter(|b| ome_sig_scan(b.as_bytes())).count() > 10);
+    }
 
     #[test]
     fn idrac_ome_powerstore() {

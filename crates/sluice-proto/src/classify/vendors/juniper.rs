@@ -2,6 +2,7 @@
 //! JunOS unstructured (by PROGRAM, or by a PFE/EX message), and NetScreen ScreenOS.
 
 use crate::classify::caps::CapturesExt;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -219,32 +220,111 @@ fn netscreen<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// ScreenOS's own header, SC4S's regex (unanchored):
+/// `<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)`.
+/// An all-ASCII message (where `\w`, `\d` and `.` mean their ASCII classes) is matched by
+/// [`netscreen_scan`]; others go through the regex.
+static NS_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)")
+        .expect("static regex")
+});
+
+/// The spans of [`NS_HEADER`]'s groups: the stamp (optional), host, message.
+type NsSpans = (Option<Range<usize>>, Range<usize>, Range<usize>);
+
+fn netscreen_regex(raw: &[u8]) -> Option<NsSpans> {
+    let c = NS_HEADER.caps(raw)?;
+    Some((
+        c.get(1).map(|s| s.range()),
+        c.get(2)?.range(),
+        c.get(3)?.range(),
+    ))
+}
+
+/// [`NS_HEADER`] on an ASCII message, by hand: the first `<digits>` where the rest matches.
+fn netscreen_scan(raw: &[u8]) -> Option<NsSpans> {
+    memchr::memchr_iter(b'<', raw).find_map(|at| netscreen_at(raw, at))
+}
+
+fn netscreen_at(raw: &[u8], lt: usize) -> Option<NsSpans> {
+    let pri = raw[lt + 1..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if pri == 0 || raw.get(lt + 1 + pri) != Some(&b'>') {
+        return None;
+    }
+    let mut at = lt + 2 + pri;
+    // ` ?`: not taking a space leaves a space that nothing after can start with.
+    if raw.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let stamp_ok = raw.get(at..at + 16).is_some_and(|s| {
+        s.iter().enumerate().all(|(i, b)| match i {
+            0..=2 => word(b),
+            3 | 6 | 15 => *b == b' ',
+            9 | 12 => *b == b':',
+            _ => b.is_ascii_digit(),
+        })
+    });
+    // The optional stamp is greedy: with it first, then without.
+    if stamp_ok && let Some((host, message)) = netscreen_rest(raw, at + 16) {
+        return Some((Some(at..at + 15), host, message));
+    }
+    let (host, message) = netscreen_rest(raw, at)?;
+    Some((None, host, message))
+}
+
+/// `([^: ]+)(?:: | [^:]+: )(NetScreen.*)` at `at`.
+fn netscreen_rest(raw: &[u8], at: usize) -> Option<(Range<usize>, Range<usize>)> {
+    let host_len = raw[at..]
+        .iter()
+        .take_while(|&&b| b != b':' && b != b' ')
+        .count();
+    if host_len == 0 {
+        return None;
+    }
+    let host = at..at + host_len;
+    let rest = &raw[host.end..];
+    let msg_at = if rest.starts_with(b": ") {
+        host.end + 2
+    } else if rest.first() == Some(&b' ') {
+        // `[^:]+` runs to the first colon, which must end `: `.
+        let colon = memchr::memchr(b':', &rest[1..])?;
+        if colon == 0 || rest.get(1 + colon + 1) != Some(&b' ') {
+            return None;
+        }
+        host.end + 1 + colon + 2
+    } else {
+        return None;
+    };
+    if !raw[msg_at..].starts_with(b"NetScreen") {
+        return None;
+    }
+    let end = memchr::memchr(b'\n', &raw[msg_at..]).map_or(raw.len(), |n| msg_at + n);
+    Some((host, msg_at..end))
+}
+
 /// ScreenOS's own header: `<PRI> [Mmm dd hh:mm:ss ]host[ model]: NetScreen ...`.
 fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)")
-            .expect("static regex")
-    });
     let raw = input.msg.raw;
-    let Some(c) = HEADER.caps(raw) else {
+    let spans = if raw.is_ascii() {
+        netscreen_scan(raw)
+    } else {
+        netscreen_regex(raw)
+    };
+    let Some((stamp, host, message)) = spans else {
         return false;
     };
-    let (Some(host), Some(message)) = (c.get(2), c.get(3)) else {
-        return false;
-    };
-    if let Some(ts) = c.get(1).and_then(|t| {
-        vtime::strptime(
-            "%b %d %H:%M:%S",
-            t.as_bytes(),
-            input.zone,
-            input.now_unix_secs,
-        )
-    }) {
+    if let Some(ts) = stamp
+        .and_then(|t| vtime::strptime("%b %d %H:%M:%S", &raw[t], input.zone, input.now_unix_secs))
+    {
         out.time(ts);
     }
     out.key(&KEYS[NETSCREEN_RAW]);
-    out.host(&raw[host.range()]);
-    out.message(&raw[message.range()]);
+    out.host(&raw[host]);
+    out.message(&raw[message]);
     out.program = Some(None);
     out.pid = Some(None);
     out.format = Some(Format::Rfc3164);
@@ -254,7 +334,54 @@ fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{netscreen_regex, netscreen_scan};
     use crate::classify::testutil::classify_line;
+
+    /// The scanner gives the regex's groups on ASCII text, odd headers included.
+    #[test]
+    fn netscreen_scan_is_the_regex() {
+        let mut lines = vec![];
+        for lead in ["", "x ", "<a> ", "<1>junk:<2>"] {
+            for pri in ["<23>", "<23> ", "<>", "<2x>", "<23>  "] {
+                for stamp in [
+                    "",
+                    "Apr 03 19:08:01 ",
+                    "Apr  3 19:08:01 ",
+                    "A_1 03 19:08:01 ",
+                    "Apr 03 19:08:01",
+                ] {
+                    for host in ["ssg1", "", "h:x", "h\tx"] {
+                        for sep in [": ", " ns204: ", " a b: ", ":", " : ", " x:y: ", " "] {
+                            for tail in [
+                                "NetScreen device_id=x",
+                                "NetScreen",
+                                "Netscreen x",
+                                "NetScreen a\nb",
+                            ] {
+                                lines.push(format!("{lead}{pri}{stamp}{host}{sep}{tail}"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        lines.push("<1>Apr 03 19:08:01 : NetScreen x".into());
+        lines.push("<1>Apr 03 19:08:01 h: x <2>h: NetScreen y".into());
+        for l in &lines {
+            assert_eq!(
+                netscreen_scan(l.as_bytes()),
+                netscreen_regex(l.as_bytes()),
+                "{l:?}"
+            );
+        }
+        assert!(
+            lines
+                .iter()
+                .filter(|l| netscreen_scan(l.as_bytes()).is_some())
+                .count()
+                > 100
+        );
+    }
 
     #[test]
     fn unstructured_by_program_and_message() {
