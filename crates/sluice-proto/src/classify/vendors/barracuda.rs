@@ -14,6 +14,8 @@ use crate::classify::value::{Inline, Value};
 use crate::classify::vtime;
 use crate::message::Format;
 
+use super::util::{Unsure, dot_star_end, is_space};
+
 pub static VENDOR: Vendor = Vendor {
     name: "barracuda",
     keys: KEYS,
@@ -86,82 +88,82 @@ fn waf_header_regex(raw: &[u8]) -> Option<HeaderSpans> {
     ])
 }
 
-/// `\s` on ASCII.
-fn is_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
-}
-
-/// [`HEADER`] on an ASCII message, by hand (the regex cost several microseconds).
-fn waf_header_scan(raw: &[u8]) -> Option<HeaderSpans> {
-    let digits = |from: usize| {
-        raw[from.min(raw.len())..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count()
+/// [`HEADER`] by hand (the regex cost microseconds); `Err` on a non-ASCII byte where the
+/// regex's Unicode classes apply.
+fn waf_header_scan(raw: &[u8]) -> Result<Option<HeaderSpans>, Unsure> {
+    // A class test: `Err` where a non-ASCII byte would need the Unicode meaning.
+    let class = |at: usize, ascii: fn(u8) -> bool| match raw.get(at) {
+        Some(&b) if !b.is_ascii() => Err(Unsure),
+        Some(&b) => Ok(ascii(b)),
+        None => Ok(false),
     };
-    let pri = digits(1);
-    if raw.first() != Some(&b'<') || pri == 0 || raw.get(1 + pri) != Some(&b'>') {
-        return None;
+    let digit = |b: u8| b.is_ascii_digit();
+    if raw.first() != Some(&b'<') {
+        return Ok(None);
     }
-    let mut at = 2 + pri;
-    at += raw[at..].iter().take_while(|&&b| b == b' ').count();
+    let mut at = 1;
+    while class(at, digit)? {
+        at += 1;
+    }
+    if at == 1 || raw.get(at) != Some(&b'>') {
+        return Ok(None);
+    }
+    at += 1;
+    while raw.get(at) == Some(&b' ') {
+        at += 1;
+    }
     let stamp = at..at + 29;
-    let s = raw.get(stamp.clone())?;
-    let stamp_ok = s.iter().enumerate().all(|(i, &b)| match i {
-        4 | 7 => b == b'-',
-        10 | 23 => b == b' ',
-        13 | 16 => b == b':',
-        19 => b == b'.',
-        24 => b == b'+' || b == b'-',
-        _ => b.is_ascii_digit(),
-    });
-    if !stamp_ok || !raw.get(stamp.end).copied().is_some_and(is_space) {
-        return None;
+    for i in 0..29 {
+        let ok = match i {
+            4 | 7 => raw.get(at + i) == Some(&b'-'),
+            10 | 23 => raw.get(at + i) == Some(&b' '),
+            13 | 16 => raw.get(at + i) == Some(&b':'),
+            19 => raw.get(at + i) == Some(&b'.'),
+            24 => matches!(raw.get(at + i), Some(b'+' | b'-')),
+            _ => class(at + i, digit)?,
+        };
+        if !ok {
+            return Ok(None);
+        }
+    }
+    if !class(stamp.end, is_space)? {
+        return Ok(None);
     }
     // `\s{1,2}` is greedy: a host starting after two spaces first, then after one.
-    let two = raw.get(stamp.end + 1).copied().is_some_and(is_space);
-    let firsts = if two {
+    let firsts = if class(stamp.end + 1, is_space)? {
         [Some(stamp.end + 2), Some(stamp.end + 1)]
     } else {
         [Some(stamp.end + 1), None]
     };
     for host_at in firsts.into_iter().flatten() {
-        let host_len = raw[host_at.min(raw.len())..]
-            .iter()
-            .take_while(|&&b| b != b' ')
-            .count();
-        if host_len == 0 {
+        let mut end = host_at;
+        while class(end, |b| b != b' ')? {
+            end += 1;
+        }
+        if end == host_at || raw.get(end) != Some(&b' ') {
             continue;
         }
-        let host = host_at..host_at + host_len;
-        // The host stops at a space (or the end): the type follows it.
-        let kind_at = host.end + 1;
-        let Some(rest) = raw.get(kind_at..) else {
-            continue;
-        };
+        let host = host_at..end;
+        // The host stops at a space: the type follows it.
+        let rest = &raw[host.end + 1..];
         let Some(kind) = LOG_TYPES
             .iter()
             .find(|t| rest.starts_with(t) && rest.get(t.len()) == Some(&b' '))
         else {
             continue;
         };
-        let kind = kind_at..kind_at + kind.len();
+        let kind = host.end + 1..host.end + 1 + kind.len();
         let msg_at = kind.end + 1;
-        let msg_end = memchr::memchr(b'\n', &raw[msg_at..]).map_or(raw.len(), |n| msg_at + n);
-        return Some([stamp, host, kind, msg_at..msg_end]);
+        return Ok(Some([stamp, host, kind, msg_at..dot_star_end(raw, msg_at)]));
     }
-    None
+    Ok(None)
 }
 
 /// `<PRI>YYYY-mm-dd HH:MM:SS.fff +zzzz  host TYPE message`: read as RFC 3164 with the log
 /// type as PROGRAM.
 fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let raw = input.msg.raw;
-    let spans = if raw.is_ascii() {
-        waf_header_scan(raw)
-    } else {
-        waf_header_regex(raw)
-    };
+    let spans = waf_header_scan(raw).unwrap_or_else(|Unsure| waf_header_regex(raw));
     let Some([stamp, host, kind, message]) = spans else {
         return false;
     };
@@ -286,15 +288,27 @@ mod tests {
         for l in &lines {
             assert_eq!(
                 waf_header_scan(l.as_bytes()),
-                waf_header_regex(l.as_bytes()),
+                Ok(waf_header_regex(l.as_bytes())),
                 "{l:?}"
             );
         }
         assert!(
             lines
                 .iter()
-                .any(|l| waf_header_scan(l.as_bytes()).is_some())
+                .any(|l| waf_header_scan(l.as_bytes()).is_ok_and(|s| s.is_some()))
         );
+        // Non-ASCII in the message is read, in a class of the header it is left to the regex.
+        let l = format!("<1>{stamp} h WF a\u{201c}b");
+        assert_eq!(
+            waf_header_scan(l.as_bytes()),
+            Ok(waf_header_regex(l.as_bytes()))
+        );
+        let l = format!("<1>{stamp} h\u{a0} WF a");
+        assert_eq!(waf_header_scan(l.as_bytes()), Err(super::Unsure));
+        let mut b = format!("<1>{stamp} h WF a").into_bytes();
+        b.extend_from_slice(b"\xffz");
+        assert_eq!(waf_header_scan(&b), Ok(waf_header_regex(&b)));
+        assert_eq!(waf_header_scan(&b).unwrap().unwrap()[3].len(), 1);
     }
 
     #[test]

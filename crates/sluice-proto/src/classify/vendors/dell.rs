@@ -17,7 +17,7 @@ use crate::classify::template::Template;
 use crate::classify::value::Value;
 use crate::classify::vtime;
 
-use super::util::span;
+use super::util::{Unsure, is_space, span};
 
 pub static VENDOR: Vendor = Vendor {
     name: "dell",
@@ -221,8 +221,8 @@ fn avamar<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-/// SC4S's OME signature and field regexes. An all-ASCII body (where `\s`, `\w` and `.` mean
-/// their ASCII classes) is read by the scanners below; others go through these.
+/// SC4S's OME signature and field regexes, which the scanners below stand for (these run
+/// where a Unicode class could differ from the ASCII one).
 static OME_SIG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\{ IP \}.*\{ HostName \}.*\{ Severity \}.*\{ MessageID \}").expect("static regex")
 });
@@ -238,12 +238,8 @@ static OME_FIELDS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
 /// The field names of [`OME_FIELDS`], in the same order.
 const OME_NAMES: [&[u8]; 3] = [b"IP", b"Severity", b"MessageID"];
 
-/// `\s` on ASCII.
-fn is_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
-}
-
-/// [`OME_SIG`] on ASCII: the four markers in order within one line (`.` stops at a newline).
+/// [`OME_SIG`] on valid UTF-8 (where `.` is any byte but a newline): the four markers in
+/// order within one line.
 fn ome_sig_scan(body: &[u8]) -> bool {
     static MARKS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
         [
@@ -265,30 +261,68 @@ fn ome_sig_scan(body: &[u8]) -> bool {
     })
 }
 
-/// `\{\s*<name>\s*\}\s+(<run>)` on ASCII, the first match: the run of bytes `take` accepts.
-fn ome_field_scan<'a>(body: &'a [u8], name: &[u8], take: fn(u8) -> bool) -> Option<&'a [u8]> {
-    memchr::memchr_iter(b'{', body).find_map(|open| {
-        let skip = |at: usize| at + body[at..].iter().take_while(|&&b| is_space(b)).count();
-        let at = skip(open + 1);
-        let at = skip(at + body[at..].starts_with(name).then_some(name.len())?);
+/// A class test at `at`: `Err` where a non-ASCII byte would need the Unicode meaning.
+fn class(s: &[u8], at: usize, ascii: fn(u8) -> bool) -> Result<bool, Unsure> {
+    match s.get(at) {
+        Some(&b) if !b.is_ascii() => Err(Unsure),
+        Some(&b) => Ok(ascii(b)),
+        None => Ok(false),
+    }
+}
+
+/// `\{\s*<name>\s*\}\s+(<run>)`, the first match: the run of bytes `take` stands for. `Err`
+/// on a non-ASCII byte where `\s` or the run's class is tested.
+fn ome_field_scan<'a>(body: &'a [u8], name: &[u8], take: Take) -> Result<Option<&'a [u8]>, Unsure> {
+    let skip = |mut at: usize| -> Result<usize, Unsure> {
+        while class(body, at, is_space)? {
+            at += 1;
+        }
+        Ok(at)
+    };
+    for open in memchr::memchr_iter(b'{', body) {
+        let at = skip(open + 1)?;
+        if !body[at..].starts_with(name) {
+            continue;
+        }
+        let at = skip(at + name.len())?;
         if body.get(at) != Some(&b'}') {
-            return None;
+            continue;
         }
-        let value_at = skip(at + 1);
+        let value_at = skip(at + 1)?;
         if value_at == at + 1 {
-            return None;
+            continue;
         }
-        let n = body[value_at..].iter().take_while(|&&b| take(b)).count();
-        (n > 0).then(|| &body[value_at..value_at + n])
-    })
+        let mut end = value_at;
+        while match body.get(end) {
+            // `[A-Za-z0-9_\-]` has no Unicode members: a non-ASCII byte just ends it.
+            Some(&b) if !b.is_ascii() && take == Take::Host => false,
+            _ => class(body, end, take.ascii())?,
+        } {
+            end += 1;
+        }
+        if end > value_at {
+            return Ok(Some(&body[value_at..end]));
+        }
+    }
+    Ok(None)
 }
 
-fn ome_host(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+/// The captured run of an OME field regex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Take {
+    /// `[A-Za-z0-9_\-]+`
+    Host,
+    /// `[^\s\}]+`
+    Value,
 }
 
-fn ome_value(b: u8) -> bool {
-    !is_space(b) && b != b'}'
+impl Take {
+    fn ascii(self) -> fn(u8) -> bool {
+        match self {
+            Take::Host => |b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-',
+            Take::Value => |b| !is_space(b) && b != b'}',
+        }
+    }
 }
 
 fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -300,23 +334,21 @@ fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     let body = input.body;
-    let ascii = body.is_ascii();
-    if !(if ascii {
+    let sig = if std::str::from_utf8(body).is_ok() {
         ome_sig_scan(body)
     } else {
         OME_SIG.is_match(body)
-    }) {
+    };
+    if !sig {
         return false;
     }
     out.key(&KEYS[OME]);
-    let host = if ascii {
-        ome_field_scan(body, b"HostName", ome_host)
-    } else {
+    let host = ome_field_scan(body, b"HostName", Take::Host).unwrap_or_else(|Unsure| {
         OME_HOST
             .caps(body)
             .and_then(|c| c.get(1))
             .map(|h| h.as_bytes())
-    };
+    });
     if let Some(h) = host {
         out.host(h);
     }
@@ -325,11 +357,8 @@ fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .zip(OME_NAMES)
         .zip(OME_FIELDS.iter())
     {
-        let v = if ascii {
-            ome_field_scan(body, field, ome_value)
-        } else {
-            re.caps(body).and_then(|c| c.get(1)).map(|v| v.as_bytes())
-        };
+        let v = ome_field_scan(body, field, Take::Value)
+            .unwrap_or_else(|Unsure| re.caps(body).and_then(|c| c.get(1)).map(|v| v.as_bytes()));
         if let Some(v) = v {
             out.field(name, Value::Bytes(v));
         }
@@ -469,22 +498,32 @@ mod tests {
                 .and_then(|c| c.get(1))
                 .map(|h| h.as_bytes());
             assert_eq!(
-                ome_field_scan(b, b"HostName", ome_host),
-                host,
+                ome_field_scan(b, b"HostName", Take::Host),
+                Ok(host),
                 "{:?}",
                 String::from_utf8_lossy(b)
             );
             for (name, re) in OME_NAMES.into_iter().zip(OME_FIELDS.iter()) {
                 let want = re.caps(b).and_then(|c| c.get(1)).map(|v| v.as_bytes());
                 assert_eq!(
-                    ome_field_scan(b, name, ome_value),
-                    want,
+                    ome_field_scan(b, name, Take::Value),
+                    Ok(want),
                     "{name:?} {:?}",
                     String::from_utf8_lossy(b)
                 );
             }
         }
         assert!(bodies.iter().filter(|b| ome_sig_scan(b.as_bytes())).count() > 10);
+        // A non-breaking space is `\s` to the regex: left to it.
+        let b = "{ IP }\u{a0}1.1.1.1 { HostName } h\u{e9}".as_bytes();
+        assert_eq!(ome_field_scan(b, b"IP", Take::Value), Err(Unsure));
+        assert_eq!(
+            ome_field_scan(b, b"HostName", Take::Host),
+            Ok(OME_HOST
+                .caps(b)
+                .and_then(|c| c.get(1))
+                .map(|h| h.as_bytes()))
+        );
     }
 
     #[test]

@@ -12,6 +12,8 @@ use crate::classify::template::Template;
 use crate::classify::vtime;
 use crate::message::Format;
 
+use super::util::{Unsure, dot_star_end};
+
 pub static VENDOR: Vendor = Vendor {
     name: "juniper",
     keys: KEYS,
@@ -241,79 +243,99 @@ fn netscreen_regex(raw: &[u8]) -> Option<NsSpans> {
     ))
 }
 
-/// [`NS_HEADER`] on an ASCII message, by hand: the first `<digits>` where the rest matches.
-fn netscreen_scan(raw: &[u8]) -> Option<NsSpans> {
-    memchr::memchr_iter(b'<', raw).find_map(|at| netscreen_at(raw, at))
+/// [`NS_HEADER`] by hand: the first `<digits>` where the rest matches. `Err` on a
+/// non-ASCII byte where the regex's Unicode classes apply.
+fn netscreen_scan(raw: &[u8]) -> Result<Option<NsSpans>, Unsure> {
+    for lt in memchr::memchr_iter(b'<', raw) {
+        if let Some(spans) = netscreen_at(raw, lt)? {
+            return Ok(Some(spans));
+        }
+    }
+    Ok(None)
 }
 
-fn netscreen_at(raw: &[u8], lt: usize) -> Option<NsSpans> {
-    let pri = raw[lt + 1..]
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if pri == 0 || raw.get(lt + 1 + pri) != Some(&b'>') {
-        return None;
+/// A class test at `at`: `Err` where a non-ASCII byte would need the Unicode meaning.
+fn class(raw: &[u8], at: usize, ascii: impl Fn(u8) -> bool) -> Result<bool, Unsure> {
+    match raw.get(at) {
+        Some(&b) if !b.is_ascii() => Err(Unsure),
+        Some(&b) => Ok(ascii(b)),
+        None => Ok(false),
     }
-    let mut at = lt + 2 + pri;
+}
+
+fn netscreen_at(raw: &[u8], lt: usize) -> Result<Option<NsSpans>, Unsure> {
+    let digit = |b: u8| b.is_ascii_digit();
+    let mut at = lt + 1;
+    while class(raw, at, digit)? {
+        at += 1;
+    }
+    if at == lt + 1 || raw.get(at) != Some(&b'>') {
+        return Ok(None);
+    }
+    at += 1;
     // ` ?`: not taking a space leaves a space that nothing after can start with.
     if raw.get(at) == Some(&b' ') {
         at += 1;
     }
-    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
-    let stamp_ok = raw.get(at..at + 16).is_some_and(|s| {
-        s.iter().enumerate().all(|(i, b)| match i {
-            0..=2 => word(b),
-            3 | 6 | 15 => *b == b' ',
-            9 | 12 => *b == b':',
-            _ => b.is_ascii_digit(),
-        })
-    });
-    // The optional stamp is greedy: with it first, then without.
-    if stamp_ok && let Some((host, message)) = netscreen_rest(raw, at + 16) {
-        return Some((Some(at..at + 15), host, message));
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut stamp_ok = true;
+    for i in 0..16 {
+        let ok = match i {
+            0..=2 => class(raw, at + i, word)?,
+            3 | 6 | 15 => raw.get(at + i) == Some(&b' '),
+            9 | 12 => raw.get(at + i) == Some(&b':'),
+            _ => class(raw, at + i, digit)?,
+        };
+        if !ok {
+            stamp_ok = false;
+            break;
+        }
     }
-    let (host, message) = netscreen_rest(raw, at)?;
-    Some((None, host, message))
+    // The optional stamp is greedy: with it first, then without.
+    if stamp_ok && let Some((host, message)) = netscreen_rest(raw, at + 16)? {
+        return Ok(Some((Some(at..at + 15), host, message)));
+    }
+    Ok(netscreen_rest(raw, at)?.map(|(host, message)| (None, host, message)))
 }
 
 /// `([^: ]+)(?:: | [^:]+: )(NetScreen.*)` at `at`.
-fn netscreen_rest(raw: &[u8], at: usize) -> Option<(Range<usize>, Range<usize>)> {
-    let host_len = raw[at..]
-        .iter()
-        .take_while(|&&b| b != b':' && b != b' ')
-        .count();
-    if host_len == 0 {
-        return None;
+fn netscreen_rest(raw: &[u8], at: usize) -> Result<Option<(Range<usize>, Range<usize>)>, Unsure> {
+    let mut end = at;
+    while class(raw, end, |b| b != b':' && b != b' ')? {
+        end += 1;
     }
-    let host = at..at + host_len;
+    if end == at {
+        return Ok(None);
+    }
+    let host = at..end;
     let rest = &raw[host.end..];
     let msg_at = if rest.starts_with(b": ") {
         host.end + 2
     } else if rest.first() == Some(&b' ') {
         // `[^:]+` runs to the first colon, which must end `: `.
-        let colon = memchr::memchr(b':', &rest[1..])?;
+        let Some(colon) = memchr::memchr(b':', &rest[1..]) else {
+            return Ok(None);
+        };
+        if !rest[1..1 + colon].is_ascii() {
+            return Err(Unsure);
+        }
         if colon == 0 || rest.get(1 + colon + 1) != Some(&b' ') {
-            return None;
+            return Ok(None);
         }
         host.end + 1 + colon + 2
     } else {
-        return None;
+        return Ok(None);
     };
     if !raw[msg_at..].starts_with(b"NetScreen") {
-        return None;
+        return Ok(None);
     }
-    let end = memchr::memchr(b'\n', &raw[msg_at..]).map_or(raw.len(), |n| msg_at + n);
-    Some((host, msg_at..end))
+    Ok(Some((host, msg_at..dot_star_end(raw, msg_at))))
 }
 
 /// ScreenOS's own header: `<PRI> [Mmm dd hh:mm:ss ]host[ model]: NetScreen ...`.
 fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let raw = input.msg.raw;
-    let spans = if raw.is_ascii() {
-        netscreen_scan(raw)
-    } else {
-        netscreen_regex(raw)
-    };
+    let spans = netscreen_scan(raw).unwrap_or_else(|Unsure| netscreen_regex(raw));
     let Some((stamp, host, message)) = spans else {
         return false;
     };
@@ -370,17 +392,30 @@ mod tests {
         for l in &lines {
             assert_eq!(
                 netscreen_scan(l.as_bytes()),
-                netscreen_regex(l.as_bytes()),
+                Ok(netscreen_regex(l.as_bytes())),
                 "{l:?}"
             );
         }
         assert!(
             lines
                 .iter()
-                .filter(|l| netscreen_scan(l.as_bytes()).is_some())
+                .filter(|l| netscreen_scan(l.as_bytes()).is_ok_and(|s| s.is_some()))
                 .count()
                 > 100
         );
+        // Non-ASCII after `NetScreen` is read; in a class of the header it is left to the regex.
+        for l in [
+            &b"<1>h: NetScreen \xe2\x80\x9cq\xe2\x80\x9d \xff tail"[..],
+            b"<1>h\xc3\xa9: NetScreen x",
+            b"<1>h m\xc3\xa9: NetScreen x",
+            b"<1>\xd9\xa3: NetScreen x",
+        ] {
+            match netscreen_scan(l) {
+                Ok(s) => assert_eq!(s, netscreen_regex(l)),
+                Err(super::Unsure) => assert!(!l[..l.len() - 12].is_ascii()),
+            }
+        }
+        assert!(netscreen_scan(b"<1>h\xc3\xa9: NetScreen x").is_err());
     }
 
     #[test]
