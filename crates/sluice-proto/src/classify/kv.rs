@@ -30,28 +30,44 @@ impl<'a> Iterator for Pairs<'a> {
     type Item = Pair<'a>;
 
     fn next(&mut self) -> Option<Pair<'a>> {
+        let sep = self.sep;
         loop {
-            let start = self.rest.iter().position(|&b| b != self.sep && b != b' ')?;
+            let start = self.rest.iter().position(|&b| b != sep && b != b' ')?;
             let s = &self.rest[start..];
-            let token_end = s.iter().position(|&b| b == self.sep).unwrap_or(s.len());
-            let Some(eq) = s[..token_end].iter().position(|&b| b == b'=') else {
-                self.rest = &s[token_end..];
-                continue;
+            // The token's `=`, or where the token ends without one.
+            let eq = match memchr::memchr2(b'=', sep, s) {
+                Some(i) if s[i] == b'=' && sep != b'=' => i,
+                Some(i) => {
+                    self.rest = &s[i..];
+                    continue;
+                }
+                None => {
+                    self.rest = &[];
+                    return None;
+                }
             };
             let key = trim(&s[..eq]);
             let after = &s[eq + 1..];
             if after.first() == Some(&b'"') {
                 let body = &after[1..];
                 let mut i = 0;
-                while i < body.len() {
+                while let Some(j) = memchr::memchr2(b'\\', b'"', &body[i..]) {
+                    i += j;
                     match body[i] {
                         b'\\' => i += 2,
-                        b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
+                        _ if body.get(i + 1) == Some(&b'"') => i += 2,
+                        _ => break,
+                    }
+                    if i >= body.len() {
+                        break;
                     }
                 }
-                let end = i.min(body.len());
+                // No closing quote: the value runs to the end.
+                let end = if i < body.len() && body[i] == b'"' {
+                    i
+                } else {
+                    body.len()
+                };
                 self.rest = body.get(end + 1..).unwrap_or(&[]);
                 return Some(Pair {
                     key,
@@ -59,10 +75,7 @@ impl<'a> Iterator for Pairs<'a> {
                     quoted: true,
                 });
             }
-            let end = after
-                .iter()
-                .position(|&b| b == self.sep)
-                .unwrap_or(after.len());
+            let end = memchr::memchr(sep, after).unwrap_or(after.len());
             self.rest = &after[end..];
             return Some(Pair {
                 key,
@@ -110,6 +123,83 @@ pub fn unquote_into(value: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-at-a-time tokenizer this file used before the `memchr` one.
+    fn reference(text: &[u8], sep: u8) -> Vec<Pair<'_>> {
+        let mut rest = text;
+        let mut out = Vec::new();
+        loop {
+            let Some(start) = rest.iter().position(|&b| b != sep && b != b' ') else {
+                return out;
+            };
+            let s = &rest[start..];
+            let token_end = s.iter().position(|&b| b == sep).unwrap_or(s.len());
+            let Some(eq) = s[..token_end].iter().position(|&b| b == b'=') else {
+                rest = &s[token_end..];
+                continue;
+            };
+            let key = trim(&s[..eq]);
+            let after = &s[eq + 1..];
+            if after.first() == Some(&b'"') {
+                let body = &after[1..];
+                let mut i = 0;
+                while i < body.len() {
+                    match body[i] {
+                        b'\\' => i += 2,
+                        b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                let end = i.min(body.len());
+                rest = body.get(end + 1..).unwrap_or(&[]);
+                out.push(Pair {
+                    key,
+                    value: &body[..end],
+                    quoted: true,
+                });
+                continue;
+            }
+            let end = after.iter().position(|&b| b == sep).unwrap_or(after.len());
+            rest = &after[end..];
+            out.push(Pair {
+                key,
+                value: &after[..end],
+                quoted: false,
+            });
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pairs_match_the_reference(
+            text in proptest::collection::vec(proptest::sample::select(&b"ab= \\\"|\t"[..]), 0..40),
+            sep in proptest::sample::select(&b" |\t="[..]),
+        ) {
+            let got: Vec<Pair<'_>> = pairs(&text, sep).collect();
+            proptest::prop_assert_eq!(got, reference(&text, sep));
+        }
+    }
+
+    #[test]
+    fn quoted_edges() {
+        for (text, sep) in [
+            (&b"a=\"x\\"[..], b' '),
+            (b"a=\"x\"\"", b' '),
+            (b"a=\"\\\"\" b=1", b' '),
+            (b"a=\"q\"\"q\" b=\"", b' '),
+            (b"a=1|=|b", b'|'),
+            (b"a=b", b'='),
+        ] {
+            let got: Vec<Pair<'_>> = pairs(text, sep).collect();
+            assert_eq!(
+                got,
+                reference(text, sep),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
 
     #[test]
     fn pairs_with_quotes_and_junk() {

@@ -22,7 +22,11 @@
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::value::Value;
+use crate::classify::vendors::util;
 use crate::classify::vtime;
+
+use memchr::memmem;
+use std::sync::LazyLock;
 
 pub static VENDOR: Vendor = Vendor {
     name: "cef",
@@ -59,10 +63,15 @@ pub const NV_NAME: &str = "name";
 pub const NV_SEVERITY: &str = "severity";
 pub const NV_EXT: &str = "ext";
 
+/// `CEF:0`, searched on every message the token scan sends here.
+static CEF0: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"CEF:0"));
+static CEF0_REV: LazyLock<memmem::FinderRev<'static>> =
+    LazyLock::new(|| memmem::FinderRev::new(b"CEF:0"));
+
 fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let body = input.body;
     let pgm = input.program.is_some_and(|p| p.starts_with(b"CEF"));
-    if !pgm && memchr::memmem::find(body, b"CEF:0").is_none() {
+    if !pgm && !util::contains(&CEF0, body) {
         return false;
     }
     let mut text = body;
@@ -160,7 +169,7 @@ fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
     if n == 0 || body[0] == b'-' {
         return None;
     }
-    let at = memchr::memmem::rfind(&body[n..], b"CEF:0")? + n;
+    let at = CEF0_REV.rfind(&body[n..])? + n;
     Some((&body[..n], &body[at..]))
 }
 
@@ -190,34 +199,65 @@ pub fn ext_get<'a>(ext: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// Every `(key, value)` of a CEF extension, in order (see [`ext_get`]).
-pub fn ext_pairs(ext: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
-    // Positions of unescaped '='.
-    let eqs = (0..ext.len()).filter(move |&i| ext[i] == b'=' && (i == 0 || ext[i - 1] != b'\\'));
-    let mut keys = eqs.filter_map(move |i| {
-        let start = ext[..i]
-            .iter()
-            .rposition(|b| b.is_ascii_whitespace() || *b == b'=')
-            .map_or(0, |p| p + 1);
-        (start < i).then_some((start, i))
-    });
-    let mut next = keys.next();
-    std::iter::from_fn(move || {
-        let (ks, ke) = next?;
-        next = keys.next();
-        let vend = match next {
-            Some((ns, _)) => ext[..ns]
-                .iter()
-                .rposition(|b| !b.is_ascii_whitespace())
-                .map_or(ke + 1, |p| (p + 1).max(ke + 1)),
+pub fn ext_pairs(ext: &[u8]) -> ExtPairs<'_> {
+    ExtPairs {
+        ext,
+        next: next_key(ext, 0),
+    }
+}
+
+/// The iterator of [`ext_pairs`]: one forward pass, `memchr` from one `=` to the next.
+#[derive(Clone, Debug)]
+pub struct ExtPairs<'a> {
+    ext: &'a [u8],
+    /// The next key's `(start, end)`; its `=` is at `end`.
+    next: Option<(usize, usize)>,
+}
+
+/// The next key at or after `from`: the run before an unescaped `=` back to the last space
+/// or `=` (an empty run is no key: its `=` belongs to the value before).
+fn next_key(ext: &[u8], mut from: usize) -> Option<(usize, usize)> {
+    loop {
+        let i = from + memchr::memchr(b'=', ext.get(from..)?)?;
+        from = i + 1;
+        if i > 0 && ext[i - 1] == b'\\' {
+            continue;
+        }
+        // Bounded by the previous `=`, so the backward walks add up to one pass.
+        let mut start = i;
+        while start > 0 && !(ext[start - 1].is_ascii_whitespace() || ext[start - 1] == b'=') {
+            start -= 1;
+        }
+        if start < i {
+            return Some((start, i));
+        }
+    }
+}
+
+impl<'a> Iterator for ExtPairs<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let ext = self.ext;
+        let (ks, ke) = self.next?;
+        self.next = next_key(ext, ke + 1);
+        // A value runs to the space before the next key.
+        let vend = match self.next {
+            Some((ns, _)) => ns,
             None => ext.len(),
         };
-        let value = ext.get(ke + 1..vend).unwrap_or_default();
-        let value = value
-            .iter()
-            .rposition(|b| !b.is_ascii_whitespace())
-            .map_or(&value[..0], |p| &value[..=p]);
-        Some((&ext[ks..ke], value))
-    })
+        let value = &ext[ke + 1..vend.max(ke + 1)];
+        Some((&ext[ks..ke], trim_end_ws(value)))
+    }
+}
+
+/// Without trailing ASCII whitespace as `u8::is_ascii_whitespace` sees it (no vertical tab).
+fn trim_end_ws(s: &[u8]) -> &[u8] {
+    let mut end = s.len();
+    while end > 0 && s[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// `match("<needle>" value(".metadata.cef.<field>"))`: SC4S's unanchored match, for the
@@ -243,6 +283,75 @@ mod tests {
         assert_eq!(ext_get(ext, b"e"), Some(&b""[..]));
         assert_eq!(ext_pairs(b"").count(), 0);
         assert_eq!(ext_pairs(b"===").count(), 0);
+    }
+
+    /// The scan this file used before the forward one: every unescaped `=`, a key back to
+    /// the last space or `=`, a value to the last non-space before the next key.
+    fn reference_pairs(ext: &[u8]) -> Vec<(&[u8], &[u8])> {
+        let eqs =
+            (0..ext.len()).filter(move |&i| ext[i] == b'=' && (i == 0 || ext[i - 1] != b'\\'));
+        let keys: Vec<(usize, usize)> = eqs
+            .filter_map(move |i| {
+                let start = ext[..i]
+                    .iter()
+                    .rposition(|b| b.is_ascii_whitespace() || *b == b'=')
+                    .map_or(0, |p| p + 1);
+                (start < i).then_some((start, i))
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (n, &(ks, ke)) in keys.iter().enumerate() {
+            let vend = match keys.get(n + 1) {
+                Some(&(ns, _)) => ext[..ns]
+                    .iter()
+                    .rposition(|b| !b.is_ascii_whitespace())
+                    .map_or(ke + 1, |p| (p + 1).max(ke + 1)),
+                None => ext.len(),
+            };
+            let value = ext.get(ke + 1..vend).unwrap_or_default();
+            let value = value
+                .iter()
+                .rposition(|b| !b.is_ascii_whitespace())
+                .map_or(&value[..0], |p| &value[..=p]);
+            out.push((&ext[ks..ke], value));
+        }
+        out
+    }
+
+    #[test]
+    fn extension_edge_cases() {
+        for ext in [
+            &b"a=1 b=2"[..],
+            b"=a=1",
+            b"a==1 b= 2  ",
+            b"a\\=b=c d=e\\= f",
+            b"k=v\t\x0bq=r",
+            b"x = y z=",
+            b"  lead=1\r\n",
+            b"a=b=c=d",
+            b"\\=x=1",
+        ] {
+            let got: Vec<_> = ext_pairs(ext).collect();
+            assert_eq!(
+                got,
+                reference_pairs(ext),
+                "{:?}",
+                String::from_utf8_lossy(ext)
+            );
+        }
+        assert_eq!(
+            ext_pairs(b"a\\=b=c d=e").collect::<Vec<_>>(),
+            vec![(&b"b"[..], &b"c"[..]), (b"d", b"e")]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn extension_pairs_match_the_reference(ext in proptest::collection::vec(
+            proptest::sample::select(&b"ab= \\\t\x0b|"[..]), 0..48)) {
+            let got: Vec<_> = ext_pairs(&ext).collect();
+            proptest::prop_assert_eq!(got, reference_pairs(&ext));
+        }
     }
 
     #[test]

@@ -10,6 +10,10 @@ use crate::classify::value::Value;
 use crate::classify::vtime;
 use crate::message::Timestamp;
 
+use super::util::contains;
+use memchr::memmem;
+use std::sync::LazyLock;
+
 pub static VENDOR: Vendor = Vendor {
     name: "fortinet",
     keys: KEYS,
@@ -168,10 +172,24 @@ fn dev_type(serial: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// The filters' literals, with their searchers built once.
+macro_rules! finder {
+    ($name:ident, $lit:literal) => {
+        static $name: LazyLock<memmem::Finder<'static>> =
+            LazyLock::new(|| memmem::Finder::new($lit));
+    };
+}
+finder!(EVENTTYPE, b"eventtype=");
+finder!(TIME, b"time=");
+finder!(DEVID, b"devid=");
+finder!(EVENTTIME, b"eventtime=");
+finder!(DATE, b"date=");
+finder!(DEVICE_ID, b"device_id=");
+
 fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
-    let has = |t: &[u8]| memchr::memmem::find(input.msg.raw, t).is_some();
-    if !((has(b"eventtype=") || has(b"time=")) && has(b"devid=")) {
+    let has = |t: &LazyLock<memmem::Finder<'static>>| contains(t, input.msg.raw);
+    if !((has(&EVENTTYPE) || has(&TIME)) && has(&DEVID)) {
         return false;
     }
     let f = fields(m, b"devid");
@@ -221,8 +239,8 @@ fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 fn fortiweb<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
-    let has = |t: &[u8]| memchr::memmem::find(input.msg.raw, t).is_some();
-    if !((has(b"eventtime=") || (has(b"date=") && has(b"time="))) && has(b"device_id=")) {
+    let has = |t: &LazyLock<memmem::Finder<'static>>| contains(t, input.msg.raw);
+    if !((has(&EVENTTIME) || (has(&DATE) && has(&TIME))) && has(&DEVICE_ID)) {
         return false;
     }
     let f = fields(m, b"device_id");

@@ -78,16 +78,13 @@ fn leef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return true;
     };
     let version = version.get(5..).unwrap_or_default();
-    let count = text.iter().filter(|&&b| b == b'|').count() + 1;
+    let count = memchr::memchr_iter(b'|', text).count() + 1;
     let last_at = memchr::memrchr(b'|', text).map_or(0, |p| p + 1);
     let mut event = &text[last_at..];
     // Where the parts after the EventID start (the sixth part).
-    let sixth = text
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| **b == b'|')
+    let sixth = memchr::memchr_iter(b'|', text)
         .nth(4)
-        .map_or(text.len(), |(i, _)| i + 1);
+        .map_or(text.len(), |i| i + 1);
     let mut sep: &[u8] = b"\t";
     let v1 = version.starts_with(b"1");
     if v1 {
@@ -167,7 +164,13 @@ fn split_iter<'a>(s: &'a [u8], sep: &'a [u8]) -> impl Iterator<Item = &'a [u8]> 
     let mut rest = Some(s);
     std::iter::from_fn(move || {
         let r = rest?;
-        match memchr::memmem::find(r, sep).filter(|_| !sep.is_empty()) {
+        let found = match sep {
+            [] => None,
+            // Tab or `|` almost always: no searcher to build.
+            [b] => memchr::memchr(*b, r),
+            _ => memchr::memmem::find(r, sep),
+        };
+        match found {
             Some(at) => {
                 rest = Some(&r[at + sep.len()..]);
                 Some(&r[..at])
