@@ -97,7 +97,10 @@ fn head_possible(m: &[u8]) -> bool {
         (run > 0 && m.get(at + run) == Some(&b',')).then_some(at + run + 1)
     };
     let at_start = hex_comma(0);
-    let after_word = memchr::memchr2(b' ', b',', m)
+    // The first word is short: a plain loop beats setting up a vector search.
+    let after_word = m
+        .iter()
+        .position(|&b| b == b' ' || b == b',')
         .filter(|&sep| sep > 0)
         .and_then(|sep| hex_comma(sep + 1));
     let mut dash_from = None;
