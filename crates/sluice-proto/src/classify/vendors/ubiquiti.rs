@@ -115,7 +115,9 @@ fn head_possible(m: &[u8]) -> bool {
     };
     // The version's dots come after the dash: one look for a dot settles most lines (a
     // nix:syslog line has dashes in its stamps, but often no dot).
-    if m.get(at..).is_none_or(|rest| memchr::memchr(b'.', rest).is_none()) {
+    if m.get(at..)
+        .is_none_or(|rest| memchr::memchr(b'.', rest).is_none())
+    {
         return false;
     }
     while let Some(i) = m.get(at..).and_then(|rest| memchr::memchr(b'-', rest)) {

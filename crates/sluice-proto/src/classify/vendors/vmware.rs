@@ -395,7 +395,13 @@ fn is_vsphere_program(p: &[u8]) -> bool {
     };
     VSPHERE_BY_FIRST[usize::from(first.to_ascii_lowercase())]
         .iter()
-        .any(|(name, exact)| if *exact { ieq(p, name) } else { iprefix(p, name) })
+        .any(|(name, exact)| {
+            if *exact {
+                ieq(p, name)
+            } else {
+                iprefix(p, name)
+            }
+        })
 }
 
 fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -705,8 +711,7 @@ mod tests {
     #[test]
     fn vsphere_program_table() {
         use super::*;
-        let slow =
-            |p: &[u8]| is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p);
+        let slow = |p: &[u8]| is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p);
         let mut names: Vec<Vec<u8>> = Vec::new();
         for list in [
             ESX_PREFIXES,
@@ -726,7 +731,12 @@ mod tests {
         }
         names.extend([b"".to_vec(), b"prg00000".to_vec(), b"sshd".to_vec()]);
         for p in &names {
-            assert_eq!(is_vsphere_program(p), slow(p), "{}", String::from_utf8_lossy(p));
+            assert_eq!(
+                is_vsphere_program(p),
+                slow(p),
+                "{}",
+                String::from_utf8_lossy(p)
+            );
         }
     }
 
