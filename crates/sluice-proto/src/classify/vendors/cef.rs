@@ -22,7 +22,6 @@
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::value::Value;
-use crate::classify::vendors::util;
 use crate::classify::vtime;
 
 use memchr::memmem;
@@ -65,20 +64,23 @@ pub const NV_EXT: &str = "ext";
 
 /// `CEF:0`, searched on every message the token scan sends here.
 static CEF0: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"CEF:0"));
-static CEF0_REV: LazyLock<memmem::FinderRev<'static>> =
-    LazyLock::new(|| memmem::FinderRev::new(b"CEF:0"));
 
 fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let body = input.body;
     let pgm = input.program.is_some_and(|p| p.starts_with(b"CEF"));
-    if !pgm && !util::contains(&CEF0, body) {
-        return false;
-    }
+    // Where the first `CEF:0` is, when it had to be searched for.
+    let first = match pgm {
+        true => 0,
+        false => match CEF0.find(body) {
+            Some(at) => at,
+            None => return false,
+        },
+    };
     let mut text = body;
     if body.starts_with(b"CEF:0") {
         out.program = Some(None);
         out.pid = Some(None);
-    } else if let Some((preamble, cef_part)) = preamble(body) {
+    } else if let Some((preamble, cef_part)) = preamble(body, first) {
         out.host(preamble);
         out.message(cef_part);
         text = cef_part;
@@ -160,8 +162,9 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-/// `^(?<preamble>(?!-)[a-zA-Z-\/0-9\.]+).*(?<message>CEF:0.*)`: the last `CEF:0`.
-fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
+/// `^(?<preamble>(?!-)[a-zA-Z-\/0-9\.]+).*(?<message>CEF:0.*)`: the last `CEF:0`. No
+/// `CEF:0` starts before `first`.
+fn preamble(body: &[u8], first: usize) -> Option<(&[u8], &[u8])> {
     let n = body
         .iter()
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b'.'))
@@ -169,7 +172,9 @@ fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
     if n == 0 || body[0] == b'-' {
         return None;
     }
-    let at = CEF0_REV.rfind(&body[n..])? + n;
+    // Forward (vectorised) to the last one: a reverse search cost more on long events.
+    let from = n.max(first);
+    let at = CEF0.find_iter(&body[from..]).last()? + from;
     Some((&body[..n], &body[at..]))
 }
 
@@ -316,6 +321,37 @@ mod tests {
             out.push((&ext[ks..ke], value));
         }
         out
+    }
+
+    #[test]
+    fn preamble_takes_the_last_cef() {
+        for (body, first) in [
+            (&b"h-1 junk CEF:0|a|CEF:0|b"[..], 9),
+            (b"hCEF:0x CEF:0|a", 1),
+            (b"h.x/y CEF:0", 6),
+            (b"-h CEF:0|a", 3),
+            (b"CEF:0|a", 0),
+            (b"h CEF:|a", 0),
+        ] {
+            let n = body
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b'.'))
+                .count();
+            let want = (n > 0 && body[0] != b'-')
+                .then(|| memchr::memmem::rfind(&body[n..], b"CEF:0").map(|at| at + n))
+                .flatten()
+                .map(|at| (&body[..n], &body[at..]));
+            assert_eq!(
+                preamble(body, first),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert_eq!(
+            preamble(b"h-1 junk CEF:0|a|CEF:0|b", 9),
+            Some((&b"h-1"[..], &b"CEF:0|b"[..]))
+        );
     }
 
     #[test]
