@@ -115,6 +115,12 @@ fn find2(s: &[u8], a: u8, b: u8) -> Option<usize> {
     memchr::memchr2(a, b, rest).map(|p| p + i)
 }
 
+/// The first `b` (see [`find2`]): for scans that hop between short fields.
+#[inline]
+pub(crate) fn find_byte(s: &[u8], b: u8) -> Option<usize> {
+    find2(s, b, b)
+}
+
 /// The high bit of each byte of `x` that is zero, and no other bit (exact: no borrow runs
 /// from one byte into the next).
 #[inline]

@@ -20,6 +20,7 @@
 //!   of `start`/`end`/`rt` starts with 12 digits (SC4S ignores such misused fields).
 //! * `dvchost`, when set, is HOST.
 
+use crate::classify::kv;
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::value::Value;
 use crate::classify::vtime;
@@ -223,7 +224,7 @@ pub struct ExtPairs<'a> {
 /// or `=` (an empty run is no key: its `=` belongs to the value before).
 fn next_key(ext: &[u8], mut from: usize) -> Option<(usize, usize)> {
     loop {
-        let i = from + memchr::memchr(b'=', ext.get(from..)?)?;
+        let i = from + kv::find_byte(ext.get(from..)?, b'=')?;
         from = i + 1;
         if i > 0 && ext[i - 1] == b'\\' {
             continue;
@@ -268,9 +269,11 @@ fn trim_end_ws(s: &[u8]) -> &[u8] {
 /// `match("<needle>" value(".metadata.cef.<field>"))`: SC4S's unanchored match, for the
 /// literal needles the `cef` applications use.
 pub fn nv_contains(out: &Out<'_>, field: &str, needle: &[u8]) -> bool {
-    out.nv
-        .get(field)
-        .is_some_and(|v| memchr::memmem::find(v, needle).is_some())
+    // Header fields are short: a plain search costs less than building a searcher.
+    out.nv.get(field).is_some_and(|v| match v.len() {
+        0..64 => needle.is_empty() || v.windows(needle.len()).any(|w| w == needle),
+        _ => memmem::find(v, needle).is_some(),
+    })
 }
 
 #[cfg(test)]
@@ -321,6 +324,22 @@ mod tests {
             out.push((&ext[ks..ke], value));
         }
         out
+    }
+
+    #[test]
+    fn nv_contains_is_a_substring_test() {
+        let long = [b'x'; 80];
+        let mut out = Out::default();
+        out.nv.set(NV_VENDOR, b"Trend Micro");
+        out.nv.set(NV_PRODUCT, &long);
+        assert!(nv_contains(&out, NV_VENDOR, b"Trend Micro"));
+        assert!(nv_contains(&out, NV_VENDOR, b"d M"));
+        assert!(nv_contains(&out, NV_VENDOR, b""));
+        assert!(!nv_contains(&out, NV_VENDOR, b"Trend Micro Inc"));
+        assert!(!nv_contains(&out, NV_VENDOR, b"micro"));
+        assert!(nv_contains(&out, NV_PRODUCT, b"xxx"));
+        assert!(!nv_contains(&out, NV_PRODUCT, b"xy"));
+        assert!(!nv_contains(&out, NV_CLASS, b""));
     }
 
     #[test]
