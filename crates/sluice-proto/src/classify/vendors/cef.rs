@@ -179,22 +179,42 @@ fn preamble(body: &[u8], first: usize) -> Option<(&[u8], &[u8])> {
     Some((&body[..n], &body[at..]))
 }
 
+/// SC4S's formats for `rt`/`end`, in its order.
+const CEF_TIME_FORMATS: [&str; 8] = [
+    "%s.%f",
+    "%s",
+    "%b %d %T",
+    "%b %d %T UTC",
+    "%b %d %T %Z",
+    "%b %d %Y %T",
+    "%b %d %Y %T UTC",
+    "%b %d %Y %T %Z",
+];
+
 fn parse_cef_time(v: &[u8], input: &Input<'_, '_>) -> Option<crate::message::Timestamp> {
-    vtime::strptime_any(
-        &[
-            "%s.%f",
-            "%s",
-            "%b %d %T",
-            "%b %d %T UTC",
-            "%b %d %T %Z",
-            "%b %d %Y %T",
-            "%b %d %Y %T UTC",
-            "%b %d %Y %T %Z",
-        ],
-        v,
-        input.zone,
-        input.now_unix_secs,
-    )
+    vtime::strptime_any(cef_time_formats(v), v, input.zone, input.now_unix_secs)
+}
+
+/// The formats of [`CEF_TIME_FORMATS`] that can parse `v`, in the same order. The stamps
+/// with a month name differ by their digit runs: without a year every run has at most two
+/// digits (`%d`, `%T`), with one `%Y` takes exactly four. Skipping the formats that cannot
+/// match saves their attempts (each reads the month name again).
+fn cef_time_formats(v: &[u8]) -> &'static [&'static str] {
+    if v.first().is_some_and(u8::is_ascii_digit) {
+        // Only `%s` can start with a digit.
+        return &CEF_TIME_FORMATS[..2];
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for b in v {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    match longest {
+        0..=2 => &CEF_TIME_FORMATS[2..5],
+        3 => &[],
+        _ => &CEF_TIME_FORMATS[5..],
+    }
 }
 
 /// The value of `key` in a CEF extension, as SC4S's `cef_kv` reads it: pairs
@@ -324,6 +344,40 @@ mod tests {
             out.push((&ext[ks..ke], value));
         }
         out
+    }
+
+    #[test]
+    fn cef_time_formats_keep_every_format_that_parses() {
+        let zone = crate::time::Zone::utc();
+        let now = 1_713_139_200;
+        for v in [
+            &b"1712358817.566"[..],
+            b"1712358817",
+            b"Apr 11 14:53:12",
+            b"Apr 11 14:53:12 UTC",
+            b"Apr 11 14:53:12 CEST",
+            b"Apr 11 2024 14:53:12",
+            b"Apr 11 2024 14:53:12 UTC",
+            b"Apr 11 2024 14:53:12 GMT",
+            b"April  1 4:5:6",
+            b"Apr 1 2024 4:53:12 UTC",
+            b"Apr 11 202 14:53:12",
+            b"Apr 11 20245 14:53:12",
+            b"Apr 11 14:53:123",
+            b"",
+            b"x",
+            b"12",
+        ] {
+            let all = vtime::strptime_any(&CEF_TIME_FORMATS, v, &zone, now);
+            let some = vtime::strptime_any(cef_time_formats(v), v, &zone, now);
+            assert_eq!(some, all, "{:?}", String::from_utf8_lossy(v));
+            for f in CEF_TIME_FORMATS {
+                if vtime::strptime(f, v, &zone, now).is_some() {
+                    assert!(cef_time_formats(v).contains(&f), "{f} {v:?}");
+                }
+            }
+        }
+        assert_eq!(cef_time_formats(b"Apr 11 2024 14:53:12 UTC").len(), 3);
     }
 
     #[test]
