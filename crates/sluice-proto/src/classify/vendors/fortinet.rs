@@ -195,10 +195,7 @@ fn may_have_serial(body: &[u8], key: &LazyLock<memmem::Finder<'static>>) -> bool
     key.find_iter(body).any(|at| {
         let rest = &body[at + key.needle().len()..];
         let ws = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
-        match &rest[ws..] {
-            [b'=', b'F', ..] | [b'=', b'"', b'F', ..] => true,
-            _ => false,
-        }
+        matches!(&rest[ws..], [b'=', b'F', ..] | [b'=', b'"', b'F', ..])
     })
 }
 
