@@ -73,8 +73,8 @@ pub use build::{
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
 pub use registry::{
-    App, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic, Values,
-    ValuesSyntax, Vendor, When,
+    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic,
+    Values, ValuesSyntax, Vendor, When,
 };
 pub use template::Template;
 pub use value::{Inline, Value};
@@ -188,6 +188,7 @@ pub fn classify<'m, 't>(
     cx: &'t Classifier,
 ) -> Classification<'m, 't> {
     let mut out = Out::default();
+    let mut hits = dispatch::TokenHits::default();
     let mut netsource = cx.listener_netsource(src.listener_id);
     let raw = msg.raw;
     let mut format = msg.format;
@@ -205,7 +206,7 @@ pub fn classify<'m, 't>(
             now_unix_secs,
             &out,
         );
-        let took = cx.engine.run(Topic::Raw, &input, &mut out);
+        let took = cx.engine.run(Topic::Raw, &input, &mut out, &mut hits);
         if out.format != Some(Format::Rfc3164) {
             // Not parsed by a raw application (or parsed by one that keeps it raw): the
             // whole line is MESSAGE, no PROGRAM, HOST is the sender's IP.
@@ -232,7 +233,9 @@ pub fn classify<'m, 't>(
             now_unix_secs,
             &out,
         );
-        almost = cx.engine.run(Topic::AlmostSyslog, &input, &mut out);
+        almost = cx
+            .engine
+            .run(Topic::AlmostSyslog, &input, &mut out, &mut hits);
         if almost {
             format = out.format.unwrap_or(Format::Rfc3164);
         }
@@ -289,16 +292,16 @@ pub fn classify<'m, 't>(
             && msg
                 .structured_data
                 .is_some_and(|sd| has_enterprise_sd(sd.raw()));
-        let took = (sdata && cx.engine.run(Topic::Sdata, &input, &mut out))
-            || (input.program.is_some() && cx.engine.run(Topic::Pgm, &input, &mut out))
-            || cx.engine.run(Topic::Syslog, &input, &mut out);
+        let took = (sdata && cx.engine.run(Topic::Sdata, &input, &mut out, &mut hits))
+            || (input.program.is_some() && cx.engine.run(Topic::Pgm, &input, &mut out, &mut hits))
+            || cx.engine.run(Topic::Syslog, &input, &mut out, &mut hits);
         if took {
             out.identified = true;
         }
     }
     if format != Format::Unparsed {
         let input = cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out);
-        if cx.engine.run(Topic::NetSource, &input, &mut out) {
+        if cx.engine.run(Topic::NetSource, &input, &mut out, &mut hits) {
             out.identified = true;
         }
     }

@@ -71,7 +71,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_airwatch",
             topic: Topic::Pgm,
             order: "vmware/app-syslog-airwatch.conf",
-            when: When::Always,
+            when: When::Check(airwatch_program),
             parse: airwatch,
         },
         App {
@@ -93,7 +93,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_horizon",
             topic: Topic::Pgm,
             order: "vmware/app-syslog-vmware_horizon.conf",
-            when: When::Always,
+            when: When::Check(horizon_program),
             parse: horizon_pgm,
         },
         App {
@@ -107,7 +107,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_vsphere-pgm",
             topic: Topic::Pgm,
             order: "vmware/app-syslog-vmware_vsphere.conf",
-            when: When::Always,
+            when: When::Check(vsphere_program),
             parse: vsphere_pgm,
         },
         App {
@@ -243,14 +243,19 @@ const VC_PREFIXES: &[&str] = &[
 fn is_esx(p: &[u8]) -> bool {
     ESX_PREFIXES.iter().any(|x| iprefix(p, x)) || ESX_EXACT.iter().any(|x| ieq(p, x))
 }
+const AUTOBACKUP_PREFIX: &[&str] = &["auto-backup.sh"];
+const NSX_PREFIX: &[&str] = &["nsx"];
+const NSX_EXACT: &[&str] = &["dfwpktlogs"];
+const VSAN_PREFIXES: &[&str] = &["vsan", "storagerm"];
+
 fn is_autobackup(p: &[u8]) -> bool {
-    iprefix(p, "auto-backup.sh")
+    AUTOBACKUP_PREFIX.iter().any(|x| iprefix(p, x))
 }
 fn is_nsx(p: &[u8]) -> bool {
-    iprefix(p, "nsx") || ieq(p, "dfwpktlogs")
+    NSX_PREFIX.iter().any(|x| iprefix(p, x)) || NSX_EXACT.iter().any(|x| ieq(p, x))
 }
 fn is_vsan(p: &[u8]) -> bool {
-    iprefix(p, "vsan") || iprefix(p, "storagerm")
+    VSAN_PREFIXES.iter().any(|x| iprefix(p, x))
 }
 fn is_vc(p: &[u8]) -> bool {
     VC_PREFIXES.iter().any(|x| iprefix(p, x))
@@ -347,11 +352,45 @@ fn vsphere_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// The first bytes (either case) of every PROGRAM [`vsphere_pgm`] accepts: most messages'
+/// PROGRAMs are rejected by one table look-up instead of 60 prefix comparisons.
+static VSPHERE_FIRST: [bool; 256] = first_bytes(&[
+    ESX_PREFIXES,
+    ESX_EXACT,
+    VC_PREFIXES,
+    AUTOBACKUP_PREFIX,
+    NSX_PREFIX,
+    NSX_EXACT,
+    VSAN_PREFIXES,
+]);
+
+const fn first_bytes(lists: &[&[&str]]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < lists.len() {
+        let mut j = 0;
+        while j < lists[i].len() {
+            let b = lists[i][j].as_bytes()[0];
+            table[b.to_ascii_lowercase() as usize] = true;
+            table[b.to_ascii_uppercase() as usize] = true;
+            j += 1;
+        }
+        i += 1;
+    }
+    table
+}
+
+/// `app-syslog-vmware_vsphere`'s PROGRAM filter (the dispatcher's check, so a PROGRAM it
+/// rejects costs no candidate).
+fn vsphere_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(|p| {
+        p.first().is_some_and(|b| VSPHERE_FIRST[usize::from(*b)])
+            && (is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p))
+    })
+}
+
 fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    let Some(p) = input.program else {
-        return false;
-    };
-    if !(is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p)) {
+    if !vsphere_program(input, out) {
         return false;
     }
     vsphere(input, out);
@@ -415,8 +454,13 @@ fn horizon_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// `app-syslog-vmware_horizon`'s PROGRAM filter.
+fn horizon_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(|p| iprefix(p, "view"))
+}
+
 fn horizon_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !input.program.is_some_and(|p| iprefix(p, "view")) {
+    if !horizon_program(input, out) {
         return false;
     }
     out.key(&KEYS[HORIZON]);
@@ -439,8 +483,13 @@ fn cb_protect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// `app-syslog-airwatch`'s PROGRAM filter.
+fn airwatch_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(|p| ieq(p, "airwatch"))
+}
+
 fn airwatch<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !input.program.is_some_and(|p| ieq(p, "airwatch")) {
+    if !airwatch_program(input, out) {
         return false;
     }
     out.key(&KEYS[AIRWATCH]);
@@ -586,6 +635,61 @@ mod tests {
         assert_eq!(c.source.to_string_lossy(), "vmware:esxlog:auto-backup.sh");
         let c = classify_line("<144> Apr 13 07:02:31 esx other[1]: x [Originator@6876 sub=a] y");
         assert_eq!(c.sourcetype.to_string_lossy(), "vmware:esxlog:other");
+    }
+
+    /// The PROGRAM checks pass what the applications take and skip other PROGRAMs.
+    #[test]
+    fn program_checks() {
+        use crate::classify::dispatch::check_verdict;
+        const LOGGEN: &str =
+            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
+        for (line, app, st) in [
+            (
+                "<144>1 2024-04-13T03:47:10.825Z esxi-prod-07 Vpxa 4242 - - Event [1]",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:esxlog:vpxa",
+            ),
+            (
+                "<144> Apr 13 07:02:31 esx dfwpktlogs: 4242 INET match PASS",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:nsxlog:dfwpktlogs",
+            ),
+            (
+                "<144>1 2024-04-13T08:07:38.856Z vcsa-01 vmon 2275 - - x",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:vclog:vmon",
+            ),
+            (
+                "<144> Apr 13 07:02:31 esx Fdm: x",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:esxlog:fdm",
+            ),
+            (
+                "<14> Apr 13 07:02:31 aw airwatch: x",
+                "app-syslog-vmware_airwatch",
+                "vmware:airwatch",
+            ),
+            (
+                "<144>1 2024-04-13T09:12:45.864Z h View - 73 - x",
+                "app-syslog-vmware_horizon",
+                "vmware:horizon",
+            ),
+        ] {
+            assert_eq!(check_verdict(line, app), Some(true), "{line}");
+            assert_eq!(
+                classify_line(line).sourcetype.to_string_lossy(),
+                st,
+                "{line}"
+            );
+        }
+        for app in [
+            "app-syslog-vmware_vsphere-pgm",
+            "app-syslog-vmware_airwatch",
+            "app-syslog-vmware_horizon",
+        ] {
+            assert_eq!(check_verdict(LOGGEN, app), Some(false), "{app}");
+        }
+        assert_eq!(classify_line(LOGGEN).sourcetype, "nix:syslog");
     }
 
     #[test]
