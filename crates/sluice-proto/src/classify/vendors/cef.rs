@@ -20,9 +20,9 @@
 //!   of `start`/`end`/`rt` starts with 12 digits (SC4S ignores such misused fields).
 //! * `dvchost`, when set, is HOST.
 
+use crate::classify::kv;
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::value::Value;
-use crate::classify::vendors::util;
 use crate::classify::vtime;
 
 use memchr::memmem;
@@ -65,20 +65,23 @@ pub const NV_EXT: &str = "ext";
 
 /// `CEF:0`, searched on every message the token scan sends here.
 static CEF0: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"CEF:0"));
-static CEF0_REV: LazyLock<memmem::FinderRev<'static>> =
-    LazyLock::new(|| memmem::FinderRev::new(b"CEF:0"));
 
 fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let body = input.body;
     let pgm = input.program.is_some_and(|p| p.starts_with(b"CEF"));
-    if !pgm && !util::contains(&CEF0, body) {
-        return false;
-    }
+    // Where the first `CEF:0` is, when it had to be searched for.
+    let first = match pgm {
+        true => 0,
+        false => match CEF0.find(body) {
+            Some(at) => at,
+            None => return false,
+        },
+    };
     let mut text = body;
     if body.starts_with(b"CEF:0") {
         out.program = Some(None);
         out.pid = Some(None);
-    } else if let Some((preamble, cef_part)) = preamble(body) {
+    } else if let Some((preamble, cef_part)) = preamble(body, first) {
         out.host(preamble);
         out.message(cef_part);
         text = cef_part;
@@ -160,8 +163,9 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-/// `^(?<preamble>(?!-)[a-zA-Z-\/0-9\.]+).*(?<message>CEF:0.*)`: the last `CEF:0`.
-fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
+/// `^(?<preamble>(?!-)[a-zA-Z-\/0-9\.]+).*(?<message>CEF:0.*)`: the last `CEF:0`. No
+/// `CEF:0` starts before `first`.
+fn preamble(body: &[u8], first: usize) -> Option<(&[u8], &[u8])> {
     let n = body
         .iter()
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b'.'))
@@ -169,26 +173,48 @@ fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
     if n == 0 || body[0] == b'-' {
         return None;
     }
-    let at = CEF0_REV.rfind(&body[n..])? + n;
+    // Forward (vectorised) to the last one: a reverse search cost more on long events.
+    let from = n.max(first);
+    let at = CEF0.find_iter(&body[from..]).last()? + from;
     Some((&body[..n], &body[at..]))
 }
 
+/// SC4S's formats for `rt`/`end`, in its order.
+const CEF_TIME_FORMATS: [&str; 8] = [
+    "%s.%f",
+    "%s",
+    "%b %d %T",
+    "%b %d %T UTC",
+    "%b %d %T %Z",
+    "%b %d %Y %T",
+    "%b %d %Y %T UTC",
+    "%b %d %Y %T %Z",
+];
+
 fn parse_cef_time(v: &[u8], input: &Input<'_, '_>) -> Option<crate::message::Timestamp> {
-    vtime::strptime_any(
-        &[
-            "%s.%f",
-            "%s",
-            "%b %d %T",
-            "%b %d %T UTC",
-            "%b %d %T %Z",
-            "%b %d %Y %T",
-            "%b %d %Y %T UTC",
-            "%b %d %Y %T %Z",
-        ],
-        v,
-        input.zone,
-        input.now_unix_secs,
-    )
+    vtime::strptime_any(cef_time_formats(v), v, input.zone, input.now_unix_secs)
+}
+
+/// The formats of [`CEF_TIME_FORMATS`] that can parse `v`, in the same order. The stamps
+/// with a month name differ by their digit runs: without a year every run has at most two
+/// digits (`%d`, `%T`), with one `%Y` takes exactly four. Skipping the formats that cannot
+/// match saves their attempts (each reads the month name again).
+fn cef_time_formats(v: &[u8]) -> &'static [&'static str] {
+    if v.first().is_some_and(u8::is_ascii_digit) {
+        // Only `%s` can start with a digit.
+        return &CEF_TIME_FORMATS[..2];
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for b in v {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    match longest {
+        0..=2 => &CEF_TIME_FORMATS[2..5],
+        3 => &[],
+        _ => &CEF_TIME_FORMATS[5..],
+    }
 }
 
 /// The value of `key` in a CEF extension, as SC4S's `cef_kv` reads it: pairs
@@ -218,7 +244,7 @@ pub struct ExtPairs<'a> {
 /// or `=` (an empty run is no key: its `=` belongs to the value before).
 fn next_key(ext: &[u8], mut from: usize) -> Option<(usize, usize)> {
     loop {
-        let i = from + memchr::memchr(b'=', ext.get(from..)?)?;
+        let i = from + kv::find_byte(ext.get(from..)?, b'=')?;
         from = i + 1;
         if i > 0 && ext[i - 1] == b'\\' {
             continue;
@@ -263,9 +289,11 @@ fn trim_end_ws(s: &[u8]) -> &[u8] {
 /// `match("<needle>" value(".metadata.cef.<field>"))`: SC4S's unanchored match, for the
 /// literal needles the `cef` applications use.
 pub fn nv_contains(out: &Out<'_>, field: &str, needle: &[u8]) -> bool {
-    out.nv
-        .get(field)
-        .is_some_and(|v| memchr::memmem::find(v, needle).is_some())
+    // Header fields are short: a plain search costs less than building a searcher.
+    out.nv.get(field).is_some_and(|v| match v.len() {
+        0..64 => needle.is_empty() || v.windows(needle.len()).any(|w| w == needle),
+        _ => memmem::find(v, needle).is_some(),
+    })
 }
 
 #[cfg(test)]
@@ -316,6 +344,87 @@ mod tests {
             out.push((&ext[ks..ke], value));
         }
         out
+    }
+
+    #[test]
+    fn cef_time_formats_keep_every_format_that_parses() {
+        let zone = crate::time::Zone::utc();
+        let now = 1_713_139_200;
+        for v in [
+            &b"1712358817.566"[..],
+            b"1712358817",
+            b"Apr 11 14:53:12",
+            b"Apr 11 14:53:12 UTC",
+            b"Apr 11 14:53:12 CEST",
+            b"Apr 11 2024 14:53:12",
+            b"Apr 11 2024 14:53:12 UTC",
+            b"Apr 11 2024 14:53:12 GMT",
+            b"April  1 4:5:6",
+            b"Apr 1 2024 4:53:12 UTC",
+            b"Apr 11 202 14:53:12",
+            b"Apr 11 20245 14:53:12",
+            b"Apr 11 14:53:123",
+            b"",
+            b"x",
+            b"12",
+        ] {
+            let all = vtime::strptime_any(&CEF_TIME_FORMATS, v, &zone, now);
+            let some = vtime::strptime_any(cef_time_formats(v), v, &zone, now);
+            assert_eq!(some, all, "{:?}", String::from_utf8_lossy(v));
+            for f in CEF_TIME_FORMATS {
+                if vtime::strptime(f, v, &zone, now).is_some() {
+                    assert!(cef_time_formats(v).contains(&f), "{f} {v:?}");
+                }
+            }
+        }
+        assert_eq!(cef_time_formats(b"Apr 11 2024 14:53:12 UTC").len(), 3);
+    }
+
+    #[test]
+    fn nv_contains_is_a_substring_test() {
+        let long = [b'x'; 80];
+        let mut out = Out::default();
+        out.nv.set(NV_VENDOR, b"Trend Micro");
+        out.nv.set(NV_PRODUCT, &long);
+        assert!(nv_contains(&out, NV_VENDOR, b"Trend Micro"));
+        assert!(nv_contains(&out, NV_VENDOR, b"d M"));
+        assert!(nv_contains(&out, NV_VENDOR, b""));
+        assert!(!nv_contains(&out, NV_VENDOR, b"Trend Micro Inc"));
+        assert!(!nv_contains(&out, NV_VENDOR, b"micro"));
+        assert!(nv_contains(&out, NV_PRODUCT, b"xxx"));
+        assert!(!nv_contains(&out, NV_PRODUCT, b"xy"));
+        assert!(!nv_contains(&out, NV_CLASS, b""));
+    }
+
+    #[test]
+    fn preamble_takes_the_last_cef() {
+        for (body, first) in [
+            (&b"h-1 junk CEF:0|a|CEF:0|b"[..], 9),
+            (b"hCEF:0x CEF:0|a", 1),
+            (b"h.x/y CEF:0", 6),
+            (b"-h CEF:0|a", 3),
+            (b"CEF:0|a", 0),
+            (b"h CEF:|a", 0),
+        ] {
+            let n = body
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b'.'))
+                .count();
+            let want = (n > 0 && body[0] != b'-')
+                .then(|| memchr::memmem::rfind(&body[n..], b"CEF:0").map(|at| at + n))
+                .flatten()
+                .map(|at| (&body[..n], &body[at..]));
+            assert_eq!(
+                preamble(body, first),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert_eq!(
+            preamble(b"h-1 junk CEF:0|a|CEF:0|b", 9),
+            Some((&b"h-1"[..], &b"CEF:0|b"[..]))
+        );
     }
 
     #[test]

@@ -249,16 +249,26 @@ fn ome_sig_scan(body: &[u8]) -> bool {
             memchr::memmem::Finder::new(b"{ MessageID }"),
         ]
     });
-    body.split(|&b| b == b'\n').any(|line| {
+    let mut rest = body;
+    loop {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(nl) => (&rest[..nl], Some(&rest[nl + 1..])),
+            None => (rest, None),
+        };
         let mut at = 0;
-        MARKS.iter().all(|m| match m.find(&line[at..]) {
+        let found = MARKS.iter().all(|m| match m.find(&line[at..]) {
             Some(i) => {
                 at += i + m.needle().len();
                 true
             }
             None => false,
-        })
-    })
+        });
+        match next {
+            _ if found => return true,
+            Some(next) => rest = next,
+            None => return false,
+        }
+    }
 }
 
 /// A class test at `at`: `Err` where a non-ASCII byte would need the Unicode meaning.

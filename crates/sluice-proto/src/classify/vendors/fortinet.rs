@@ -185,11 +185,24 @@ finder!(DEVID, b"devid=");
 finder!(EVENTTIME, b"eventtime=");
 finder!(DATE, b"date=");
 finder!(DEVICE_ID, b"device_id=");
+finder!(DEVID_KEY, b"devid");
+finder!(DEVICE_ID_KEY, b"device_id");
+
+/// Whether a pair `key=F...` (value quoted or not; `key` as the tokenizer trims it) may be
+/// in `body`: necessary for [`dev_type`] to take the key's value. Checked before the whole
+/// body is tokenized, since Sophos XG sends `device_id=` too.
+fn may_have_serial(body: &[u8], key: &LazyLock<memmem::Finder<'static>>) -> bool {
+    key.find_iter(body).any(|at| {
+        let rest = &body[at + key.needle().len()..];
+        let ws = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        matches!(&rest[ws..], [b'=', b'F', ..] | [b'=', b'"', b'F', ..])
+    })
+}
 
 fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
     let has = |t: &LazyLock<memmem::Finder<'static>>| contains(t, input.msg.raw);
-    if !((has(&EVENTTYPE) || has(&TIME)) && has(&DEVID)) {
+    if !((has(&EVENTTYPE) || has(&TIME)) && has(&DEVID)) || !may_have_serial(m, &DEVID_KEY) {
         return false;
     }
     let f = fields(m, b"devid");
@@ -240,7 +253,9 @@ fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 fn fortiweb<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
     let has = |t: &LazyLock<memmem::Finder<'static>>| contains(t, input.msg.raw);
-    if !((has(&EVENTTIME) || (has(&DATE) && has(&TIME))) && has(&DEVICE_ID)) {
+    if !((has(&EVENTTIME) || (has(&DATE) && has(&TIME))) && has(&DEVICE_ID))
+        || !may_have_serial(m, &DEVICE_ID_KEY)
+    {
         return false;
     }
     let f = fields(m, b"device_id");
@@ -312,6 +327,33 @@ mod tests {
         );
         assert_eq!(c.sourcetype, "fortigate_traffic");
         assert_eq!(c.index, "netfw");
+    }
+
+    #[test]
+    fn serial_precheck_keeps_every_serial_dev_type_takes() {
+        use super::{DEVICE_ID_KEY, dev_type, fields, may_have_serial};
+        for body in [
+            &b"date=1 device_id=FV-1KD3 x=1"[..],
+            b"device_id=\"FGT60\" x",
+            b"a=1 \tdevice_id\t=F1K2",
+            b"device_id=C4207 log_type=\"F\"",
+            b"device_id=\"C42\" device_id=FE1",
+            b"device_id=FE1 device_id=C42",
+            b"xdevice_id=FGT1",
+            b"device_id= F1K2",
+            b"msg=\"device_id=FGT1\" device_id=C4",
+        ] {
+            let takes = dev_type(fields(body, b"device_id").devid.unwrap_or_default()).is_some();
+            assert!(
+                !takes || may_have_serial(body, &DEVICE_ID_KEY),
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert!(!may_have_serial(
+            b"device_id=C4207 device=\"SFW\"",
+            &DEVICE_ID_KEY
+        ));
     }
 
     #[test]

@@ -298,8 +298,11 @@ fn netscreen_at(raw: &[u8], lt: usize) -> Result<Option<NsSpans>, Unsure> {
     Ok(netscreen_rest(raw, at)?.map(|(host, message)| (None, host, message)))
 }
 
+/// The host and message spans of [`netscreen_rest`].
+type HostMessage = (Range<usize>, Range<usize>);
+
 /// `([^: ]+)(?:: | [^:]+: )(NetScreen.*)` at `at`.
-fn netscreen_rest(raw: &[u8], at: usize) -> Result<Option<(Range<usize>, Range<usize>)>, Unsure> {
+fn netscreen_rest(raw: &[u8], at: usize) -> Result<Option<HostMessage>, Unsure> {
     let mut end = at;
     while class(raw, end, |b| b != b':' && b != b' ')? {
         end += 1;

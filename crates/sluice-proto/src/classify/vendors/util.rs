@@ -65,10 +65,9 @@ pub(crate) fn lower(head: &[u8], tail: &[u8]) -> Option<Value<'static, 'static>>
 /// the same name that comes first is taken. Objects and arrays give `None` (syslog-ng's
 /// json-parser flattens them, so the name itself has no value there either).
 pub(crate) fn json_scalar<'a>(text: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    let mut from = 0;
-    while let Some(i) = memchr::memmem::find(text.get(from..)?, name) {
-        let at = from + i;
-        from = at + name.len();
+    // One searcher for all the occurrences (each `memmem::find` builds its own).
+    for at in memchr::memmem::find_iter(text, name) {
+        let from = at + name.len();
         if at == 0 || text[at - 1] != b'"' || text.get(from) != Some(&b'"') {
             continue;
         }
