@@ -41,6 +41,8 @@ fn eos<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if program.len() < 2
         || !program[0].is_ascii_uppercase()
         || program.iter().any(|b| b.is_ascii_whitespace())
+        // The pattern is anchored at a `%`.
+        || input.body.first() != Some(&b'%')
         || !MNEMONIC.is_match(input.body)
     {
         return false;
@@ -74,5 +76,10 @@ mod tests {
         assert_ne!(c.vendor, "arista");
         let c = classify_line("<166> 2024-03-11T20:53:52Z leaf1 Acl: %ACL denied");
         assert_ne!(c.vendor, "arista");
+        // The `%` must start MESSAGE; the mnemonic's case does not matter.
+        let c = classify_line("<166> 2024-03-11T20:53:52Z leaf1 Acl: x %ACL-6-IPACCESS: list");
+        assert_ne!(c.vendor, "arista");
+        let c = classify_line("<166> 2024-03-11T20:53:52Z leaf1 Acl: %acl-6-ipaccess: list");
+        assert_eq!(c.vendor, "arista");
     }
 }

@@ -133,14 +133,16 @@ fn program_is_bigip(p: &[u8]) -> bool {
 
 /// SC4S's `message('pam_radius_auth|authenticated|pam_bigip_authz|mod_auth_pam')`.
 fn auth_message(m: &[u8]) -> bool {
-    [
-        &b"pam_radius_auth"[..],
-        b"authenticated",
-        b"pam_bigip_authz",
-        b"mod_auth_pam",
-    ]
-    .iter()
-    .any(|n| memchr::memmem::find(m, n).is_some())
+    static WORDS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
+        [
+            &b"pam_radius_auth"[..],
+            b"authenticated",
+            b"pam_bigip_authz",
+            b"mod_auth_pam",
+        ]
+        .map(memchr::memmem::Finder::new)
+    });
+    WORDS.iter().any(|f| f.find(m).is_some())
 }
 
 fn msgid_has_access_json(input: &Input<'_, '_>) -> bool {

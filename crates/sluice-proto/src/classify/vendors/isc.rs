@@ -59,8 +59,13 @@ fn bind<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if !input.program.is_some_and(|p| p.starts_with(b"named")) || m.starts_with(b"CEF") {
         return false;
     }
-    let key = if memchr::memmem::find(m, b" query-errors: ").is_some()
-        || (m.starts_with(b"client") && QUERY_FAILED.is_match(m))
+    // Searchers built once; the regex cannot match without its literal `failed`.
+    static QUERY_ERRORS: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b" query-errors: "));
+    static FAILED: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"failed"));
+    let key = if QUERY_ERRORS.find(m).is_some()
+        || (m.starts_with(b"client") && FAILED.find(m).is_some() && QUERY_FAILED.is_match(m))
     {
         QUERYERROR
     } else if m.starts_with(b"queries:") || m.starts_with(b"client") {
@@ -92,6 +97,15 @@ mod tests {
             "<111>Apr 02 09:29:24 ns1 named[42]: client @0x7f 1.2.3.4#54013 (x.arpa): query failed (SERVFAIL) for x",
         );
         assert_eq!(c.sourcetype, "isc:bind:queryerror");
+        // Runs of spaces and tabs around the words still match; without `failed` it is a query.
+        let c = classify_line(
+            "<111>Apr 02 09:29:24 ns1 named[42]: client @0x7f 1.2.3.4#5 (x.arpa):  query \tfailed  (SERVFAIL)",
+        );
+        assert_eq!(c.sourcetype, "isc:bind:queryerror");
+        let c = classify_line(
+            "<111>Apr 02 09:29:24 ns1 named[42]: client @0x7f 1.2.3.4#5 (x.arpa): query fail (SERVFAIL)",
+        );
+        assert_eq!(c.sourcetype, "isc:bind:query");
         let c = classify_line(
             "<111>Apr 02 09:29:24 ns1 named[42]: zone example.com/IN: loaded serial 7",
         );

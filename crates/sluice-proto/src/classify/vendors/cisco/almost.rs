@@ -39,10 +39,12 @@ pub(crate) const CISCO_MS: App = App {
     parse: cisco_ms,
 };
 
+/// `: %`, searched with a searcher built once (`memmem::find` builds one per call).
+static COLON_PERCENT: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(b": %"));
+
 fn has_colon_percent(raw: &[u8]) -> bool {
-    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
-        LazyLock::new(|| memchr::memmem::Finder::new(b": %"));
-    contains(&NEEDLE, raw)
+    contains(&COLON_PERCENT, raw)
 }
 
 /// `^<\d+>`: the length of the PRI.
@@ -64,7 +66,7 @@ fn cisco_syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     // syslog-parser(no-header): MESSAGE is everything after the PRI; then the csv split at
     // the first `: %`.
     let text = &raw[pri..];
-    let Some(split) = memchr::memmem::find(text, b": %") else {
+    let Some(split) = COLON_PERCENT.find(text) else {
         return false;
     };
     static JUNOS: LazyLock<memchr::memmem::Finder<'static>> =
