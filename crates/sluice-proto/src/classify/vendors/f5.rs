@@ -193,7 +193,15 @@ fn tmm(m: &[u8], out: &mut Out<'_>) {
         ]
         .map(memchr::memmem::Finder::new)
     });
-    let [connection, error, tcl, limiting, packets, invalid, clientside] = &*LITERALS;
+    let [
+        connection,
+        error,
+        tcl,
+        limiting,
+        packets,
+        invalid,
+        clientside,
+    ] = &*LITERALS;
     let has = |f: &memchr::memmem::Finder<'_>| f.find(m).is_some();
     let possible = [
         has(connection) && has(error),
@@ -336,7 +344,12 @@ mod tests {
     /// The ASCII forms of the tmm patterns answer as the Unicode ones on ASCII text.
     fn same_on(text: &[u8]) -> Result<(), TestCaseError> {
         for ((u, _), (a, _)) in super::TMM.iter().zip(super::TMM_ASCII.iter()) {
-            prop_assert_eq!(u.is_match(text), a.is_match(text), "{:?}", String::from_utf8_lossy(text));
+            prop_assert_eq!(
+                u.is_match(text),
+                a.is_match(text),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
         }
         Ok(())
     }
