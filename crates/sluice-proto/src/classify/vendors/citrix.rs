@@ -122,7 +122,9 @@ fn pri_space_and_colon(raw: &[u8]) -> bool {
 
 fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^<\d+> ((\d\d)/\d\d/\d\d\d\d:\d\d:\d\d:\d\d ?\w+)? ([^ ]+) ([A-Z\-0-9]+ : .*)")
+        // SC4S's pattern ends `([A-Z\-0-9]+ : .*)`; that group is not read and `.*` takes the
+        // empty string too, so it is left out: the captures walked the whole message for it.
+        Regex::new(r"^<\d+> ((\d\d)/\d\d/\d\d\d\d:\d\d:\d\d:\d\d ?\w+)? ([^ ]+) [A-Z\-0-9]+ : ")
             .expect("static regex")
     });
     let raw = input.msg.raw;

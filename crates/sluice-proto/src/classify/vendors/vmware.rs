@@ -530,33 +530,43 @@ fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
 /// re-reads it as RFC 5424 with PROGRAM, PID and the SD element. sluice keeps the RFC 3164
 /// reading (stamp and host are the same) with PROGRAM and PID from the body; the SD element
 /// stays at the start of MESSAGE, since an application cannot set SDATA.
-fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+/// `app-almost-syslog-vmware_vsphere_bad5424`'s pattern on `raw`: stamp, program, pid and
+/// the rest from the SD element on.
+fn bad5424_split(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8], &[u8])> {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"(?s)^<\d+>(\d\d\d\d-\d\d-\d\dT\d\d[^ ]+) [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *.*)",
+            r"^<\d+>(\d\d\d\d-\d\d-\d\dT\d\d[^ ]+) [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *)",
         )
         .expect("static regex")
     });
-    let Some(c) = RE.caps(input.msg.raw) else {
-        return false;
+    let c = RE.caps(raw)?;
+    let (stamp, program, pid, sd) = (c.get(1)?, c.get(2)?, c.get(3)?, c.get(4)?);
+    // SC4S's group ends `*(?s).*`: the rest of the line as far as it is valid UTF-8 (what a
+    // Unicode `.` takes), found without the captures walking it byte by byte.
+    let tail = &raw[sd.range().start..];
+    let rest = match std::str::from_utf8(tail) {
+        Ok(_) => tail,
+        Err(e) => &tail[..e.valid_up_to()],
     };
-    let (Some(stamp), Some(program), Some(pid), Some(rest)) =
-        (c.get(1), c.get(2), c.get(3), c.get(4))
-    else {
+    Some((stamp.as_bytes(), program.as_bytes(), pid.as_bytes(), rest))
+}
+
+fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    let Some((stamp, program, pid, rest)) = bad5424_split(input.msg.raw) else {
         return false;
     };
     // The rebuilt RFC 5424 line must have a valid stamp: SC4S's syslog-parser drops it
     // otherwise (sluice lets the other parsers have it), unless
     // SC4S_DISABLE_DROP_INVALID_VMWARE_VSPHERE=yes keeps it, with the receive time.
-    if vtime::parse_iso(stamp.as_bytes(), input.zone).is_none() {
+    if vtime::parse_iso(stamp, input.zone).is_none() {
         if !input.options.lenient.vmware_vsphere {
             return false;
         }
         out.time = TimeEdit::Recv;
     }
-    out.program = Some(Some(program.as_bytes()));
-    out.pid = Some(Some(pid.as_bytes()));
-    out.message(rest.as_bytes());
+    out.program = Some(Some(program));
+    out.pid = Some(Some(pid));
+    out.message(rest);
     out.format = Some(Format::Rfc3164);
     true
 }
@@ -738,6 +748,34 @@ mod tests {
                 String::from_utf8_lossy(p)
             );
         }
+    }
+
+    /// The rest of a bad-5424 line is what SC4S's `(?s).*` group takes, invalid UTF-8 and
+    /// line breaks included.
+    #[test]
+    fn bad5424_rest_is_the_sc4s_group() {
+        use regex::bytes::Regex;
+        let sc4s = Regex::new(
+            r"(?s)^<\d+>(\d\d\d\d-\d\d-\d\dT\d\d[^ ]+) [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *.*)",
+        )
+        .unwrap();
+        let head = b"<14>2024-04-13T15:43:27.912Z esx-1 Vpxa: verbose vpxa[4242] [Originator@6876 sub=a]  ";
+        for tail in [
+            &b"text"[..],
+            b"",
+            b"line\nbreak",
+            b"bad \xff byte",
+            b"caf\xc3\xa9 \xe2\x82",
+        ] {
+            let raw = [&head[..], tail].concat();
+            let want = sc4s.captures(&raw).unwrap();
+            let (stamp, program, pid, rest) = super::bad5424_split(&raw).unwrap();
+            assert_eq!(stamp, &want[1]);
+            assert_eq!(program, &want[2]);
+            assert_eq!(pid, &want[3]);
+            assert_eq!(rest, &want[4], "{:?}", String::from_utf8_lossy(tail));
+        }
+        assert!(super::bad5424_split(b"<14>2024-04-13T15:43:27Z esx-1 Vpxa: x").is_none());
     }
 
     #[test]
