@@ -48,6 +48,20 @@ struct TopicTable {
     /// Global token id (see [`TokenScan`]) → the applications that listed it; empty when
     /// the topic has no token applications.
     by_token: Vec<Vec<u16>>,
+    /// Which PROGRAMs can be in [`TopicTable::programs`]: by first byte and by length (bit
+    /// `len`, lengths of 63 and more share bit 63). Most messages' PROGRAMs are no vendor's,
+    /// and two bit tests are cheaper than hashing the name.
+    program_first: [u64; 4],
+    program_lens: u64,
+}
+
+/// Bit `b` of a 256-bit set.
+fn has_bit(set: &[u64; 4], b: u8) -> bool {
+    set[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+}
+
+fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
 }
 
 impl TopicTable {
@@ -66,6 +80,10 @@ impl TopicTable {
                 When::Program(names) => {
                     for n in names {
                         self.programs.entry(n.as_bytes()).or_default().push(i);
+                        if let Some(&b) = n.as_bytes().first() {
+                            self.program_first[usize::from(b >> 6)] |= 1 << (b & 63);
+                        }
+                        self.program_lens |= length_bit(n.len());
                     }
                 }
                 When::ProgramPrefix(prefixes) => {
@@ -132,19 +150,19 @@ impl ByFirstByte {
         }
     }
 
+    #[inline]
     fn matches(&self, text: &[u8], cands: &mut BitSet) {
         for &i in &self.empty {
             cands.insert(i);
         }
-        if self.buckets.is_empty() {
-            return;
-        }
         let Some(first) = text.first() else {
             return;
         };
-        for (prefix, i) in &self.buckets[usize::from(*first)] {
-            if text.starts_with(prefix) {
-                cands.insert(*i);
+        if let Some(bucket) = self.buckets.get(usize::from(*first)) {
+            for (prefix, i) in bucket {
+                if text.starts_with(prefix) {
+                    cands.insert(*i);
+                }
             }
         }
     }
@@ -357,7 +375,8 @@ impl Engine {
             cands.insert(i);
         }
         if let Some(p) = input.program {
-            if !table.programs.is_empty()
+            if table.program_lens & length_bit(p.len()) != 0
+                && p.first().is_some_and(|&b| has_bit(&table.program_first, b))
                 && let Some(list) = table.programs.get(p)
             {
                 for &i in list {

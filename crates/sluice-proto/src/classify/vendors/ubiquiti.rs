@@ -97,7 +97,10 @@ fn head_possible(m: &[u8]) -> bool {
         (run > 0 && m.get(at + run) == Some(&b',')).then_some(at + run + 1)
     };
     let at_start = hex_comma(0);
-    let after_word = memchr::memchr2(b' ', b',', m)
+    // The first word is short: a plain loop beats setting up a vector search.
+    let after_word = m
+        .iter()
+        .position(|&b| b == b' ' || b == b',')
         .filter(|&sep| sep > 0)
         .and_then(|sep| hex_comma(sep + 1));
     let mut dash_from = None;
@@ -110,6 +113,13 @@ fn head_possible(m: &[u8]) -> bool {
     let Some(mut at) = dash_from else {
         return false;
     };
+    // The version's dots come after the dash: one look for a dot settles most lines (a
+    // nix:syslog line has dashes in its stamps, but often no dot).
+    if m.get(at..)
+        .is_none_or(|rest| memchr::memchr(b'.', rest).is_none())
+    {
+        return false;
+    }
     while let Some(i) = m.get(at..).and_then(|rest| memchr::memchr(b'-', rest)) {
         if version_at(m, at + i + 1) {
             return true;

@@ -240,6 +240,9 @@ const VC_PREFIXES: &[&str] = &[
     "vcenter-server",
 ];
 
+// The filter's lists one by one, as SC4S writes them: the test's reference for the
+// first-letter table.
+#[cfg(test)]
 fn is_esx(p: &[u8]) -> bool {
     ESX_PREFIXES.iter().any(|x| iprefix(p, x)) || ESX_EXACT.iter().any(|x| ieq(p, x))
 }
@@ -254,6 +257,9 @@ fn is_autobackup(p: &[u8]) -> bool {
 fn is_nsx(p: &[u8]) -> bool {
     NSX_PREFIX.iter().any(|x| iprefix(p, x)) || NSX_EXACT.iter().any(|x| ieq(p, x))
 }
+// The filter's lists one by one, as SC4S writes them: the test's reference for the
+// first-letter table.
+#[cfg(test)]
 fn is_vsan(p: &[u8]) -> bool {
     VSAN_PREFIXES.iter().any(|x| iprefix(p, x))
 }
@@ -352,41 +358,50 @@ fn vsphere_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-/// The first bytes (either case) of every PROGRAM [`vsphere_pgm`] accepts: most messages'
-/// PROGRAMs are rejected by one table look-up instead of 60 prefix comparisons.
-static VSPHERE_FIRST: [bool; 256] = first_bytes(&[
-    ESX_PREFIXES,
-    ESX_EXACT,
-    VC_PREFIXES,
-    AUTOBACKUP_PREFIX,
-    NSX_PREFIX,
-    NSX_EXACT,
-    VSAN_PREFIXES,
-]);
-
-const fn first_bytes(lists: &[&[&str]]) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < lists.len() {
-        let mut j = 0;
-        while j < lists[i].len() {
-            let b = lists[i][j].as_bytes()[0];
-            table[b.to_ascii_lowercase() as usize] = true;
-            table[b.to_ascii_uppercase() as usize] = true;
-            j += 1;
+/// The PROGRAM names [`vsphere_program`] accepts (`true`: exactly, else as a prefix), by their
+/// lowercase first byte: a PROGRAM is compared with the few names of its first letter instead
+/// of all sixty.
+static VSPHERE_BY_FIRST: LazyLock<Vec<Vec<(&'static str, bool)>>> = LazyLock::new(|| {
+    let mut table = vec![Vec::new(); 256];
+    let prefixes = [
+        ESX_PREFIXES,
+        VC_PREFIXES,
+        AUTOBACKUP_PREFIX,
+        NSX_PREFIX,
+        VSAN_PREFIXES,
+    ];
+    for (list, exact) in prefixes
+        .iter()
+        .map(|l| (l, false))
+        .chain([(&ESX_EXACT, true), (&NSX_EXACT, true)])
+    {
+        for name in list.iter() {
+            let first = name.as_bytes()[0].to_ascii_lowercase();
+            table[usize::from(first)].push((*name, exact));
         }
-        i += 1;
     }
     table
-}
+});
 
 /// `app-syslog-vmware_vsphere`'s PROGRAM filter (the dispatcher's check, so a PROGRAM it
-/// rejects costs no candidate).
+/// rejects costs no candidate): one of the ESX, vCenter, auto-backup, NSX or vSAN names.
 fn vsphere_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
-    input.program.is_some_and(|p| {
-        p.first().is_some_and(|b| VSPHERE_FIRST[usize::from(*b)])
-            && (is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p))
-    })
+    input.program.is_some_and(is_vsphere_program)
+}
+
+fn is_vsphere_program(p: &[u8]) -> bool {
+    let Some(first) = p.first() else {
+        return false;
+    };
+    VSPHERE_BY_FIRST[usize::from(first.to_ascii_lowercase())]
+        .iter()
+        .any(|(name, exact)| {
+            if *exact {
+                ieq(p, name)
+            } else {
+                iprefix(p, name)
+            }
+        })
 }
 
 fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -690,6 +705,39 @@ mod tests {
             assert_eq!(check_verdict(LOGGEN, app), Some(false), "{app}");
         }
         assert_eq!(classify_line(LOGGEN).sourcetype, "nix:syslog");
+    }
+
+    /// The first-letter table accepts exactly what the five SC4S lists accept.
+    #[test]
+    fn vsphere_program_table() {
+        use super::*;
+        let slow = |p: &[u8]| is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p);
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        for list in [
+            ESX_PREFIXES,
+            ESX_EXACT,
+            VC_PREFIXES,
+            AUTOBACKUP_PREFIX,
+            NSX_PREFIX,
+            NSX_EXACT,
+            VSAN_PREFIXES,
+        ] {
+            for n in list {
+                names.push(n.as_bytes().to_vec());
+                names.push(n.to_ascii_uppercase().into_bytes());
+                names.push(format!("{n}x").into_bytes());
+                names.push(n.as_bytes()[..n.len() - 1].to_vec());
+            }
+        }
+        names.extend([b"".to_vec(), b"prg00000".to_vec(), b"sshd".to_vec()]);
+        for p in &names {
+            assert_eq!(
+                is_vsphere_program(p),
+                slow(p),
+                "{}",
+                String::from_utf8_lossy(p)
+            );
+        }
     }
 
     #[test]
