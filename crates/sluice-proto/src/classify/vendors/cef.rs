@@ -130,20 +130,9 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     ] {
         out.nv.set(n, v);
     }
-    // One pass over the extension for the four keys read here.
-    let (mut rt, mut end, mut start, mut dvchost) = (None, None, None, None);
-    for (k, v) in ext_pairs(ext) {
-        let slot = match k {
-            b"rt" => &mut rt,
-            b"end" => &mut end,
-            b"start" => &mut start,
-            b"dvchost" => &mut dvchost,
-            _ => continue,
-        };
-        if slot.is_none() {
-            *slot = Some(v);
-        }
-    }
+    // The four keys read here, each found by its own vectorised search rather than by
+    // walking every pair of a long extension.
+    let [rt, end, start, dvchost] = [&*RT, &*END, &*START, &*DVCHOST].map(|k| ext_first(ext, k));
     let twelve = |v: Option<&[u8]>| {
         v.is_some_and(|v| v.len() >= 12 && v[..12].iter().all(u8::is_ascii_digit))
     };
@@ -215,6 +204,26 @@ fn cef_time_formats(v: &[u8]) -> &'static [&'static str] {
         3 => &[],
         _ => &CEF_TIME_FORMATS[5..],
     }
+}
+
+/// `<key>=` searchers for [`ext_first`].
+static RT: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"rt="));
+static END: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"end="));
+static START: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"start="));
+static DVCHOST: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"dvchost="));
+
+/// The value of the first pair whose key and `=` are `key_eq` (`rt=`), as [`ext_pairs`]
+/// would give it. A pair's key runs back from its `=` to a space or `=`, so an occurrence
+/// of `key_eq` is that key exactly when a space, a `=` or the start comes before it (its
+/// own `=` follows a letter: never escaped).
+fn ext_first<'a>(ext: &'a [u8], key_eq: &memmem::Finder<'_>) -> Option<&'a [u8]> {
+    let at = key_eq
+        .find_iter(ext)
+        .find(|&p| p == 0 || ext[p - 1].is_ascii_whitespace() || ext[p - 1] == b'=')?;
+    let eq = at + key_eq.needle().len() - 1;
+    let vend = next_key(ext, eq + 1).map_or(ext.len(), |(ns, _)| ns);
+    Some(trim_end_ws(&ext[eq + 1..vend.max(eq + 1)]))
 }
 
 /// The value of `key` in a CEF extension, as SC4S's `cef_kv` reads it: pairs
@@ -428,6 +437,29 @@ mod tests {
     }
 
     #[test]
+    fn first_value_edge_cases() {
+        for ext in [
+            &b"xrt=1 rt=2 rt=3"[..],
+            b"a==rt=1",
+            b"a\\=rt=4 end=5",
+            b"rt=",
+            b"rt= end=6  ",
+            b"start=Apr 1 2024 dvchost=h\\=x",
+            b"q=start\\=1 start=2",
+        ] {
+            for (key, finder) in [
+                (&b"rt"[..], &*RT),
+                (b"end", &*END),
+                (b"start", &*START),
+                (b"dvchost", &*DVCHOST),
+            ] {
+                let want = ext_pairs(ext).find(|(k, _)| *k == key).map(|(_, v)| v);
+                assert_eq!(ext_first(ext, finder), want, "{key:?} in {ext:?}");
+            }
+        }
+    }
+
+    #[test]
     fn extension_edge_cases() {
         for ext in [
             &b"a=1 b=2"[..],
@@ -455,6 +487,15 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn first_value_by_search_is_the_pairs_one(ext in proptest::collection::vec(
+            proptest::sample::select(&b"rtend= \\\tx"[..]), 0..48)) {
+            for (key, finder) in [(&b"rt"[..], &*RT), (b"end", &*END)] {
+                let want = ext_pairs(&ext).find(|(k, _)| *k == key).map(|(_, v)| v);
+                proptest::prop_assert_eq!(ext_first(&ext, finder), want);
+            }
+        }
+
         #[test]
         fn extension_pairs_match_the_reference(ext in proptest::collection::vec(
             proptest::sample::select(&b"ab= \\\t\x0b|"[..]), 0..48)) {
