@@ -525,14 +525,11 @@ fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
     }
 }
 
-/// `app-almost-syslog-vmware_vsphere_bad5424`: `<PRI>ISO-STAMP HOST Word: level
-/// program[pid] [Xxx@6876 ...] MESSAGE` (ESXi's header in front of a 5424-ish body): SC4S
-/// re-reads it as RFC 5424 with PROGRAM, PID and the SD element. sluice keeps the RFC 3164
-/// reading (stamp and host are the same) with PROGRAM and PID from the body; the SD element
-/// stays at the start of MESSAGE, since an application cannot set SDATA.
-/// `app-almost-syslog-vmware_vsphere_bad5424`'s pattern on `raw`: stamp, program, pid and
-/// the rest from the SD element on.
-fn bad5424_split(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8], &[u8])> {
+/// Stamp, program, pid and the rest of the line from the SD element on.
+type Bad5424Parts<'a> = (&'a [u8], &'a [u8], &'a [u8], &'a [u8]);
+
+/// `app-almost-syslog-vmware_vsphere_bad5424`'s pattern on `raw`.
+fn bad5424_split(raw: &[u8]) -> Option<Bad5424Parts<'_>> {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"^<\d+>(\d\d\d\d-\d\d-\d\dT\d\d[^ ]+) [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *)",
@@ -551,6 +548,11 @@ fn bad5424_split(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8], &[u8])> {
     Some((stamp.as_bytes(), program.as_bytes(), pid.as_bytes(), rest))
 }
 
+/// `app-almost-syslog-vmware_vsphere_bad5424`: `<PRI>ISO-STAMP HOST Word: level
+/// program[pid] [Xxx@6876 ...] MESSAGE` (ESXi's header in front of a 5424-ish body): SC4S
+/// re-reads it as RFC 5424 with PROGRAM, PID and the SD element. sluice keeps the RFC 3164
+/// reading (stamp and host are the same) with PROGRAM and PID from the body; the SD element
+/// stays at the start of MESSAGE, since an application cannot set SDATA.
 fn bad5424<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let Some((stamp, program, pid, rest)) = bad5424_split(input.msg.raw) else {
         return false;
