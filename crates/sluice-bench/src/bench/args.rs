@@ -58,6 +58,12 @@ pub struct BenchArgs {
     /// Bytes per message including the trailing LF.
     #[arg(long, value_name = "BYTES", default_value_t = 800)]
     pub size: usize,
+    /// Send the non-empty lines of FILE, verbatim and in a loop, instead of generated
+    /// messages (e.g. a vendor mix: one raw message per line). Replayed lines carry no
+    /// sequence number, so delivery is counted from the events the sink accepted, without a
+    /// gap or duplicate check.
+    #[arg(long, value_name = "FILE", conflicts_with = "size")]
+    pub replay: Option<PathBuf>,
     /// udp, or tcp (LF framing).
     #[arg(long, value_enum, default_value_t = BenchTransport::Udp)]
     pub transport: BenchTransport,
@@ -148,6 +154,7 @@ impl BenchArgs {
             connections: 1,
             sources: 1,
             size: 800,
+            replay: None,
             transport: BenchTransport::Udp,
             sender: Sender::Sluice,
             loggen_path: None,

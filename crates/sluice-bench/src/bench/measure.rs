@@ -49,6 +49,7 @@ impl Receiver<'_> {
 /// Sink state before a step.
 struct SinkMark {
     runids: BTreeSet<Option<u64>>,
+    accepted: u64,
     unparsed: u64,
     rejected: u64,
 }
@@ -58,6 +59,7 @@ fn sink_mark(sink: &SinkHandle) -> SinkMark {
     SinkMark {
         runids: r.per_thread.iter().map(|t| t.runid).collect(),
         unparsed: r.unparsed,
+        accepted: sink.accepted_events(),
         rejected: sink.stats().rejected_total(),
     }
 }
@@ -124,6 +126,7 @@ pub(super) fn run_step(
         step,
         sources: args.sources,
         size: args.size,
+        replay: args.replay.as_deref(),
         duration: args.duration,
         run_id,
     })?;
@@ -172,9 +175,17 @@ pub(super) fn run_step(
                 run_ids.push(id);
             }
         }
-        delivered = Some(d);
-        duplicates = Some(dup);
-        sink_accepted = Some(d + dup);
+        if args.replay.is_some() {
+            // Replayed lines have no sequence numbers: what the sink accepted is what was
+            // delivered, duplicates unknown.
+            let accepted = sink.accepted_events().saturating_sub(mark.accepted);
+            delivered = Some(accepted);
+            sink_accepted = Some(accepted);
+        } else {
+            delivered = Some(d);
+            duplicates = Some(dup);
+            sink_accepted = Some(d + dup);
+        }
         sink_unparsed = Some(r.unparsed.saturating_sub(mark.unparsed));
         rejected = Some(sink.stats().rejected_total().saturating_sub(mark.rejected));
     }

@@ -286,7 +286,8 @@ pub fn run(args: &BenchArgs, daemon_exe: &Path) -> Result<BenchReport, BenchErro
         settings: Settings {
             sender: args.sender,
             transport: args.transport.loggen().label().to_lowercase(),
-            size: args.size,
+            size: plan.replay_size.unwrap_or(args.size),
+            replay: args.replay.as_ref().map(|p| p.display().to_string()),
             duration_secs: args.duration,
             sources: args.sources,
             command: std::env::args().collect::<Vec<_>>().join(" "),

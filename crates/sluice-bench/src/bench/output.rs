@@ -44,8 +44,8 @@ pub fn write_plot(
         .map(|l| format!(", load {:.2}", l[0]))
         .unwrap_or_default();
     let subtitle = format!(
-        "{}-byte messages, {} s per step, {} · {} cores{load}",
-        s.size,
+        "{}, {} s per step, {} · {} cores{load}",
+        s.describe_messages(),
         s.duration_secs,
         s.sender.describe(),
         m.cores

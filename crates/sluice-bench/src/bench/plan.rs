@@ -29,6 +29,27 @@ pub(super) struct Plan {
     pub target: Option<(String, SocketAddr)>,
     pub metrics: Option<HttpUrl>,
     pub loggen_path: PathBuf,
+    /// `--replay`: the average line in bytes, LF included (what the report calls the size).
+    pub replay_size: Option<usize>,
+}
+
+/// Average bytes per non-empty line (LF included) of a `--replay` file.
+fn replay_size(path: &std::path::Path) -> Result<usize, BenchError> {
+    let text =
+        std::fs::read(path).map_err(|e| setting("--replay", format!("{}: {e}", path.display())))?;
+    let lines: Vec<&[u8]> = text
+        .split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        return Err(setting(
+            "--replay",
+            format!("{} has no non-empty line to send", path.display()),
+        ));
+    }
+    let bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
+    Ok(bytes.div_ceil(lines.len()))
 }
 
 pub(super) fn validate(args: &BenchArgs) -> Result<Plan, BenchError> {
@@ -54,6 +75,7 @@ pub(super) fn validate(args: &BenchArgs) -> Result<Plan, BenchError> {
     if args.size == 0 {
         return Err(setting("--size", "0 bytes"));
     }
+    let replay_size = args.replay.as_deref().map(replay_size).transpose()?;
     if let Some(m) = args.max_loss
         && !(m.is_finite() && m >= 0.0)
     {
@@ -147,6 +169,7 @@ pub(super) fn validate(args: &BenchArgs) -> Result<Plan, BenchError> {
             target: Some((target.clone(), addr)),
             metrics,
             loggen_path,
+            replay_size,
         });
     }
 
@@ -233,6 +256,7 @@ pub(super) fn validate(args: &BenchArgs) -> Result<Plan, BenchError> {
         target: None,
         metrics: None,
         loggen_path,
+        replay_size,
     })
 }
 
@@ -370,6 +394,25 @@ mod tests {
             let got = err(&a);
             assert!(got.contains(want), "got {got:?}, want {want:?}");
         }
+    }
+
+    #[test]
+    fn replay_files_are_checked_and_measured() {
+        let dir = std::env::temp_dir().join(format!("sluice-bench-replay-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut a = args();
+        a.replay = Some(dir.join("absent.txt"));
+        assert!(err(&a).starts_with("--replay: "), "{}", err(&a));
+        let empty = dir.join("empty.txt");
+        std::fs::write(&empty, "\n\r\n\n").unwrap();
+        a.replay = Some(empty);
+        assert!(err(&a).contains("has no non-empty line"), "{}", err(&a));
+        let two = dir.join("two.txt");
+        // 9 + 1 and 4 + 1 bytes (the CR is not part of the line): 7.5, rounded up.
+        std::fs::write(&two, "<13>hello\r\n\nabcd").unwrap();
+        a.replay = Some(two);
+        assert_eq!(validate(&a).unwrap().replay_size, Some(8));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

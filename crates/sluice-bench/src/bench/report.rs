@@ -87,7 +87,11 @@ impl Machine {
 pub struct Settings {
     pub sender: Sender,
     pub transport: String,
+    /// Bytes per message, LF included (with `replay`, the file's average line).
     pub size: usize,
+    /// `--replay`: the file whose lines were sent.
+    #[serde(default)]
+    pub replay: Option<String>,
     pub duration_secs: f64,
     pub sources: usize,
     /// The command line, for the record.
@@ -395,6 +399,16 @@ fn check(s: &StepResult) -> String {
     }
 }
 
+impl Settings {
+    /// `800-byte messages`, or `lines of FILE (431 bytes on average)`.
+    pub fn describe_messages(&self) -> String {
+        match &self.replay {
+            Some(f) => format!("lines of {f} ({} bytes on average)", self.size),
+            None => format!("{}-byte messages", self.size),
+        }
+    }
+}
+
 impl BenchReport {
     /// The whole report as text: a header, one table per configuration, per-socket tables,
     /// and a side-by-side comparison when there are several configurations.
@@ -403,8 +417,8 @@ impl BenchReport {
         let s = &self.settings;
         let _ = writeln!(
             out,
-            "sluice bench: {}-byte messages over {}, {} s per step, sender {}{}",
-            s.size,
+            "sluice bench: {} over {}, {} s per step, sender {}{}",
+            s.describe_messages(),
             s.transport,
             s.duration_secs,
             s.sender.describe(),

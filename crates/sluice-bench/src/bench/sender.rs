@@ -58,6 +58,8 @@ pub struct SendPlan<'a> {
     pub step: Step,
     pub sources: usize,
     pub size: usize,
+    /// `--replay`: lines to send instead of generated messages of `size` bytes.
+    pub replay: Option<&'a Path>,
     pub duration: f64,
     pub run_id: u64,
 }
@@ -103,7 +105,13 @@ fn send_sluice(plan: &SendPlan<'_>) -> Result<Sent, BenchError> {
     cfg.transport = plan.transport;
     cfg.rate = plan.step.per_connection.unwrap_or(0);
     cfg.duration = Some(plan.duration);
-    cfg.size = Some(plan.size);
+    match plan.replay {
+        Some(file) => {
+            cfg.format = loggen::Format::Replay;
+            cfg.file = Some(file.to_path_buf());
+        }
+        None => cfg.size = Some(plan.size),
+    }
     cfg.connections = plan.step.connections;
     cfg.sources = plan.sources;
     cfg.run_id = Some(plan.run_id);
@@ -150,10 +158,18 @@ pub fn loggen_args(plan: &SendPlan<'_>) -> Result<Vec<String>, BenchError> {
         args.push(if ip.is_ipv6() { "-6" } else { "-i" }.to_string());
     }
     args.push(transport.into());
+    args.push("-Q".into());
+    match plan.replay {
+        // `-d`: the lines are sent as they are, not parsed and re-stamped.
+        Some(file) => args.extend([
+            "-R".into(),
+            file.display().to_string(),
+            "--loop-reading".into(),
+            "-d".into(),
+        ]),
+        None => args.extend(["-s".into(), plan.size.to_string()]),
+    }
     args.extend([
-        "-Q".into(),
-        "-s".into(),
-        plan.size.to_string(),
         "-r".into(),
         plan.step
             .per_connection
@@ -240,6 +256,7 @@ mod tests {
             },
             sources: 1,
             size: 800,
+            replay: None,
             duration: 20.0,
             run_id: 1,
         };
@@ -255,6 +272,14 @@ mod tests {
             ..plan.clone()
         };
         assert!(loggen_args(&max).unwrap().contains(&"10000000".to_string()));
+        let replay = SendPlan {
+            replay: Some(Path::new("/tmp/mix.txt")),
+            ..plan.clone()
+        };
+        assert_eq!(
+            loggen_args(&replay).unwrap().join(" "),
+            "-i -D -Q -R /tmp/mix.txt --loop-reading -d -r 40000 -I 20 --active-connections=4 127.0.0.1 5514"
+        );
         let tls = SendPlan {
             transport: Transport::Tls,
             ..plan.clone()

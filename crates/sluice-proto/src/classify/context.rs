@@ -21,11 +21,9 @@ use std::path::Path;
 
 use crate::time::Zone;
 
-use super::Classification;
 use super::csv::{ContextError, ContextWarning, rows3};
 use super::filter::{FilterInput, Filters};
 use super::registry::NetSource;
-use super::value::Value;
 
 /// File names inside the context directory.
 pub const SPLUNK_METADATA: &str = "splunk_metadata.csv";
@@ -245,6 +243,11 @@ impl Context {
         &self.warnings
     }
 
+    /// Whether `host.csv` has rows (without, a message's HOST need not be examined).
+    pub fn has_hosts(&self) -> bool {
+        !self.hosts.is_empty()
+    }
+
     /// `host.csv`'s name for a sender.
     pub fn host_for(&self, ip: IpAddr) -> Option<&str> {
         if self.hosts.is_empty() {
@@ -295,23 +298,6 @@ impl Context {
             .iter()
             .find(|(fi, _)| self.compliance_filters.matches(*fi, &input))
             .map(|(_, e)| e)
-    }
-
-    pub(crate) fn apply_compliance<'t>(
-        &'t self,
-        c: &mut Classification<'_, 't>,
-        e: &'t ComplianceEntry,
-    ) {
-        if let Some(i) = &e.index {
-            c.index = Value::Static(i);
-        }
-        if let Some(s) = &e.source {
-            c.source = Value::Static(s);
-        }
-        if let Some(s) = &e.sourcetype {
-            c.sourcetype = Value::Static(s);
-        }
-        c.compliance = &e.fields;
     }
 }
 

@@ -1,19 +1,20 @@
 //! Which applications run for a message: per-topic tables built once from the active
-//! vendors, and per main topic one scan of the raw message for that topic's [`When::Token`]s
+//! vendors, and one scan of the raw message for the [`When::Token`]s of every main topic
 //! (Teddy, a SIMD searcher, or an Aho-Corasick DFA; leftmost-longest, resumed after each
 //! match's start: every token occurring anywhere is found without an overlapping walk).
 //!
-//! Per message and topic that runs: the topic's scan (if it has token applications), then
-//! the union of the applications whose PROGRAM, MESSAGE prefix, token, raw check or
-//! `vendor_product` matched plus the topic's [`When::Always`] ones, in SC4S order. Only
-//! those parse functions run. A disabled vendor's applications are in no table.
+//! Per message and topic that runs: the union of the applications whose PROGRAM, MESSAGE
+//! prefix, token, raw check, [`When::Check`] or `vendor_product` matched plus the topic's
+//! [`When::Always`] ones, in SC4S order. Only those parse functions run. The token scan runs
+//! at most once per message, when the first topic with token applications needs it (every
+//! topic scans the same raw bytes). A disabled vendor's applications are in no table.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, packed};
 
-use super::registry::{App, Input, Out, Topic, Vendor, When};
+use super::registry::{App, Check, Input, Out, Topic, Vendor, When};
 
 /// The main topics, indexed by [`main_slot`].
 const MAIN_TOPICS: [Topic; 6] = [
@@ -29,10 +30,6 @@ fn main_slot(t: Topic) -> Option<usize> {
     MAIN_TOPICS.iter().position(|m| *m == t)
 }
 
-/// Most applications one message can be a candidate for before the dispatcher stops
-/// narrowing and tries the whole topic in order (same result, more calls).
-const MAX_CANDIDATES: usize = 48;
-
 /// A [`When::Raw`] check.
 type RawCheck = fn(&[u8]) -> bool;
 
@@ -47,6 +44,24 @@ struct TopicTable {
     body_prefixes: ByFirstByte,
     netsource: Vec<(&'static str, u16)>,
     raw_checks: Vec<(RawCheck, u16)>,
+    checks: Vec<(Check, u16)>,
+    /// Global token id (see [`TokenScan`]) → the applications that listed it; empty when
+    /// the topic has no token applications.
+    by_token: Vec<Vec<u16>>,
+    /// Which PROGRAMs can be in [`TopicTable::programs`]: by first byte and by length (bit
+    /// `len`, lengths of 63 and more share bit 63). Most messages' PROGRAMs are no vendor's,
+    /// and two bit tests are cheaper than hashing the name.
+    program_first: [u64; 4],
+    program_lens: u64,
+}
+
+/// Bit `b` of a 256-bit set.
+fn has_bit(set: &[u64; 4], b: u8) -> bool {
+    set[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+}
+
+fn length_bit(len: usize) -> u64 {
+    1 << len.min(63)
 }
 
 impl TopicTable {
@@ -65,6 +80,10 @@ impl TopicTable {
                 When::Program(names) => {
                     for n in names {
                         self.programs.entry(n.as_bytes()).or_default().push(i);
+                        if let Some(&b) = n.as_bytes().first() {
+                            self.program_first[usize::from(b >> 6)] |= 1 << (b & 63);
+                        }
+                        self.program_lens |= length_bit(n.len());
                     }
                 }
                 When::ProgramPrefix(prefixes) => {
@@ -83,8 +102,28 @@ impl TopicTable {
                     }
                 }
                 When::Raw(check) => self.raw_checks.push((check, i)),
+                When::Check(check) => self.checks.push((check, i)),
                 When::Token(_) => {}
             }
+        }
+    }
+
+    /// Fills [`TopicTable::by_token`] from the global token list.
+    fn index_tokens(&mut self, patterns: &[&'static str]) {
+        let mut by_token = vec![Vec::new(); patterns.len()];
+        let mut any = false;
+        for (i, (_, app)) in self.apps.iter().enumerate() {
+            if let When::Token(tokens) = app.when {
+                for t in tokens {
+                    if let Some(id) = patterns.iter().position(|p| p == t) {
+                        by_token[id].push(i as u16);
+                        any = true;
+                    }
+                }
+            }
+        }
+        if any {
+            self.by_token = by_token;
         }
     }
 }
@@ -111,19 +150,19 @@ impl ByFirstByte {
         }
     }
 
-    fn matches(&self, text: &[u8], cands: &mut SmallSet) {
+    #[inline]
+    fn matches(&self, text: &[u8], cands: &mut BitSet) {
         for &i in &self.empty {
             cands.insert(i);
-        }
-        if self.buckets.is_empty() {
-            return;
         }
         let Some(first) = text.first() else {
             return;
         };
-        for (prefix, i) in &self.buckets[usize::from(*first)] {
-            if text.starts_with(prefix) {
-                cands.insert(*i);
+        if let Some(bucket) = self.buckets.get(usize::from(*first)) {
+            for (prefix, i) in bucket {
+                if text.starts_with(prefix) {
+                    cands.insert(*i);
+                }
             }
         }
     }
@@ -153,78 +192,63 @@ impl Hasher for Fnv {
     }
 }
 
-/// A fixed-capacity set of small integers; `overflow` when more were offered than fit.
-#[derive(Clone, Copy)]
-struct SmallSet {
-    len: usize,
-    items: [u16; MAX_CANDIDATES],
+/// Words of a [`BitSet`].
+const WORDS: usize = 4;
+
+/// A set of integers below `64 * WORDS` (application indices in a topic, token ids): O(1)
+/// insert, iteration in increasing order (SC4S order for applications). A larger value sets
+/// `overflow` (the dispatcher then tries the whole topic in order: same result, more calls).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BitSet {
+    words: [u64; WORDS],
     overflow: bool,
 }
 
-impl SmallSet {
-    fn new() -> SmallSet {
-        SmallSet {
-            len: 0,
-            items: [0; MAX_CANDIDATES],
-            overflow: false,
-        }
-    }
-
+impl BitSet {
     fn insert(&mut self, v: u16) {
-        if self.items[..self.len].contains(&v) {
-            return;
+        let v = usize::from(v);
+        match self.words.get_mut(v / 64) {
+            Some(w) => *w |= 1 << (v % 64),
+            None => self.overflow = true,
         }
-        if self.len == self.items.len() {
-            self.overflow = true;
-            return;
-        }
-        self.items[self.len] = v;
-        self.len += 1;
     }
 
-    fn sorted(mut self) -> SmallSet {
-        self.items[..self.len].sort_unstable();
-        self
+    fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| *w == 0)
     }
 
-    fn as_slice(&self) -> &[u16] {
-        &self.items[..self.len]
+    fn iter(&self) -> impl Iterator<Item = u16> + '_ {
+        self.words.iter().enumerate().flat_map(|(at, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let bit = w.trailing_zeros();
+                    w &= w - 1;
+                    (at * 64) as u16 + bit as u16
+                })
+            })
+        })
     }
 }
 
-/// The tokens of one main topic and their searcher. Each topic scans for its own tokens
-/// only when it runs (each runs at most once per message): a message identified early, or
-/// whose topics have few tokens, scans less, and a small token set keeps the SIMD searcher
-/// on its fast path.
+/// The token ids found in one message's raw bytes, filled by the first topic that needs them
+/// (see [`Engine::run`]); one per message.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TokenHits(Option<BitSet>);
+
+/// The tokens of every main topic and their searcher: one scan per message serves every
+/// topic (each used to scan the whole message for its own few tokens, up to four scans of
+/// the same bytes per message).
 #[derive(Debug)]
 struct TokenScan {
     scanner: Scanner,
-    /// Pattern id → the applications (indices in the topic) that listed it.
-    apps: Vec<Vec<u16>>,
-    /// Pattern id → the patterns that are prefixes of it (itself included).
+    /// Token id → the tokens that are prefixes of it (itself included).
     prefixes: Vec<Vec<u16>>,
 }
 
 impl TokenScan {
-    /// `None` when the topic has no token applications.
-    fn new(table: &TopicTable) -> Option<TokenScan> {
-        let mut patterns: Vec<&'static str> = Vec::new();
-        let mut apps: Vec<Vec<u16>> = Vec::new();
-        for (i, (_, app)) in table.apps.iter().enumerate() {
-            if let When::Token(tokens) = app.when {
-                for t in tokens {
-                    let id = match patterns.iter().position(|p| p == t) {
-                        Some(id) => id,
-                        None => {
-                            patterns.push(t);
-                            apps.push(Vec::new());
-                            patterns.len() - 1
-                        }
-                    };
-                    apps[id].push(i as u16);
-                }
-            }
-        }
+    /// `None` when no main topic has token applications.
+    fn new(patterns: &[&'static str]) -> Option<TokenScan> {
         if patterns.is_empty() {
             return None;
         }
@@ -240,8 +264,7 @@ impl TokenScan {
             })
             .collect();
         Some(TokenScan {
-            scanner: Scanner::new(&patterns),
-            apps,
+            scanner: Scanner::new(patterns),
             prefixes,
         })
     }
@@ -250,7 +273,7 @@ impl TokenScan {
     /// leftmost-longest search, resumed one byte after each match's start, visits every
     /// position where some token starts and reports the longest one there; the shorter ones
     /// there are its prefixes.
-    fn scan(&self, raw: &[u8], set: &mut SmallSet) {
+    fn scan(&self, raw: &[u8], set: &mut BitSet) {
         let mut at = 0;
         while at < raw.len() {
             let Some((pattern, start)) = self.scanner.find_from(raw, at) else {
@@ -258,9 +281,6 @@ impl TokenScan {
             };
             for &p in &self.prefixes[pattern] {
                 set.insert(p);
-                if set.overflow {
-                    return;
-                }
             }
             at = start + 1;
         }
@@ -273,8 +293,8 @@ pub struct Engine {
     vendors: Vec<&'static Vendor>,
     main: [TopicTable; MAIN_TOPICS.len()],
     subs: Vec<(&'static str, TopicTable)>,
-    /// Per main topic.
-    scans: [Option<TokenScan>; MAIN_TOPICS.len()],
+    /// The tokens of every main topic.
+    scan: Option<TokenScan>,
 }
 
 impl Engine {
@@ -303,18 +323,30 @@ impl Engine {
                 table.add(vi as u16, app);
             }
         }
+        let mut patterns: Vec<&'static str> = Vec::new();
         for t in main.iter_mut() {
             t.finish();
+            for (_, app) in &t.apps {
+                if let When::Token(tokens) = app.when {
+                    for tok in tokens {
+                        if !patterns.contains(tok) {
+                            patterns.push(tok);
+                        }
+                    }
+                }
+            }
+        }
+        for t in main.iter_mut() {
+            t.index_tokens(&patterns);
         }
         for (_, t) in subs.iter_mut() {
             t.finish();
         }
-        let scans = std::array::from_fn(|slot| TokenScan::new(&main[slot]));
         Engine {
             vendors,
             main,
             subs,
-            scans,
+            scan: TokenScan::new(&patterns),
         }
     }
 
@@ -322,8 +354,15 @@ impl Engine {
         &self.vendors
     }
 
-    /// Runs one main topic; `true` when an application took the message.
-    pub(crate) fn run<'m>(&self, topic: Topic, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    /// Runs one main topic; `true` when an application took the message. `hits` caches the
+    /// token scan of `input.msg.raw` between the topics of one message.
+    pub(crate) fn run<'m>(
+        &self,
+        topic: Topic,
+        input: &Input<'m, '_>,
+        out: &mut Out<'m>,
+        hits: &mut TokenHits,
+    ) -> bool {
         let Some(slot) = main_slot(topic) else {
             return false;
         };
@@ -331,12 +370,15 @@ impl Engine {
         if table.apps.is_empty() {
             return false;
         }
-        let mut cands = SmallSet::new();
+        let mut cands = BitSet::default();
         for &i in &table.always {
             cands.insert(i);
         }
         if let Some(p) = input.program {
-            if let Some(list) = table.programs.get(p) {
+            if table.program_lens & length_bit(p.len()) != 0
+                && p.first().is_some_and(|&b| has_bit(&table.program_first, b))
+                && let Some(list) = table.programs.get(p)
+            {
                 for &i in list {
                     cands.insert(i);
                 }
@@ -349,6 +391,11 @@ impl Engine {
                 cands.insert(*i);
             }
         }
+        for (check, i) in &table.checks {
+            if call_check(*check, table.apps[usize::from(*i)].1, input, out) {
+                cands.insert(*i);
+            }
+        }
         let vp = input.netsource.vendor_product;
         if !vp.is_empty() {
             for (v, i) in &table.netsource {
@@ -357,14 +404,19 @@ impl Engine {
                 }
             }
         }
-        if let Some(scan) = &self.scans[slot] {
-            let mut hits = SmallSet::new();
-            scan.scan(input.msg.raw, &mut hits);
-            if hits.overflow {
+        if !table.by_token.is_empty()
+            && let Some(scan) = &self.scan
+        {
+            let found = hits.0.get_or_insert_with(|| {
+                let mut set = BitSet::default();
+                scan.scan(input.msg.raw, &mut set);
+                set
+            });
+            if found.overflow {
                 cands.overflow = true;
             }
-            for &pattern in hits.as_slice() {
-                for &i in &scan.apps[usize::from(pattern)] {
+            for pattern in found.iter() {
+                for &i in &table.by_token[usize::from(pattern)] {
                     cands.insert(i);
                 }
             }
@@ -372,16 +424,13 @@ impl Engine {
         if cands.overflow {
             // Too many to narrow down: every application of the topic, in order, each
             // checked against its own prefilter.
-            let apps = table
-                .apps
-                .iter()
-                .filter(|(_, app)| prefilter_matches(app.when, input))
-                .copied();
-            return run_candidates(apps, input, out);
+            return run_candidates(table.apps.iter().copied(), input, out, true);
         }
-        let cands = cands.sorted();
-        let apps = cands.as_slice().iter().map(|&i| table.apps[usize::from(i)]);
-        run_candidates(apps, input, out)
+        if cands.is_empty() {
+            return false;
+        }
+        let apps = cands.iter().map(|i| table.apps[usize::from(i)]);
+        run_candidates(apps, input, out, false)
     }
 
     /// Runs a sub-topic (linear: only messages of its parent get here).
@@ -390,12 +439,7 @@ impl Engine {
             return false;
         };
         let saved = out.vendor_idx;
-        let apps = table
-            .apps
-            .iter()
-            .filter(|(_, app)| prefilter_matches(app.when, input))
-            .copied();
-        let took = run_candidates(apps, input, out);
+        let took = run_candidates(table.apps.iter().copied(), input, out, true);
         out.vendor_idx = saved;
         took
     }
@@ -453,36 +497,40 @@ impl Scanner {
 }
 
 /// Runs the candidates in order on `out` itself until one takes the message. `out` is
-/// copied once, before the first candidate, and restored from that copy only after a
-/// candidate declined (it may have written before its filter failed): a message with no
+/// copied once, before the first candidate that runs, and restored from that copy only after
+/// a candidate declined (it may have written before its filter failed): a message with no
 /// candidate costs no copy, and the one that takes it none either. (`Out` is about 1.2 kB;
-/// a copy per candidate plus one back was the dispatcher's largest fixed cost.)
+/// a copy per candidate plus one back was the dispatcher's largest fixed cost.) With
+/// `check`, each application's own prefilter decides first whether it runs; `out` is then
+/// as it was before the first candidate, so a [`When::Check`] sees what it would have seen.
 fn run_candidates<'m>(
-    mut apps: impl Iterator<Item = (u16, &'static App)>,
+    apps: impl Iterator<Item = (u16, &'static App)>,
     input: &Input<'m, '_>,
     out: &mut Out<'m>,
+    check: bool,
 ) -> bool {
-    let Some(mut next) = apps.next() else {
-        return false;
-    };
-    let snapshot = *out;
-    loop {
-        let (vendor, app) = next;
+    let mut snapshot: Option<Out<'m>> = None;
+    for (vendor, app) in apps {
+        if check && !prefilter_matches(app, input, out) {
+            continue;
+        }
+        if snapshot.is_none() {
+            snapshot = Some(*out);
+        }
         out.vendor_idx = vendor;
         if (app.parse)(input, out) {
             out.app = Some(app.name);
             return true;
         }
-        *out = snapshot;
-        match apps.next() {
-            Some(a) => next = a,
-            None => return false,
+        if let Some(s) = &snapshot {
+            *out = *s;
         }
     }
+    false
 }
 
-fn prefilter_matches(when: When, input: &Input<'_, '_>) -> bool {
-    match when {
+fn prefilter_matches<'m>(app: &'static App, input: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    match app.when {
         When::Always => true,
         When::Program(names) => input
             .program
@@ -498,7 +546,40 @@ fn prefilter_matches(when: When, input: &Input<'_, '_>) -> bool {
             .any(|p| input.body.starts_with(p.as_bytes())),
         When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
         When::Raw(check) => check(input.msg.raw),
+        When::Check(check) => call_check(check, app, input, out),
     }
+}
+
+/// Calls a [`When::Check`]; tests can see what each returned ([`check_verdict`]).
+fn call_check<'m>(check: Check, app: &'static App, input: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    let yes = check(input, out);
+    #[cfg(test)]
+    CHECKS.with(|c| c.borrow_mut().push((app.name, yes)));
+    #[cfg(not(test))]
+    let _ = app;
+    yes
+}
+
+#[cfg(test)]
+thread_local! {
+    static CHECKS: std::cell::RefCell<Vec<(&'static str, bool)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// What application `app`'s [`When::Check`] said when `line` was classified with the default
+/// classifier (`None`: not asked; the last answer when asked more than once). For the test
+/// every check needs: a message its application takes passes, and the ones it now skips.
+#[cfg(test)]
+pub(crate) fn check_verdict(line: &str, app: &str) -> Option<bool> {
+    CHECKS.with(|c| c.borrow_mut().clear());
+    crate::classify::testutil::classify_line(line);
+    CHECKS.with(|c| {
+        c.borrow()
+            .iter()
+            .rev()
+            .find(|(name, _)| *name == app)
+            .map(|(_, yes)| *yes)
+    })
 }
 
 #[cfg(test)]
@@ -522,23 +603,19 @@ mod tests {
         }],
     };
 
-    /// Every main topic's tokens stay within what Teddy takes (at most 64 tokens, 32 for its
-    /// faster slim form): a token added beyond that silently moves every message of the
-    /// topic onto the slower DFA scan.
+    /// The tokens of every main topic stay within what Teddy takes (at most 64 tokens, 32
+    /// for its faster slim form): a token added beyond that silently moves every message
+    /// onto the slower DFA scan.
     #[test]
     fn shipped_tokens_use_the_simd_searcher() {
         let engine = Engine::new(crate::classify::vendors::VENDORS.to_vec());
-        for (slot, scan) in engine.scans.iter().enumerate() {
-            if let Some(scan) = scan {
-                assert!(
-                    scan.scanner.is_teddy(),
-                    "{:?}: {} tokens: {:?}",
-                    MAIN_TOPICS[slot],
-                    scan.prefixes.len(),
-                    scan.scanner
-                );
-            }
-        }
+        let scan = engine.scan.as_ref().expect("vendors have tokens");
+        assert!(
+            scan.scanner.is_teddy(),
+            "{} tokens: {:?}",
+            scan.prefixes.len(),
+            scan.scanner
+        );
     }
 
     /// The scan finds every token that occurs, overlapping or nested ones included.
@@ -546,17 +623,10 @@ mod tests {
     fn token_scan_finds_overlapping_and_nested_tokens() {
         let engine = Engine::new(vec![&TOKENS]);
         let found = |text: &[u8]| {
-            let mut set = SmallSet::new();
-            engine.scans[main_slot(Topic::Syslog).unwrap()]
-                .as_ref()
-                .unwrap()
-                .scan(text, &mut set);
+            let mut set = BitSet::default();
+            engine.scan.as_ref().unwrap().scan(text, &mut set);
             let names = ["%", "%ASA-", "ab", "bc", "abcd"];
-            let mut v: Vec<&str> = set
-                .as_slice()
-                .iter()
-                .map(|&p| names[usize::from(p)])
-                .collect();
+            let mut v: Vec<&str> = set.iter().map(|p| names[usize::from(p)]).collect();
             v.sort();
             v
         };

@@ -56,7 +56,7 @@ pub enum Rewrite {
 pub(crate) fn header_rewrite(hostname: Option<&[u8]>, program: Option<&[u8]>) -> Rewrite {
     if let Some(host) = hostname
         && !host.is_empty()
-        && !host.iter().all(|&b| is_host_byte(b))
+        && !all_in(host, HOST)
         && !is_slot_prefix(host)
     {
         return Rewrite::InvalidHost;
@@ -67,8 +67,31 @@ pub(crate) fn header_rewrite(hostname: Option<&[u8]>, program: Option<&[u8]>) ->
     }
 }
 
-fn is_host_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+/// [`CLASSES`] bit: `[a-zA-Z0-9_\-.]`, a hostname byte.
+const HOST: u8 = 1;
+/// [`CLASSES`] bit: `[a-zA-Z0-9-_/().]`, a BSD-convention program byte.
+const PROGRAM: u8 = 2;
+
+/// Byte classes, one table look-up per byte instead of a chain of comparisons (every RFC 3164
+/// message's HOST and PROGRAM go through these).
+static CLASSES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.' {
+            t[b] |= HOST | PROGRAM;
+        }
+        if c == b'/' || c == b'(' || c == b')' {
+            t[b] |= PROGRAM;
+        }
+        b += 1;
+    }
+    t
+};
+
+fn all_in(s: &[u8], class: u8) -> bool {
+    s.iter().all(|&b| CLASSES[usize::from(b)] & class != 0)
 }
 
 /// `^slot\d+\/`
@@ -98,13 +121,11 @@ fn invalid_program(program: &[u8]) -> Option<ProgramRule> {
     if program.iter().take_while(|b| b.is_ascii_digit()).count() >= 9 {
         return Some(ProgramRule::Epoch);
     }
-    if contains_ipv4(program) {
+    // Four dotted octets need three dots.
+    if program.iter().filter(|&&b| b == b'.').count() >= 3 && contains_ipv4(program) {
         return Some(ProgramRule::Ipv4);
     }
-    if !program
-        .iter()
-        .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'(' | b')' | b'.'))
-    {
+    if !all_in(program, PROGRAM) {
         return Some(ProgramRule::BsdConvention);
     }
     None
@@ -184,6 +205,18 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(program)
             );
+        }
+    }
+
+    /// The byte tables are SC4S's character classes.
+    #[test]
+    fn byte_classes() {
+        for b in 0..=255u8 {
+            let host = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+            let program =
+                b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'/' | b'(' | b')' | b'.');
+            assert_eq!(all_in(&[b], HOST), host, "{b}");
+            assert_eq!(all_in(&[b], PROGRAM), program, "{b}");
         }
     }
 

@@ -30,28 +30,44 @@ impl<'a> Iterator for Pairs<'a> {
     type Item = Pair<'a>;
 
     fn next(&mut self) -> Option<Pair<'a>> {
+        let sep = self.sep;
         loop {
-            let start = self.rest.iter().position(|&b| b != self.sep && b != b' ')?;
+            let start = self.rest.iter().position(|&b| b != sep && b != b' ')?;
             let s = &self.rest[start..];
-            let token_end = s.iter().position(|&b| b == self.sep).unwrap_or(s.len());
-            let Some(eq) = s[..token_end].iter().position(|&b| b == b'=') else {
-                self.rest = &s[token_end..];
-                continue;
+            // The token's `=`, or where the token ends without one.
+            let eq = match find2(s, b'=', sep) {
+                Some(i) if s[i] == b'=' && sep != b'=' => i,
+                Some(i) => {
+                    self.rest = &s[i..];
+                    continue;
+                }
+                None => {
+                    self.rest = &[];
+                    return None;
+                }
             };
             let key = trim(&s[..eq]);
             let after = &s[eq + 1..];
             if after.first() == Some(&b'"') {
                 let body = &after[1..];
                 let mut i = 0;
-                while i < body.len() {
+                while let Some(j) = find2(&body[i..], b'\\', b'"') {
+                    i += j;
                     match body[i] {
                         b'\\' => i += 2,
-                        b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
+                        _ if body.get(i + 1) == Some(&b'"') => i += 2,
+                        _ => break,
+                    }
+                    if i >= body.len() {
+                        break;
                     }
                 }
-                let end = i.min(body.len());
+                // No closing quote: the value runs to the end.
+                let end = if i < body.len() && body[i] == b'"' {
+                    i
+                } else {
+                    body.len()
+                };
                 self.rest = body.get(end + 1..).unwrap_or(&[]);
                 return Some(Pair {
                     key,
@@ -59,10 +75,7 @@ impl<'a> Iterator for Pairs<'a> {
                     quoted: true,
                 });
             }
-            let end = after
-                .iter()
-                .position(|&b| b == self.sep)
-                .unwrap_or(after.len());
+            let end = find2(after, sep, sep).unwrap_or(after.len());
             self.rest = &after[end..];
             return Some(Pair {
                 key,
@@ -71,6 +84,49 @@ impl<'a> Iterator for Pairs<'a> {
             });
         }
     }
+}
+
+/// The first `a` or `b`. Keys and values are mostly short, where a call of `memchr2` costs
+/// more than the search: the first bytes are tested eight at a time in a `u64` (SWAR), and
+/// only a long run (a long value) goes on to `memchr2`.
+#[inline]
+fn find2(s: &[u8], a: u8, b: u8) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const SWAR_BYTES: usize = 64;
+    let (pa, pb) = (LO * u64::from(a), LO * u64::from(b));
+    let mut i = 0;
+    while i < SWAR_BYTES
+        && let Some(chunk) = s.get(i..i + 8)
+    {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let hits = zero_bytes(x ^ pa) | zero_bytes(x ^ pb);
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let rest = &s[i..];
+    if i < SWAR_BYTES {
+        // Fewer than eight bytes left.
+        return rest.iter().position(|&c| c == a || c == b).map(|p| p + i);
+    }
+    memchr::memchr2(a, b, rest).map(|p| p + i)
+}
+
+/// The first `b` (see [`find2`]): for scans that hop between short fields.
+#[inline]
+pub(crate) fn find_byte(s: &[u8], b: u8) -> Option<usize> {
+    find2(s, b, b)
+}
+
+/// The high bit of each byte of `x` that is zero, and no other bit (exact: no borrow runs
+/// from one byte into the next).
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    !(((x & !HI).wrapping_add(!HI)) | x) & HI
 }
 
 fn trim(s: &[u8]) -> &[u8] {
@@ -110,6 +166,102 @@ pub fn unquote_into(value: &[u8], out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte-at-a-time tokenizer this file used before the `memchr` one.
+    fn reference(text: &[u8], sep: u8) -> Vec<Pair<'_>> {
+        let mut rest = text;
+        let mut out = Vec::new();
+        loop {
+            let Some(start) = rest.iter().position(|&b| b != sep && b != b' ') else {
+                return out;
+            };
+            let s = &rest[start..];
+            let token_end = s.iter().position(|&b| b == sep).unwrap_or(s.len());
+            let Some(eq) = s[..token_end].iter().position(|&b| b == b'=') else {
+                rest = &s[token_end..];
+                continue;
+            };
+            let key = trim(&s[..eq]);
+            let after = &s[eq + 1..];
+            if after.first() == Some(&b'"') {
+                let body = &after[1..];
+                let mut i = 0;
+                while i < body.len() {
+                    match body[i] {
+                        b'\\' => i += 2,
+                        b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                let end = i.min(body.len());
+                rest = body.get(end + 1..).unwrap_or(&[]);
+                out.push(Pair {
+                    key,
+                    value: &body[..end],
+                    quoted: true,
+                });
+                continue;
+            }
+            let end = after.iter().position(|&b| b == sep).unwrap_or(after.len());
+            rest = &after[end..];
+            out.push(Pair {
+                key,
+                value: &after[..end],
+                quoted: false,
+            });
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pairs_match_the_reference(
+            text in proptest::collection::vec(proptest::sample::select(&b"ab= \\\"|\t"[..]), 0..40),
+            sep in proptest::sample::select(&b" |\t="[..]),
+        ) {
+            let got: Vec<Pair<'_>> = pairs(&text, sep).collect();
+            proptest::prop_assert_eq!(got, reference(&text, sep));
+        }
+    }
+
+    #[test]
+    fn find2_is_a_search() {
+        let text: Vec<u8> = (0..200u8).map(|i| b'a' + i % 26).collect();
+        for at in [0, 1, 7, 8, 9, 63, 64, 65, 71, 72, 150, 199] {
+            for (a, b) in [(b'=', b' '), (b' ', b'='), (b'=', b'=')] {
+                let mut t = text.clone();
+                t[at] = a;
+                assert_eq!(find2(&t, a, b), Some(at), "{at}");
+                assert_eq!(find2(&t[..at], a, b), None);
+                // Bytes that differ from the needle only in the high bit, or by one.
+                t[at] = a ^ 0x80;
+                assert_eq!(find2(&t, a, b), None);
+            }
+        }
+        assert_eq!(find2(b"\x80\xff\x00\x01=", b'=', b'\x00'), Some(2));
+        assert_eq!(find2(&[0xbd; 100], b'=', b'"'), None);
+        assert_eq!(zero_bytes(0x0100_8000_7f00_ff01), 0x0080_0080_0080_0000);
+    }
+
+    #[test]
+    fn quoted_edges() {
+        for (text, sep) in [
+            (&b"a=\"x\\"[..], b' '),
+            (b"a=\"x\"\"", b' '),
+            (b"a=\"\\\"\" b=1", b' '),
+            (b"a=\"q\"\"q\" b=\"", b' '),
+            (b"a=1|=|b", b'|'),
+            (b"a=b", b'='),
+        ] {
+            let got: Vec<Pair<'_>> = pairs(text, sep).collect();
+            assert_eq!(
+                got,
+                reference(text, sep),
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
 
     #[test]
     fn pairs_with_quotes_and_junk() {

@@ -73,8 +73,8 @@ pub use build::{
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
 pub use registry::{
-    App, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic, Values,
-    ValuesSyntax, Vendor, When,
+    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic,
+    Values, ValuesSyntax, Vendor, When,
 };
 pub use template::Template;
 pub use value::{Inline, Value};
@@ -188,6 +188,7 @@ pub fn classify<'m, 't>(
     cx: &'t Classifier,
 ) -> Classification<'m, 't> {
     let mut out = Out::default();
+    let mut hits = dispatch::TokenHits::default();
     let mut netsource = cx.listener_netsource(src.listener_id);
     let raw = msg.raw;
     let mut format = msg.format;
@@ -205,7 +206,7 @@ pub fn classify<'m, 't>(
             now_unix_secs,
             &out,
         );
-        let took = cx.engine.run(Topic::Raw, &input, &mut out);
+        let took = cx.engine.run(Topic::Raw, &input, &mut out, &mut hits);
         if out.format != Some(Format::Rfc3164) {
             // Not parsed by a raw application (or parsed by one that keeps it raw): the
             // whole line is MESSAGE, no PROGRAM, HOST is the sender's IP.
@@ -232,7 +233,9 @@ pub fn classify<'m, 't>(
             now_unix_secs,
             &out,
         );
-        almost = cx.engine.run(Topic::AlmostSyslog, &input, &mut out);
+        almost = cx
+            .engine
+            .run(Topic::AlmostSyslog, &input, &mut out, &mut hits);
         if almost {
             format = out.format.unwrap_or(Format::Rfc3164);
         }
@@ -260,7 +263,9 @@ pub fn classify<'m, 't>(
 
     // Step 4: host.csv, vendor_product_by_source.
     let header_host = effective_host(msg, rewrite, &out);
-    let csv_host = if header_host.is_none_or(is_ip_literal) {
+    // Without host.csv rows HOST's shape does not matter (parsing it as an address was a
+    // fixed cost of every message).
+    let csv_host = if cx.context.has_hosts() && header_host.is_none_or(is_ip_literal) {
         cx.context.host_for(src.source_ip)
     } else {
         None
@@ -289,16 +294,22 @@ pub fn classify<'m, 't>(
             && msg
                 .structured_data
                 .is_some_and(|sd| has_enterprise_sd(sd.raw()));
-        let took = (sdata && cx.engine.run(Topic::Sdata, &input, &mut out))
-            || (input.program.is_some() && cx.engine.run(Topic::Pgm, &input, &mut out))
-            || cx.engine.run(Topic::Syslog, &input, &mut out);
+        let took = (sdata && cx.engine.run(Topic::Sdata, &input, &mut out, &mut hits))
+            || (input.program.is_some() && cx.engine.run(Topic::Pgm, &input, &mut out, &mut hits))
+            || cx.engine.run(Topic::Syslog, &input, &mut out, &mut hits);
         if took {
             out.identified = true;
         }
     }
     if format != Format::Unparsed {
-        let input = cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out);
-        if cx.engine.run(Topic::NetSource, &input, &mut out) {
+        // Unless an application took the message, `out` is as the signature topics got it
+        // (a declining candidate's writes are undone), and so is the input.
+        let input = if out.identified {
+            cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out)
+        } else {
+            input
+        };
+        if cx.engine.run(Topic::NetSource, &input, &mut out, &mut hits) {
             out.identified = true;
         }
     }
@@ -313,45 +324,71 @@ pub fn classify<'m, 't>(
         fallback::choose(format, program, has_message, netsource)
     });
 
-    // Steps 7 and 8.
-    let mut c = cx.finish(&out, fallback, format, view, rewrite, input.program);
+    // host.csv and the name cache (when HOST is still the header's or the sender's IP), then
+    // vendor_product_by_source's time settings, decided before the classification is built:
+    // it is about 1 kB, and built once in place it is not copied again on return.
+    let mut host = out.host;
     if let Some(name) = csv_host
-        && matches!(c.host, HostEdit::Keep | HostEdit::SourceIp)
+        && matches!(host, HostEdit::Keep | HostEdit::SourceIp)
     {
-        c.host = HostEdit::Set(Value::Static(name));
+        host = HostEdit::Set(Value::Static(name));
     }
     if let Some(name) = cached_host
-        && matches!(c.host, HostEdit::Keep | HostEdit::SourceIp)
+        && matches!(host, HostEdit::Keep | HostEdit::SourceIp)
     {
-        c.host = HostEdit::Set(Value::Inline(name));
+        host = HostEdit::Set(Value::Inline(name));
     }
+    let mut time = out.time;
     if let Some(v) = vps {
         if v.use_recv_time {
-            c.time = TimeEdit::Recv;
+            time = TimeEdit::Recv;
         } else if let Some(zone) = &v.time_zone {
-            let stamp = match c.time {
+            let stamp = match time {
                 TimeEdit::Stamp(t) => Some(t),
                 TimeEdit::Keep => msg.timestamp,
                 TimeEdit::Recv => None,
             };
             if let Some(t) = stamp.and_then(|t| vtime::fix_time_zone(t, zone)) {
-                c.time = TimeEdit::Stamp(t);
+                time = TimeEdit::Stamp(t);
             }
         }
     }
-    let final_host = match c.host {
+    let final_host = match host {
         HostEdit::Keep => header_host,
         HostEdit::Set(Value::Bytes(b)) => Some(b),
         HostEdit::Set(Value::Static(s)) => Some(s.as_bytes()),
         _ => None,
     };
-    if let Some(rows) = cx
+    let compliance = cx
         .context
-        .compliance(final_host, src.source_ip, view.program, raw)
-    {
-        cx.context.apply_compliance(&mut c, rows);
-    }
-    c
+        .compliance(final_host, src.source_ip, view.program, raw);
+
+    // Steps 7 and 8, with compliance_meta_by_source last.
+    cx.finish(
+        &out,
+        Finish {
+            fallback,
+            format,
+            view,
+            rewrite,
+            program: input.program,
+            host,
+            time,
+            compliance,
+        },
+    )
+}
+
+/// What [`Classifier::finish`] builds the classification from besides [`Out`].
+struct Finish<'m, 't> {
+    fallback: Option<fallback::Choice<'t>>,
+    format: Format,
+    view: HeaderView<'m>,
+    rewrite: Rewrite,
+    program: Option<&'m [u8]>,
+    host: HostEdit<'m, 't>,
+    time: TimeEdit,
+    compliance: Option<&'t context::ComplianceEntry>,
 }
 
 impl Classifier {
@@ -424,17 +461,19 @@ impl Classifier {
         }
     }
 
-    /// Steps 7-8: the metadata of the winning key (or fallback) with the overrides.
-    #[allow(clippy::too_many_arguments)]
-    fn finish<'m, 't>(
-        &'t self,
-        out: &Out<'m>,
-        fallback: Option<fallback::Choice<'t>>,
-        format: Format,
-        view: HeaderView<'m>,
-        rewrite: Rewrite,
-        program: Option<&'m [u8]>,
-    ) -> Classification<'m, 't> {
+    /// Steps 7-8: the metadata of the winning key (or fallback) with the overrides, then
+    /// `compliance_meta_by_source`'s.
+    fn finish<'m, 't>(&'t self, out: &Out<'m>, f: Finish<'m, 't>) -> Classification<'m, 't> {
+        let Finish {
+            fallback,
+            format,
+            view,
+            rewrite,
+            program,
+            host,
+            time,
+            compliance,
+        } = f;
         let program_source = || {
             Value::Concat(
                 "program:",
@@ -492,9 +531,25 @@ impl Classifier {
             Format::Rfc5424 => Template::Rfc5424Compact,
             _ => Template::HdrMsg,
         });
+        let mut sourcetype = lookup.sourcetype().map_or(sourcetype, Value::Static);
+        let mut index = lookup.index().map_or(index, Value::Static);
+        let mut source = source;
+        let mut compliance_fields: &'t [(Box<str>, Box<str>)] = &[];
+        if let Some(e) = compliance {
+            if let Some(i) = &e.index {
+                index = Value::Static(i);
+            }
+            if let Some(s) = &e.source {
+                source = Value::Static(s);
+            }
+            if let Some(s) = &e.sourcetype {
+                sourcetype = Value::Static(s);
+            }
+            compliance_fields = &e.fields;
+        }
         Classification {
-            sourcetype: lookup.sourcetype().map_or(sourcetype, Value::Static),
-            index: lookup.index().map_or(index, Value::Static),
+            sourcetype,
+            index,
             source,
             vendor,
             product,
@@ -509,10 +564,10 @@ impl Classifier {
                 pid: out.pid,
                 message: out.message,
             },
-            host: out.host,
-            time: out.time,
+            host,
+            time,
             fields: out.fields,
-            compliance: &[],
+            compliance: compliance_fields,
             values: out.values,
         }
     }

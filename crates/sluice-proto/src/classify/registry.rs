@@ -171,10 +171,19 @@ pub enum When {
     /// have to look for everywhere: short tokens starting with common bytes (` info `,
     /// ` : `) leave the token scan without a prefilter and make it walk every byte.
     Raw(fn(&[u8]) -> bool),
+    /// A cheap necessary condition on what the parse function reads ([`Input`], and the
+    /// parent's [`Out`] in a sub-topic: the CEF header's vendor and product). It must have no
+    /// effect: the dispatcher calls it before it copies [`Out`] for the candidates, so an
+    /// application whose check fails costs a call and no copy. For applications SC4S runs on
+    /// every message of a topic (no token, PROGRAM or prefix of their own).
+    Check(Check),
     /// Every message that reaches the topic. For sub-topics and the built-in fallbacks; in
     /// the main topics it costs every message a call.
     Always,
 }
+
+/// A [`When::Check`]: `true` when the application could take the message.
+pub type Check = for<'m> fn(&Input<'m, '_>, &Out<'m>) -> bool;
 
 /// The parse function of an application: SC4S's filter and parser. Returns `false` (having
 /// changed nothing it cares about) when the message is not this application's; the next
@@ -366,6 +375,24 @@ impl<'m> NameValues<'m> {
     pub fn is(&self, name: &str, value: &[u8]) -> bool {
         self.get(name) == Some(value)
     }
+
+    /// `get(name)` contains `needle` (SC4S's unanchored `match("literal" value(...))`). For
+    /// the short header values here a `memchr` of the first byte and a compare beat building
+    /// a `memmem` searcher per call.
+    pub fn contains(&self, name: &str, needle: &[u8]) -> bool {
+        self.get(name).is_some_and(|v| contains_bytes(v, needle))
+    }
+}
+
+/// `needle` occurs in `hay`.
+pub(crate) fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    let Some(last_start) = hay.len().checked_sub(needle.len()) else {
+        return false;
+    };
+    memchr::memchr_iter(first, &hay[..=last_start]).any(|i| &hay[i + 1..i + needle.len()] == rest)
 }
 
 /// The values a vendor parsed, for `t_json_values` / `t_kv_values`: the text they were

@@ -355,7 +355,8 @@ fn readme_vendor_table_lists_every_family() {
                 .apps
                 .iter()
                 .map(|a| match a.when {
-                    When::Always => format!("{} topic", topic_name(a.topic)),
+                    // A check narrows SC4S's "every message of the topic" without changing it.
+                    When::Always | When::Check(_) => format!("{} topic", topic_name(a.topic)),
                     When::Program(p) => format!("PROGRAM {}", p.join(", ")),
                     When::ProgramPrefix(p) => format!("PROGRAM {}*", p.join("*, ")),
                     When::Token(t) => format!("{:?}", t.join(" / ")),
@@ -462,4 +463,139 @@ fn name_cache_fills_a_missing_or_ip_host_only() {
     assert!(!host_is_nil_or_ip(None, IpAddr::V4(Ipv4Addr::LOCALHOST)));
     assert!(host_is_nil_or_ip(Some(b"-"), sender));
     assert!(!host_is_nil_or_ip(Some(b"web-3"), sender));
+}
+
+/// Every `cef`/`leef` application's check passes a message of its vendor (which that
+/// application then takes) and fails one of a vendor no application knows.
+#[test]
+fn cef_checks_pass_their_vendor_and_skip_others() {
+    use super::dispatch::check_verdict;
+    use super::testutil::classify_line;
+    // (application, sourcetype, source, message)
+    const CASES: &[(&str, &str, &str, &str)] = &[
+        (
+            "app-cef-arcsight",
+            "cef",
+            "ArcSight:ArcSight",
+            "Apr 05 16:42:55 arcsight-conn-01 CEF:0|ArcSight|ArcSight|7.9.0.8084.0|agent:016|Device connection up|Low| eventId=77",
+        ),
+        (
+            "app-cef-microsoft",
+            "cef",
+            "CEFEventLog:Microsoft Windows",
+            "Apr 05 19:58:16 arcsight-win-02 CEF:0|Microsoft|Microsoft Windows||Microsoft-Windows-Security-Auditing:4634|An account was logged off.|Low| eventId=1",
+        ),
+        (
+            "app-cef-mcas",
+            "cef",
+            "microsoft:cas",
+            "<134> 2024-04-05T23:13:37.566 mcas-agent-01 CEF:0|MCAS|SIEM_Agent|0.172.123|EVENT_CATEGORY_UPLOAD_DISCOVERY_FILE|Upload Cloud Discovery file|0|externalId=1",
+        ),
+        (
+            "app-cef-infoblox_nios",
+            "infoblox:dns",
+            "Infoblox:NIOS",
+            "<111>Mar 31 08:39:09 nios-gm-01 named[4242]: CEF:0|Infoblox|NIOS|8.4.4-386831|RPZ-QNAME|NXDOMAIN|7|app=DNS dst=192.168.1.2",
+        ),
+        (
+            "app-cef-citrix_netscaler",
+            "citrix:netscaler:appfw:cef",
+            "sc4s",
+            "<134> CEF:0|Citrix|NetScaler|NS13.0|APPFW|APPFW_JSON_DOS_MAX_OBJECT_KEY_LENGTH|6|src=131.105.71.188 spt=4149",
+        ),
+        (
+            "app-cef-imperva_incapsula",
+            "cef",
+            "Imperva:Incapsula",
+            "Mar 31 01:03:20 incap-siem-01 CEF:0|Incapsula|SIEMintegration|1|1|Illegal Resource Access|3| fileid=3412341160002518171",
+        ),
+        (
+            "app-cef-imperva_securesphere",
+            "imperva:waf",
+            "sc4s",
+            "<11> Mar 31 02:08:27 mx-waf-01 CEF:0|Imperva Inc.|SecureSphere|13.5.0.10_0|Custom|custom-policy-violation|High|act=block dst=1.1.1.1",
+        ),
+        (
+            "app-cef-terlix_mps",
+            "trellix:mps",
+            "trellix:mps",
+            "<6> CEF:0|Trellix|MPS|10.0.0.10|IE|ips-event|3|externalId= proto=tcp",
+        ),
+        (
+            "app-cef-terlix_cms",
+            "trellix:cms",
+            "trellix:cms",
+            "<6> CEF:0|Trellix|CMS|10.0.0.993712|IM|infection-match|1|src= spt=51802",
+        ),
+        (
+            "app-cef-cyber_ark_vault",
+            "cyberark:epv:cef",
+            "sc4s",
+            "<111>Mar 25 12:39:06 vault-01 CEF:0|Cyber-Ark|Vault|9.20.0000|7|Logon|5|act=\"Logon\" suser=user2",
+        ),
+        (
+            "app-cef-cyber_ark_pta",
+            "cyberark:pta:cef",
+            "sc4s",
+            "<111>Mar 25 13:44:13 pta-01 CEF:0|CyberArk|PTA|2.6.1|20|Privileged account anomaly|8|cs1Label=incidentId",
+        ),
+        (
+            "app-cef-trendmicro_deep_manager",
+            "deepsecurity-system_events",
+            "sc4s",
+            "Apr 11 17:03:26 dsm-01 CEF:0|Trend Micro|Deep Security Manager|0.0.0|600|User Signed In|3|src=10.52.116.160",
+        ),
+        (
+            "app-cef-trendmicro_deep_agent",
+            "deepsecurity-antimalware",
+            "sc4s",
+            "Apr 11 18:08:33 dsa-ws-02 CEF:0|Trend Micro|Deep Security Agent|<DSA version>|4000000|Eicar_test_file|6|cn1=1",
+        ),
+        (
+            "app-cef-varonis",
+            "varonis:ta",
+            "sc4s",
+            "Apr 12 07:09:57 varonis-da-01 CEF:0|Varonis Inc.|DatAdvantage|7.5.21|6001|File permissions added|5|rt=1712905797",
+        ),
+        (
+            "app-cef-netscout_arbor-edge",
+            "netscout:aed",
+            "sc4s",
+            "<111> Apr 06 13:20:08 aed-01 CEF:0|NETSCOUT|Arbor Edge Defense|6.8.1.0|TCP Connection Limiting|Blocked Host|5|rt=1712409608000",
+        ),
+        (
+            "app-cef-kaspersky_es",
+            "kaspersky:klprci",
+            "sc4s",
+            "<29>1 2024-04-04T12:29:53.123Z h1 CEF:0|KasperskyLab|SecurityCenter|13.2|KLPRCI_TaskState|Done|1|rt=1647626887000",
+        ),
+        (
+            "app-cef-cisco_esa",
+            "cisco:esa:cef",
+            "esa:consolidated",
+            "<134>Mar 15 11:32:40 esa-1 CEF:0|Cisco|C100V Email Security Virtual Appliance|14.0|ESA_CONSOLIDATED_LOG_EVENT|Consolidated Log Event|5|deviceExternalId=1",
+        ),
+        (
+            "app-leef-kaspersky_es",
+            "kaspersky:gnrl",
+            "KasperskyLab:SecurityCenter",
+            "<13>Jan 18 11:07:53 h1 LEEF:2.0|KasperskyLab|SecurityCenter|13|GNRL_EV_X|^|a=1^b=2",
+        ),
+    ];
+    for (app, sourcetype, source, line) in CASES {
+        assert_eq!(check_verdict(line, app), Some(true), "{app}: {line}");
+        let c = classify_line(line);
+        assert_eq!(c.sourcetype, *sourcetype, "{line}");
+        assert_eq!(c.source, *source, "{line}");
+    }
+    let other_cef = "<134>Mar 15 11:32:40 h1 CEF:0|Acme|Widget|1.0|100|Thing|5|src=10.0.0.1";
+    let other_leef = "<13>Jan 18 11:07:53 h1 LEEF:2.0|Acme|Widget|13|X|^|a=1^b=2";
+    for (app, ..) in CASES {
+        let other = if app.starts_with("app-leef") {
+            other_leef
+        } else {
+            other_cef
+        };
+        assert_eq!(check_verdict(other, app), Some(false), "{app}");
+    }
 }

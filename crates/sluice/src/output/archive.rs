@@ -241,12 +241,7 @@ impl Output for ArchiveOutput {
         queue: async_channel::Receiver<Delivery>,
         abort: CancellationToken,
     ) -> OutputTask {
-        Box::pin(async move {
-            let task = tokio::task::spawn_blocking(move || self.run_blocking(queue, abort));
-            if let Err(e) = task.await {
-                tracing::error!(error = %e, "the archive output failed");
-            }
-        })
+        super::blocking_task("archive", move || self.run_blocking(queue, abort))
     }
 }
 

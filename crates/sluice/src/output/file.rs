@@ -144,12 +144,6 @@ impl Output for FileOutput {
         queue: async_channel::Receiver<Delivery>,
         abort: CancellationToken,
     ) -> OutputTask {
-        Box::pin(async move {
-            let task = tokio::task::spawn_blocking(move || self.run_blocking(queue, abort));
-            if let Err(e) = task.await {
-                // The delivery it held completed itself as uncompleted (counted and logged).
-                tracing::error!(error = %e, "the file output failed");
-            }
-        })
+        super::blocking_task("file", move || self.run_blocking(queue, abort))
     }
 }

@@ -51,6 +51,17 @@ pub trait Output: Send + 'static {
     ) -> OutputTask;
 }
 
+/// The task of an output that writes with blocking calls (files): `run` on the blocking pool.
+/// A panic there is logged; the delivery it held completed itself as uncompleted (counted
+/// and logged where the completion arrives).
+pub(crate) fn blocking_task(kind: &'static str, run: impl FnOnce() + Send + 'static) -> OutputTask {
+    Box::pin(async move {
+        if let Err(e) = tokio::task::spawn_blocking(run).await {
+            tracing::error!(output = kind, error = %e, "the output failed");
+        }
+    })
+}
+
 impl Output for sluice_hec::HecOutput {
     fn kind(&self) -> &'static str {
         "hec"

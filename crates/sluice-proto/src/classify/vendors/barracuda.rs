@@ -14,6 +14,8 @@ use crate::classify::value::{Inline, Value};
 use crate::classify::vtime;
 use crate::message::Format;
 
+use super::util::{Unsure, dot_star_end, is_space};
+
 pub static VENDOR: Vendor = Vendor {
     name: "barracuda",
     keys: KEYS,
@@ -63,27 +65,111 @@ static KEYS: &[Key] = &[
 
 const LOG_TYPES: [&[u8]; 5] = [b"SYS", b"WF", b"TR", b"AUDIT", b"NF"];
 
+/// `^<\d+> *(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{4})\s{1,2}([^ ]+) (SYS|WF|TR|AUDIT|NF) (.*)`:
+/// SC4S's header regex. An all-ASCII message (where `\d`, `\s` and `.` mean their ASCII
+/// classes) is matched by [`waf_header_scan`]; others go through the regex.
+static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^<\d+> *(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{4})\s{1,2}([^ ]+) (SYS|WF|TR|AUDIT|NF) (.*)",
+    )
+    .expect("static regex")
+});
+
+/// The spans of [`HEADER`]'s groups: stamp, host, log type, message.
+type HeaderSpans = [std::ops::Range<usize>; 4];
+
+fn waf_header_regex(raw: &[u8]) -> Option<HeaderSpans> {
+    let c = HEADER.caps(raw)?;
+    Some([
+        c.get(1)?.range(),
+        c.get(2)?.range(),
+        c.get(3)?.range(),
+        c.get(4)?.range(),
+    ])
+}
+
+/// [`HEADER`] by hand (the regex cost microseconds); `Err` on a non-ASCII byte where the
+/// regex's Unicode classes apply.
+fn waf_header_scan(raw: &[u8]) -> Result<Option<HeaderSpans>, Unsure> {
+    // A class test: `Err` where a non-ASCII byte would need the Unicode meaning.
+    let class = |at: usize, ascii: fn(u8) -> bool| match raw.get(at) {
+        Some(&b) if !b.is_ascii() => Err(Unsure),
+        Some(&b) => Ok(ascii(b)),
+        None => Ok(false),
+    };
+    let digit = |b: u8| b.is_ascii_digit();
+    if raw.first() != Some(&b'<') {
+        return Ok(None);
+    }
+    let mut at = 1;
+    while class(at, digit)? {
+        at += 1;
+    }
+    if at == 1 || raw.get(at) != Some(&b'>') {
+        return Ok(None);
+    }
+    at += 1;
+    while raw.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    let stamp = at..at + 29;
+    for i in 0..29 {
+        let ok = match i {
+            4 | 7 => raw.get(at + i) == Some(&b'-'),
+            10 | 23 => raw.get(at + i) == Some(&b' '),
+            13 | 16 => raw.get(at + i) == Some(&b':'),
+            19 => raw.get(at + i) == Some(&b'.'),
+            24 => matches!(raw.get(at + i), Some(b'+' | b'-')),
+            _ => class(at + i, digit)?,
+        };
+        if !ok {
+            return Ok(None);
+        }
+    }
+    if !class(stamp.end, is_space)? {
+        return Ok(None);
+    }
+    // `\s{1,2}` is greedy: a host starting after two spaces first, then after one.
+    let firsts = if class(stamp.end + 1, is_space)? {
+        [Some(stamp.end + 2), Some(stamp.end + 1)]
+    } else {
+        [Some(stamp.end + 1), None]
+    };
+    for host_at in firsts.into_iter().flatten() {
+        let mut end = host_at;
+        while class(end, |b| b != b' ')? {
+            end += 1;
+        }
+        if end == host_at || raw.get(end) != Some(&b' ') {
+            continue;
+        }
+        let host = host_at..end;
+        // The host stops at a space: the type follows it.
+        let rest = &raw[host.end + 1..];
+        let Some(kind) = LOG_TYPES
+            .iter()
+            .find(|t| rest.starts_with(t) && rest.get(t.len()) == Some(&b' '))
+        else {
+            continue;
+        };
+        let kind = host.end + 1..host.end + 1 + kind.len();
+        let msg_at = kind.end + 1;
+        return Ok(Some([stamp, host, kind, msg_at..dot_star_end(raw, msg_at)]));
+    }
+    Ok(None)
+}
+
 /// `<PRI>YYYY-mm-dd HH:MM:SS.fff +zzzz  host TYPE message`: read as RFC 3164 with the log
 /// type as PROGRAM.
 fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^<\d+> *(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} [+-]\d{4})\s{1,2}([^ ]+) (SYS|WF|TR|AUDIT|NF) (.*)",
-        )
-        .expect("static regex")
-    });
     let raw = input.msg.raw;
-    let Some(c) = HEADER.caps(raw) else {
-        return false;
-    };
-    let (Some(stamp), Some(host), Some(kind), Some(message)) =
-        (c.get(1), c.get(2), c.get(3), c.get(4))
-    else {
+    let spans = waf_header_scan(raw).unwrap_or_else(|Unsure| waf_header_regex(raw));
+    let Some([stamp, host, kind, message]) = spans else {
         return false;
     };
     let Some(ts) = vtime::strptime(
         "%Y-%m-%d %H:%M:%S.%f %z",
-        &raw[stamp.range()],
+        &raw[stamp],
         input.zone,
         input.now_unix_secs,
     ) else {
@@ -91,10 +177,10 @@ fn waf_header<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     };
     out.time(ts);
-    out.host(&raw[host.range()]);
-    out.program = Some(Some(&raw[kind.range()]));
+    out.host(&raw[host]);
+    out.program = Some(Some(&raw[kind]));
     out.pid = Some(None);
-    out.message(&raw[message.range()]);
+    out.message(&raw[message]);
     out.format = Some(Format::Rfc3164);
     true
 }
@@ -174,7 +260,56 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{waf_header_regex, waf_header_scan};
     use crate::classify::testutil::classify_line;
+
+    /// The scanner gives the regex's groups on ASCII headers, odd ones included.
+    #[test]
+    fn header_scan_is_the_regex() {
+        let stamp = "2024-03-13 19:33:53.511 +0000";
+        let mut lines = vec![];
+        for pri in ["<134>", "<1>", "<>", "<13a>", "134>"] {
+            for gap in ["", " ", "   "] {
+                for ws in [" ", "  ", "\t", " \t", "\t ", "   ", ""] {
+                    for host in ["waf1", "w\taf", "", "a:b"] {
+                        for kind in ["SYS ", "WF ", "AUDIT ", "XX ", "SYS", "NFX "] {
+                            for msg in ["x y", "", "a\nb", "SYS z"] {
+                                lines.push(format!("{pri}{gap}{stamp}{ws}{host} {kind}{msg}"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        lines.push(format!("<1>{stamp}  h  SYS x"));
+        lines.push(format!("<1>{stamp}\t\tSYS SYS x"));
+        lines.push("<1>2024-03-13 19:33:53.511 -0130 h TR x".into());
+        lines.push("<1>2024-03-13 19:33:53.51 +0000 h TR x".into());
+        for l in &lines {
+            assert_eq!(
+                waf_header_scan(l.as_bytes()),
+                Ok(waf_header_regex(l.as_bytes())),
+                "{l:?}"
+            );
+        }
+        assert!(
+            lines
+                .iter()
+                .any(|l| waf_header_scan(l.as_bytes()).is_ok_and(|s| s.is_some()))
+        );
+        // Non-ASCII in the message is read, in a class of the header it is left to the regex.
+        let l = format!("<1>{stamp} h WF a\u{201c}b");
+        assert_eq!(
+            waf_header_scan(l.as_bytes()),
+            Ok(waf_header_regex(l.as_bytes()))
+        );
+        let l = format!("<1>{stamp} h\u{a0} WF a");
+        assert_eq!(waf_header_scan(l.as_bytes()), Err(super::Unsure));
+        let mut b = format!("<1>{stamp} h WF a").into_bytes();
+        b.extend_from_slice(b"\xffz");
+        assert_eq!(waf_header_scan(&b), Ok(waf_header_regex(&b)));
+        assert_eq!(waf_header_scan(&b).unwrap().unwrap()[3].len(), 1);
+    }
 
     #[test]
     fn waf_types() {

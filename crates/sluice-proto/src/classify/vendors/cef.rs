@@ -20,9 +20,13 @@
 //!   of `start`/`end`/`rt` starts with 12 digits (SC4S ignores such misused fields).
 //! * `dvchost`, when set, is HOST.
 
+use crate::classify::kv;
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::value::Value;
 use crate::classify::vtime;
+
+use memchr::memmem;
+use std::sync::LazyLock;
 
 pub static VENDOR: Vendor = Vendor {
     name: "cef",
@@ -59,17 +63,25 @@ pub const NV_NAME: &str = "name";
 pub const NV_SEVERITY: &str = "severity";
 pub const NV_EXT: &str = "ext";
 
+/// `CEF:0`, searched on every message the token scan sends here.
+static CEF0: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"CEF:0"));
+
 fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let body = input.body;
     let pgm = input.program.is_some_and(|p| p.starts_with(b"CEF"));
-    if !pgm && memchr::memmem::find(body, b"CEF:0").is_none() {
-        return false;
-    }
+    // Where the first `CEF:0` is, when it had to be searched for.
+    let first = match pgm {
+        true => 0,
+        false => match CEF0.find(body) {
+            Some(at) => at,
+            None => return false,
+        },
+    };
     let mut text = body;
     if body.starts_with(b"CEF:0") {
         out.program = Some(None);
         out.pid = Some(None);
-    } else if let Some((preamble, cef_part)) = preamble(body) {
+    } else if let Some((preamble, cef_part)) = preamble(body, first) {
         out.host(preamble);
         out.message(cef_part);
         text = cef_part;
@@ -151,8 +163,9 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-/// `^(?<preamble>(?!-)[a-zA-Z-\/0-9\.]+).*(?<message>CEF:0.*)`: the last `CEF:0`.
-fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
+/// `^(?<preamble>(?!-)[a-zA-Z-\/0-9\.]+).*(?<message>CEF:0.*)`: the last `CEF:0`. No
+/// `CEF:0` starts before `first`.
+fn preamble(body: &[u8], first: usize) -> Option<(&[u8], &[u8])> {
     let n = body
         .iter()
         .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b'.'))
@@ -160,26 +173,48 @@ fn preamble(body: &[u8]) -> Option<(&[u8], &[u8])> {
     if n == 0 || body[0] == b'-' {
         return None;
     }
-    let at = memchr::memmem::rfind(&body[n..], b"CEF:0")? + n;
+    // Forward (vectorised) to the last one: a reverse search cost more on long events.
+    let from = n.max(first);
+    let at = CEF0.find_iter(&body[from..]).last()? + from;
     Some((&body[..n], &body[at..]))
 }
 
+/// SC4S's formats for `rt`/`end`, in its order.
+const CEF_TIME_FORMATS: [&str; 8] = [
+    "%s.%f",
+    "%s",
+    "%b %d %T",
+    "%b %d %T UTC",
+    "%b %d %T %Z",
+    "%b %d %Y %T",
+    "%b %d %Y %T UTC",
+    "%b %d %Y %T %Z",
+];
+
 fn parse_cef_time(v: &[u8], input: &Input<'_, '_>) -> Option<crate::message::Timestamp> {
-    vtime::strptime_any(
-        &[
-            "%s.%f",
-            "%s",
-            "%b %d %T",
-            "%b %d %T UTC",
-            "%b %d %T %Z",
-            "%b %d %Y %T",
-            "%b %d %Y %T UTC",
-            "%b %d %Y %T %Z",
-        ],
-        v,
-        input.zone,
-        input.now_unix_secs,
-    )
+    vtime::strptime_any(cef_time_formats(v), v, input.zone, input.now_unix_secs)
+}
+
+/// The formats of [`CEF_TIME_FORMATS`] that can parse `v`, in the same order. The stamps
+/// with a month name differ by their digit runs: without a year every run has at most two
+/// digits (`%d`, `%T`), with one `%Y` takes exactly four. Skipping the formats that cannot
+/// match saves their attempts (each reads the month name again).
+fn cef_time_formats(v: &[u8]) -> &'static [&'static str] {
+    if v.first().is_some_and(u8::is_ascii_digit) {
+        // Only `%s` can start with a digit.
+        return &CEF_TIME_FORMATS[..2];
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for b in v {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    match longest {
+        0..=2 => &CEF_TIME_FORMATS[2..5],
+        3 => &[],
+        _ => &CEF_TIME_FORMATS[5..],
+    }
 }
 
 /// The value of `key` in a CEF extension, as SC4S's `cef_kv` reads it: pairs
@@ -190,42 +225,75 @@ pub fn ext_get<'a>(ext: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// Every `(key, value)` of a CEF extension, in order (see [`ext_get`]).
-pub fn ext_pairs(ext: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
-    // Positions of unescaped '='.
-    let eqs = (0..ext.len()).filter(move |&i| ext[i] == b'=' && (i == 0 || ext[i - 1] != b'\\'));
-    let mut keys = eqs.filter_map(move |i| {
-        let start = ext[..i]
-            .iter()
-            .rposition(|b| b.is_ascii_whitespace() || *b == b'=')
-            .map_or(0, |p| p + 1);
-        (start < i).then_some((start, i))
-    });
-    let mut next = keys.next();
-    std::iter::from_fn(move || {
-        let (ks, ke) = next?;
-        next = keys.next();
-        let vend = match next {
-            Some((ns, _)) => ext[..ns]
-                .iter()
-                .rposition(|b| !b.is_ascii_whitespace())
-                .map_or(ke + 1, |p| (p + 1).max(ke + 1)),
+pub fn ext_pairs(ext: &[u8]) -> ExtPairs<'_> {
+    ExtPairs {
+        ext,
+        next: next_key(ext, 0),
+    }
+}
+
+/// The iterator of [`ext_pairs`]: one forward pass, `memchr` from one `=` to the next.
+#[derive(Clone, Debug)]
+pub struct ExtPairs<'a> {
+    ext: &'a [u8],
+    /// The next key's `(start, end)`; its `=` is at `end`.
+    next: Option<(usize, usize)>,
+}
+
+/// The next key at or after `from`: the run before an unescaped `=` back to the last space
+/// or `=` (an empty run is no key: its `=` belongs to the value before).
+fn next_key(ext: &[u8], mut from: usize) -> Option<(usize, usize)> {
+    loop {
+        let i = from + kv::find_byte(ext.get(from..)?, b'=')?;
+        from = i + 1;
+        if i > 0 && ext[i - 1] == b'\\' {
+            continue;
+        }
+        // Bounded by the previous `=`, so the backward walks add up to one pass.
+        let mut start = i;
+        while start > 0 && !(ext[start - 1].is_ascii_whitespace() || ext[start - 1] == b'=') {
+            start -= 1;
+        }
+        if start < i {
+            return Some((start, i));
+        }
+    }
+}
+
+impl<'a> Iterator for ExtPairs<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let ext = self.ext;
+        let (ks, ke) = self.next?;
+        self.next = next_key(ext, ke + 1);
+        // A value runs to the space before the next key.
+        let vend = match self.next {
+            Some((ns, _)) => ns,
             None => ext.len(),
         };
-        let value = ext.get(ke + 1..vend).unwrap_or_default();
-        let value = value
-            .iter()
-            .rposition(|b| !b.is_ascii_whitespace())
-            .map_or(&value[..0], |p| &value[..=p]);
-        Some((&ext[ks..ke], value))
-    })
+        let value = &ext[ke + 1..vend.max(ke + 1)];
+        Some((&ext[ks..ke], trim_end_ws(value)))
+    }
+}
+
+/// Without trailing ASCII whitespace as `u8::is_ascii_whitespace` sees it (no vertical tab).
+fn trim_end_ws(s: &[u8]) -> &[u8] {
+    let mut end = s.len();
+    while end > 0 && s[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// `match("<needle>" value(".metadata.cef.<field>"))`: SC4S's unanchored match, for the
 /// literal needles the `cef` applications use.
 pub fn nv_contains(out: &Out<'_>, field: &str, needle: &[u8]) -> bool {
-    out.nv
-        .get(field)
-        .is_some_and(|v| memchr::memmem::find(v, needle).is_some())
+    // Header fields are short: a plain search costs less than building a searcher.
+    out.nv.get(field).is_some_and(|v| match v.len() {
+        0..64 => needle.is_empty() || v.windows(needle.len()).any(|w| w == needle),
+        _ => memmem::find(v, needle).is_some(),
+    })
 }
 
 #[cfg(test)]
@@ -243,6 +311,156 @@ mod tests {
         assert_eq!(ext_get(ext, b"e"), Some(&b""[..]));
         assert_eq!(ext_pairs(b"").count(), 0);
         assert_eq!(ext_pairs(b"===").count(), 0);
+    }
+
+    /// The scan this file used before the forward one: every unescaped `=`, a key back to
+    /// the last space or `=`, a value to the last non-space before the next key.
+    fn reference_pairs(ext: &[u8]) -> Vec<(&[u8], &[u8])> {
+        let eqs =
+            (0..ext.len()).filter(move |&i| ext[i] == b'=' && (i == 0 || ext[i - 1] != b'\\'));
+        let keys: Vec<(usize, usize)> = eqs
+            .filter_map(move |i| {
+                let start = ext[..i]
+                    .iter()
+                    .rposition(|b| b.is_ascii_whitespace() || *b == b'=')
+                    .map_or(0, |p| p + 1);
+                (start < i).then_some((start, i))
+            })
+            .collect();
+        let mut out = Vec::new();
+        for (n, &(ks, ke)) in keys.iter().enumerate() {
+            let vend = match keys.get(n + 1) {
+                Some(&(ns, _)) => ext[..ns]
+                    .iter()
+                    .rposition(|b| !b.is_ascii_whitespace())
+                    .map_or(ke + 1, |p| (p + 1).max(ke + 1)),
+                None => ext.len(),
+            };
+            let value = ext.get(ke + 1..vend).unwrap_or_default();
+            let value = value
+                .iter()
+                .rposition(|b| !b.is_ascii_whitespace())
+                .map_or(&value[..0], |p| &value[..=p]);
+            out.push((&ext[ks..ke], value));
+        }
+        out
+    }
+
+    #[test]
+    fn cef_time_formats_keep_every_format_that_parses() {
+        let zone = crate::time::Zone::utc();
+        let now = 1_713_139_200;
+        for v in [
+            &b"1712358817.566"[..],
+            b"1712358817",
+            b"Apr 11 14:53:12",
+            b"Apr 11 14:53:12 UTC",
+            b"Apr 11 14:53:12 CEST",
+            b"Apr 11 2024 14:53:12",
+            b"Apr 11 2024 14:53:12 UTC",
+            b"Apr 11 2024 14:53:12 GMT",
+            b"April  1 4:5:6",
+            b"Apr 1 2024 4:53:12 UTC",
+            b"Apr 11 202 14:53:12",
+            b"Apr 11 20245 14:53:12",
+            b"Apr 11 14:53:123",
+            b"",
+            b"x",
+            b"12",
+        ] {
+            let all = vtime::strptime_any(&CEF_TIME_FORMATS, v, &zone, now);
+            let some = vtime::strptime_any(cef_time_formats(v), v, &zone, now);
+            assert_eq!(some, all, "{:?}", String::from_utf8_lossy(v));
+            for f in CEF_TIME_FORMATS {
+                if vtime::strptime(f, v, &zone, now).is_some() {
+                    assert!(cef_time_formats(v).contains(&f), "{f} {v:?}");
+                }
+            }
+        }
+        assert_eq!(cef_time_formats(b"Apr 11 2024 14:53:12 UTC").len(), 3);
+    }
+
+    #[test]
+    fn nv_contains_is_a_substring_test() {
+        let long = [b'x'; 80];
+        let mut out = Out::default();
+        out.nv.set(NV_VENDOR, b"Trend Micro");
+        out.nv.set(NV_PRODUCT, &long);
+        assert!(nv_contains(&out, NV_VENDOR, b"Trend Micro"));
+        assert!(nv_contains(&out, NV_VENDOR, b"d M"));
+        assert!(nv_contains(&out, NV_VENDOR, b""));
+        assert!(!nv_contains(&out, NV_VENDOR, b"Trend Micro Inc"));
+        assert!(!nv_contains(&out, NV_VENDOR, b"micro"));
+        assert!(nv_contains(&out, NV_PRODUCT, b"xxx"));
+        assert!(!nv_contains(&out, NV_PRODUCT, b"xy"));
+        assert!(!nv_contains(&out, NV_CLASS, b""));
+    }
+
+    #[test]
+    fn preamble_takes_the_last_cef() {
+        for (body, first) in [
+            (&b"h-1 junk CEF:0|a|CEF:0|b"[..], 9),
+            (b"hCEF:0x CEF:0|a", 1),
+            (b"h.x/y CEF:0", 6),
+            (b"-h CEF:0|a", 3),
+            (b"CEF:0|a", 0),
+            (b"h CEF:|a", 0),
+        ] {
+            let n = body
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'/' | b'.'))
+                .count();
+            let want = (n > 0 && body[0] != b'-')
+                .then(|| memchr::memmem::rfind(&body[n..], b"CEF:0").map(|at| at + n))
+                .flatten()
+                .map(|at| (&body[..n], &body[at..]));
+            assert_eq!(
+                preamble(body, first),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert_eq!(
+            preamble(b"h-1 junk CEF:0|a|CEF:0|b", 9),
+            Some((&b"h-1"[..], &b"CEF:0|b"[..]))
+        );
+    }
+
+    #[test]
+    fn extension_edge_cases() {
+        for ext in [
+            &b"a=1 b=2"[..],
+            b"=a=1",
+            b"a==1 b= 2  ",
+            b"a\\=b=c d=e\\= f",
+            b"k=v\t\x0bq=r",
+            b"x = y z=",
+            b"  lead=1\r\n",
+            b"a=b=c=d",
+            b"\\=x=1",
+        ] {
+            let got: Vec<_> = ext_pairs(ext).collect();
+            assert_eq!(
+                got,
+                reference_pairs(ext),
+                "{:?}",
+                String::from_utf8_lossy(ext)
+            );
+        }
+        assert_eq!(
+            ext_pairs(b"a\\=b=c d=e").collect::<Vec<_>>(),
+            vec![(&b"b"[..], &b"c"[..]), (b"d", b"e")]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn extension_pairs_match_the_reference(ext in proptest::collection::vec(
+            proptest::sample::select(&b"ab= \\\t\x0b|"[..]), 0..48)) {
+            let got: Vec<_> = ext_pairs(&ext).collect();
+            proptest::prop_assert_eq!(got, reference_pairs(&ext));
+        }
     }
 
     #[test]

@@ -11,13 +11,11 @@
 
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
-
-use crate::classify::kv;
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::value::{Inline, Value};
 use crate::classify::vtime;
+use crate::message::StructuredData;
 
 pub static VENDOR: Vendor = Vendor {
     name: "checkpoint",
@@ -162,12 +160,110 @@ enum Format {
     Syslog,
 }
 
+/// The literals of [`PRODUCT_PATTERNS`], read once: each alternative of each group with its
+/// character classes expanded (`U[rR][lL]` gives four literals) and `[ \t]+` written as one
+/// space, matched against the product with runs of spaces and tabs collapsed to one space.
+/// A `[ \t]+` in these patterns always lies between two literal bytes that are neither, so
+/// it consumes a whole run and the collapse changes no answer (`group_matches_regexes`
+/// checks this against the regexes).
+struct ProductMatcher {
+    ac: aho_corasick::AhoCorasick,
+    /// Per literal: its group (index in [`GROUP_ORDER`]) and its anchors (`^`, `$`).
+    meta: Vec<(usize, bool, bool)>,
+}
+
+/// The literals one alternative of a pattern stands for (`[xy]` classes expanded).
+fn expand(alt: &str) -> Vec<Vec<u8>> {
+    let alt = alt.replace("[ \\t]+", " ");
+    let mut out: Vec<Vec<u8>> = vec![Vec::new()];
+    let b = alt.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'[' {
+            let close = b[i..].iter().position(|&c| c == b']').map_or(b.len(), |c| i + c);
+            let class = &b[i + 1..close];
+            out = out
+                .iter()
+                .flat_map(|p| {
+                    class.iter().map(move |&c| {
+                        let mut q = p.clone();
+                        q.push(c);
+                        q
+                    })
+                })
+                .collect();
+            i = close + 1;
+        } else {
+            for p in &mut out {
+                p.push(b[i]);
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+static PRODUCTS: LazyLock<ProductMatcher> = LazyLock::new(|| {
+    let mut lits = Vec::new();
+    let mut meta = Vec::new();
+    for (g, pat) in PRODUCT_PATTERNS.iter().enumerate() {
+        for alt in pat.split('|') {
+            let (start, alt) = match alt.strip_prefix('^') {
+                Some(a) => (true, a),
+                None => (false, alt),
+            };
+            let (end, alt) = match alt.strip_suffix('$') {
+                Some(a) => (true, a),
+                None => (false, alt),
+            };
+            for lit in expand(alt) {
+                lits.push(lit);
+                meta.push((g, start, end));
+            }
+        }
+    }
+    let ac = aho_corasick::AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(&lits)
+        .expect("static literals");
+    ProductMatcher { ac, meta }
+});
+
+/// Bit `i` set: `PRODUCT_PATTERNS[i]` matches `product` (an unanchored search, as SC4S's
+/// `match()`).
+fn product_groups(product: &[u8]) -> u16 {
+    let collapsed: Vec<u8>;
+    let spaced = product
+        .iter()
+        .zip(product.iter().skip(1).chain([&b'x']))
+        .any(|(&a, &b)| a == b'\t' || (a == b' ' && b == b' '));
+    let text = if spaced {
+        let mut v = Vec::with_capacity(product.len());
+        for &b in product {
+            let ws = b == b' ' || b == b'\t';
+            if !(ws && v.last() == Some(&b' ')) {
+                v.push(if ws { b' ' } else { b });
+            }
+        }
+        collapsed = v;
+        &collapsed[..]
+    } else {
+        product
+    };
+    let m = &*PRODUCTS;
+    let mut set = 0u16;
+    for hit in m.ac.find_overlapping_iter(text) {
+        let (g, start, end) = m.meta[hit.pattern().as_usize()];
+        if (!start || hit.start() == 0) && (!end || hit.end() == text.len()) {
+            set |= 1 << g;
+        }
+    }
+    set
+}
+
 fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
-    // One regex per group, tried lazily in order: `RegexSet::matches` allocates its result
-    // set on every call, and the first group usually decides.
-    static RES: LazyLock<[Regex; 11]> =
-        LazyLock::new(|| PRODUCT_PATTERNS.map(|p| Regex::new(p).expect("static regex")));
     let has = |s: &[u8], n: &[u8]| memchr::memmem::find(s, n).is_some();
+    let matched = product_groups(product);
     for (i, g) in GROUP_ORDER.iter().enumerate() {
         let extra = match g {
             // `... or QoS and not fw_subproduct~VPN`: `and` binds tighter.
@@ -181,7 +277,7 @@ fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
             }
             _ => false,
         };
-        if extra || RES[i].is_match(product) {
+        if extra || matched & (1 << i) != 0 {
             return *g;
         }
     }
@@ -271,18 +367,14 @@ fn set_nested<'m>(n: &Nested<'m>, out: &mut Out<'m>) {
 
 /// `time=<epoch>|hostname=...|...`, delivered raw.
 fn splunk<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static FILTER: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^time=\d{10}\|hostname=").expect("static regex"));
     let m = input.msg.raw;
-    if !FILTER.is_match(m) {
+    if !is_splunk_format(m) {
         return false;
     }
     out.key(&KEYS[SPLUNK]);
     out.identified = true;
     let mut v = Fields::default();
-    for p in kv::pairs(m, b'|') {
-        v.take(p.key, p.value);
-    }
+    pipe_pairs(m, |key, value| v.take(key, value));
     // Everything else depends on the epoch in `time=` parsing.
     let Some(ts) = vtime::parse_epoch(v.time, false) else {
         return true;
@@ -304,9 +396,58 @@ fn splunk<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// SC4S's `^time=\d{10}\|hostname=`.
+fn is_splunk_format(m: &[u8]) -> bool {
+    m.len() >= 25
+        && m.starts_with(b"time=")
+        && m[5..15].iter().all(u8::is_ascii_digit)
+        && m[15..].starts_with(b"|hostname=")
+}
+
+/// Calls `f` with each pair `kv::pairs(text, b'|')` yields, in order: the same tokenizer
+/// (skip `|` and spaces, a token without `=` before the next `|` is dropped, the key
+/// trimmed, a `"` value read to its closing quote), with the two searches of each token
+/// done as one.
+fn pipe_pairs<'m>(text: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) {
+    let mut rest = text;
+    loop {
+        let Some(start) = rest.iter().position(|&b| b != b'|' && b != b' ') else {
+            return;
+        };
+        let s = &rest[start..];
+        let Some(eq) = s.iter().position(|&b| b == b'|' || b == b'=') else {
+            return;
+        };
+        if s[eq] == b'|' {
+            rest = &s[eq..];
+            continue;
+        }
+        let key = s[..eq].trim_ascii();
+        let after = &s[eq + 1..];
+        if let Some(body) = after.strip_prefix(b"\"") {
+            let mut i = 0;
+            while i < body.len() {
+                match body[i] {
+                    b'\\' => i += 2,
+                    b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
+                    b'"' => break,
+                    _ => i += 1,
+                }
+            }
+            let end = i.min(body.len());
+            rest = body.get(end + 1..).unwrap_or(&[]);
+            f(key, &body[..end]);
+        } else {
+            let end = memchr::memchr(b'|', after).unwrap_or(after.len());
+            rest = &after[end..];
+            f(key, &after[..end]);
+        }
+    }
+}
+
 /// The Log Exporter fields SC4S reads (the last occurrence of a key wins, as in
 /// syslog-ng's kv-parser).
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct Fields<'m> {
     time: &'m [u8],
     hostname: &'m [u8],
@@ -340,11 +481,7 @@ fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     }
     let mut v = Fields::default();
     if let Some(sd) = input.msg.structured_data {
-        for e in sd.elements().filter(|e| e.id() == b"sc4s@2620") {
-            for p in e.params() {
-                v.take(p.name(), p.raw_value());
-            }
-        }
+        take_sd(sd, &mut v);
     }
     if let Some(ts) = vtime::parse_epoch(v.time, false) {
         out.time(ts);
@@ -375,6 +512,63 @@ fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// Feeds `v` the params of every `[sc4s@2620 ...]` element of `sd`, in order.
+fn take_sd<'m>(sd: StructuredData<'m>, v: &mut Fields<'m>) {
+    let mut fast = *v;
+    if one_element(sd.raw(), &mut fast).is_some() {
+        *v = fast;
+        return;
+    }
+    for e in sd.elements().filter(|e| e.id() == b"sc4s@2620") {
+        for p in e.params() {
+            v.take(p.name(), p.raw_value());
+        }
+    }
+}
+
+/// The usual shape in one pass: `sd` is a single `[sc4s@2620 name="value" ...]` element
+/// whose names hold no `]` or `"` and whose values are all quoted. On it this yields what
+/// `StructuredData::elements` + `SdElement::params` yield (the element's end is the `]`
+/// after the last value; a value ends at its first `"` not escaped by `\\`). `None` (with
+/// `v` partly fed) for any other shape: the caller then takes the general iterators.
+fn one_element<'m>(b: &'m [u8], v: &mut Fields<'m>) -> Option<()> {
+    const OPEN: &[u8] = b"[sc4s@2620";
+    if !b.starts_with(OPEN) {
+        return None;
+    }
+    let mut i = OPEN.len();
+    loop {
+        match *b.get(i)? {
+            b']' => return (i + 1 == b.len()).then_some(()),
+            b' ' => {}
+            _ => return None,
+        }
+        let start = i + 1;
+        let mut j = start;
+        loop {
+            match *b.get(j)? {
+                b'=' => break,
+                b']' | b'"' => return None,
+                _ => j += 1,
+            }
+        }
+        if b.get(j + 1) != Some(&b'"') {
+            return None;
+        }
+        let value = j + 2;
+        let mut k = value;
+        loop {
+            match *b.get(k)? {
+                b'"' => break,
+                b'\\' => k += 2,
+                _ => k += 1,
+            }
+        }
+        v.take(&b[start..j], &b[value..k]);
+        i = k + 1;
+    }
+}
+
 fn netsource_fw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if out.identified {
         return false;
@@ -389,11 +583,71 @@ fn netsource_fw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Format, Group, choose_host, group};
+    use super::{
+        Fields, Format, Group, PRODUCT_PATTERNS, choose_host, group, is_splunk_format,
+        one_element, pipe_pairs, product_groups,
+    };
+    use crate::classify::kv;
     use crate::classify::testutil::classify_line;
+    use crate::message::StructuredData;
+    use proptest::prelude::*;
+
+    /// The groups SC4S's regexes give `product`.
+    fn by_regex(product: &[u8]) -> u16 {
+        let mut set = 0;
+        for (i, p) in PRODUCT_PATTERNS.iter().enumerate() {
+            if regex::bytes::Regex::new(p).unwrap().is_match(product) {
+                set |= 1 << i;
+            }
+        }
+        set
+    }
 
     #[test]
-    fn product_groups() {
+    fn group_matches_regexes() {
+        let mut samples: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"VPN".to_vec(),
+            b" VPN".to_vec(),
+            b"VPN ".to_vec(),
+            b"Mobile".to_vec(),
+            b"Mobile\tApp".to_vec(),
+            b"Compliance".to_vec(),
+            b"xCompliance".to_vec(),
+            b"Compliance  \t Blade".to_vec(),
+            b"url filtering".to_vec(),
+            b"UrL \tFiltering".to_vec(),
+            b"VPN-1 & FireWall-1".to_vec(),
+            b"VPN-1 &Firewall-1".to_vec(),
+            b"WiFi".to_vec(),
+            b"wifi".to_vec(),
+            b"Check Point  Security\tManagement Server".to_vec(),
+            b"Anti Malware".to_vec(),
+            b"Anti  Malware".to_vec(),
+            b"Anti\t\tSpam".to_vec(),
+            b"Endpoint\t".to_vec(),
+        ];
+        // Every alternative as written, and spaced, tabbed, cut and wrapped variants.
+        for pat in PRODUCT_PATTERNS {
+            for alt in pat.split('|') {
+                for lit in super::expand(alt.trim_start_matches('^').trim_end_matches('$')) {
+                    samples.push(lit.clone());
+                    samples.push([b"x ".as_slice(), &lit, b" y"].concat());
+                    samples.push([b"Q".as_slice(), &lit].concat());
+                    samples.push(lit.iter().map(|&b| if b == b' ' { b'\t' } else { b }).collect());
+                    samples.push(lit.iter().flat_map(|&b| if b == b' ' { vec![b' ', b' '] } else { vec![b] }).collect());
+                    samples.push(lit[..lit.len() - 1].to_vec());
+                    samples.push(lit.to_ascii_lowercase());
+                }
+            }
+        }
+        for s in &samples {
+            assert_eq!(product_groups(s), by_regex(s), "{:?}", String::from_utf8_lossy(s));
+        }
+    }
+
+    #[test]
+    fn product_group_order() {
         assert_eq!(group(b"Firewall", b"", Format::Splunk), Group::Firewall);
         assert_eq!(group(b"QoS", b"", Format::Splunk), Group::Firewall);
         assert_eq!(group(b"QoS", b"VPN", Format::Splunk), Group::Sessions);
@@ -455,5 +709,146 @@ mod tests {
         assert_eq!(c.index, "netproxy");
         assert_eq!(c.source, "checkpoint:web");
         assert_eq!(c.product, "syslog");
+    }
+
+    #[test]
+    fn splunk_filter() {
+        assert!(is_splunk_format(b"time=1710409224|hostname=gw"));
+        assert!(is_splunk_format(b"time=1710409224|hostname="));
+        assert!(!is_splunk_format(b"time=171040922|hostname=gw"));
+        assert!(!is_splunk_format(b"time=17104092245|hostname=gw"));
+        assert!(!is_splunk_format(b"time=171040922x|hostname=gw"));
+        assert!(!is_splunk_format(b" time=1710409224|hostname=gw"));
+        assert!(!is_splunk_format(b"time=1710409224|host=gw"));
+    }
+
+    /// `take_sd`'s general path: what `StructuredData`'s iterators give.
+    fn slow_fields(b: &[u8]) -> Vec<Option<Vec<u8>>> {
+        let mut v = Fields::default();
+        for e in StructuredData::from_validated(b)
+            .elements()
+            .filter(|e| e.id() == b"sc4s@2620")
+        {
+            for p in e.params() {
+                v.take(p.name(), p.raw_value());
+            }
+        }
+        fields(&v)
+    }
+
+    fn fields(v: &Fields<'_>) -> Vec<Option<Vec<u8>>> {
+        [
+            v.time,
+            v.hostname,
+            v.originsicname,
+            v.origin_sic_name,
+            v.product,
+            v.fw_subproduct,
+            v.default_device_message,
+        ]
+        .iter()
+        .map(|s| Some(s.to_vec()))
+        .collect()
+    }
+
+    #[test]
+    fn one_element_edges() {
+        let mut v = Fields::default();
+        let sd = br#"[sc4s@2620 product="a\"b" time="1" hostname="h\]x" product="Fire"]"#;
+        assert!(one_element(sd, &mut v).is_some());
+        assert_eq!(fields(&v), slow_fields(sd));
+        assert_eq!(v.product, b"Fire");
+        for other in [
+            &br#"[sc4s@2620 product=x]"#[..],
+            br#"[sc4s@2620 pro]duct="x"]"#,
+            br#"[sc4s@2620 product="x"][b@1 a="b"]"#,
+            br#"[sc4s@26201 product="x"]"#,
+            br#"[sc4s@2620 product="x\"]"#,
+            br#"[sc4s@2620 product="x""#,
+        ] {
+            assert!(one_element(other, &mut Fields::default()).is_none());
+        }
+        // A second space starts the name, as in the iterators.
+        let sd = br#"[sc4s@2620  product="x"]"#;
+        let mut v = Fields::default();
+        assert!(one_element(sd, &mut v).is_some());
+        assert_eq!(fields(&v), slow_fields(sd));
+        assert!(one_element(b"[sc4s@2620]", &mut Fields::default()).is_some());
+    }
+
+    fn sd_text() -> impl Strategy<Value = Vec<u8>> {
+        let name = prop::sample::select(vec![
+            &b"time"[..],
+            b"hostname",
+            b"product",
+            b"fw_subproduct",
+            b"originsicname",
+            b"origin_sic_name",
+            b"default_device_message",
+            b"x",
+            b"a]b",
+            b"q\"",
+            b"",
+        ]);
+        let value = proptest::collection::vec(
+            prop::sample::select(vec![b'a', b' ', b'"', b'\\', b']', b'=', b'[']),
+            0..8,
+        );
+        let quoted = prop::bool::weighted(0.9);
+        proptest::collection::vec((name, value, quoted), 0..6).prop_map(|params| {
+            let mut b = b"[sc4s@2620".to_vec();
+            for (n, v, q) in params {
+                b.push(b' ');
+                b.extend_from_slice(n);
+                b.push(b'=');
+                if q {
+                    b.push(b'"');
+                }
+                b.extend_from_slice(&v);
+                if q {
+                    b.push(b'"');
+                }
+            }
+            b.push(b']');
+            b
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn one_element_agrees_with_the_iterators(sd in sd_text(), cut in 0usize..100) {
+            for b in [&sd[..], &sd[..sd.len().min(cut)]] {
+                let mut v = Fields::default();
+                if one_element(b, &mut v).is_some() {
+                    prop_assert_eq!(fields(&v), slow_fields(b));
+                }
+            }
+        }
+
+        #[test]
+        fn pipe_pairs_agrees_with_kv(text in proptest::collection::vec(
+            prop::sample::select(vec![b'|', b'=', b'"', b'\\', b' ', b'\t', b'a', b'b']),
+            0..60,
+        )) {
+            let mut got = Vec::new();
+            pipe_pairs(&text, |k, v| got.push((k.to_vec(), v.to_vec())));
+            let want: Vec<_> = kv::pairs(&text, b'|').map(|p| (p.key.to_vec(), p.value.to_vec())).collect();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn product_groups_agree_with_regexes(words in proptest::collection::vec(
+            prop::sample::select(vec![
+                &b"Anti"[..], b"-", b"Malware", b"VPN", b"Mobile", b"App", b"Smart", b"Defense",
+                b"Fire", b"wall", b"Wall", b"-1", b"&", b"URL", b"Url", b"Filtering", b"Wi", b"fI",
+                b"IPS", b"Core", b"DLP", b"Syslog", b" ", b"  ", b"\t", b"Compliance", b"Blade",
+            ]),
+            0..6,
+        )) {
+            let text = words.concat();
+            prop_assert_eq!(product_groups(&text), by_regex(&text));
+        }
     }
 }

@@ -29,7 +29,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-cef-citrix_netscaler",
             topic: Topic::Sub("cef"),
             order: "citrix/app-cef-citrix_netscaler.conf",
-            when: When::Always,
+            when: When::Check(cef_check),
             parse: cef,
         },
         App {
@@ -199,13 +199,14 @@ fn aaa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-fn cef<'m>(_input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    let has = |name: &str, n: &[u8]| {
-        out.nv
-            .get(name)
-            .is_some_and(|v| memchr::memmem::find(v, n).is_some())
-    };
-    if !(has("device_vendor", b"Citrix") && has("device_event_class", b"APPFW")) {
+/// The filter of [`cef`] (the dispatcher's check: a CEF message of another vendor costs a
+/// call, not a copy of `Out`).
+fn cef_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains("device_vendor", b"Citrix") && out.nv.contains("device_event_class", b"APPFW")
+}
+
+fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !cef_check(input, out) {
         return false;
     }
     out.key(&KEYS[CEF]);

@@ -17,7 +17,7 @@ use crate::classify::template::Template;
 use crate::classify::value::Value;
 use crate::classify::vtime;
 
-use super::util::span;
+use super::util::{Unsure, is_space, span};
 
 pub static VENDOR: Vendor = Vendor {
     name: "dell",
@@ -221,38 +221,156 @@ fn avamar<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static SIG: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\{ IP \}.*\{ HostName \}.*\{ Severity \}.*\{ MessageID \}")
-            .expect("static regex")
-    });
-    static HOST: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\{\s*HostName\s*\}\s+([A-Za-z0-9_\-]+)").expect("static regex")
-    });
-    static FIELDS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+/// SC4S's OME signature and field regexes, which the scanners below stand for (these run
+/// where a Unicode class could differ from the ASCII one).
+static OME_SIG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\{ IP \}.*\{ HostName \}.*\{ Severity \}.*\{ MessageID \}").expect("static regex")
+});
+static OME_HOST: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{\s*HostName\s*\}\s+([A-Za-z0-9_\-]+)").expect("static regex"));
+static OME_FIELDS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+    [
+        Regex::new(r"\{\s*IP\s*\}\s+([^\s\}]+)").expect("static regex"),
+        Regex::new(r"\{\s*Severity\s*\}\s+([^\s\}]+)").expect("static regex"),
+        Regex::new(r"\{\s*MessageID\s*\}\s+([^\s\}]+)").expect("static regex"),
+    ]
+});
+/// The field names of [`OME_FIELDS`], in the same order.
+const OME_NAMES: [&[u8]; 3] = [b"IP", b"Severity", b"MessageID"];
+
+/// [`OME_SIG`] on valid UTF-8 (where `.` is any byte but a newline): the four markers in
+/// order within one line.
+fn ome_sig_scan(body: &[u8]) -> bool {
+    static MARKS: LazyLock<[memchr::memmem::Finder<'static>; 4]> = LazyLock::new(|| {
         [
-            Regex::new(r"\{\s*IP\s*\}\s+([^\s\}]+)").expect("static regex"),
-            Regex::new(r"\{\s*Severity\s*\}\s+([^\s\}]+)").expect("static regex"),
-            Regex::new(r"\{\s*MessageID\s*\}\s+([^\s\}]+)").expect("static regex"),
+            memchr::memmem::Finder::new(b"{ IP }"),
+            memchr::memmem::Finder::new(b"{ HostName }"),
+            memchr::memmem::Finder::new(b"{ Severity }"),
+            memchr::memmem::Finder::new(b"{ MessageID }"),
         ]
     });
+    let mut rest = body;
+    loop {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(nl) => (&rest[..nl], Some(&rest[nl + 1..])),
+            None => (rest, None),
+        };
+        let mut at = 0;
+        let found = MARKS.iter().all(|m| match m.find(&line[at..]) {
+            Some(i) => {
+                at += i + m.needle().len();
+                true
+            }
+            None => false,
+        });
+        match next {
+            _ if found => return true,
+            Some(next) => rest = next,
+            None => return false,
+        }
+    }
+}
+
+/// A class test at `at`: `Err` where a non-ASCII byte would need the Unicode meaning.
+fn class(s: &[u8], at: usize, ascii: fn(u8) -> bool) -> Result<bool, Unsure> {
+    match s.get(at) {
+        Some(&b) if !b.is_ascii() => Err(Unsure),
+        Some(&b) => Ok(ascii(b)),
+        None => Ok(false),
+    }
+}
+
+/// `\{\s*<name>\s*\}\s+(<run>)`, the first match: the run of bytes `take` stands for. `Err`
+/// on a non-ASCII byte where `\s` or the run's class is tested.
+fn ome_field_scan<'a>(body: &'a [u8], name: &[u8], take: Take) -> Result<Option<&'a [u8]>, Unsure> {
+    let skip = |mut at: usize| -> Result<usize, Unsure> {
+        while class(body, at, is_space)? {
+            at += 1;
+        }
+        Ok(at)
+    };
+    for open in memchr::memchr_iter(b'{', body) {
+        let at = skip(open + 1)?;
+        if !body[at..].starts_with(name) {
+            continue;
+        }
+        let at = skip(at + name.len())?;
+        if body.get(at) != Some(&b'}') {
+            continue;
+        }
+        let value_at = skip(at + 1)?;
+        if value_at == at + 1 {
+            continue;
+        }
+        let mut end = value_at;
+        while match body.get(end) {
+            // `[A-Za-z0-9_\-]` has no Unicode members: a non-ASCII byte just ends it.
+            Some(&b) if !b.is_ascii() && take == Take::Host => false,
+            _ => class(body, end, take.ascii())?,
+        } {
+            end += 1;
+        }
+        if end > value_at {
+            return Ok(Some(&body[value_at..end]));
+        }
+    }
+    Ok(None)
+}
+
+/// The captured run of an OME field regex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Take {
+    /// `[A-Za-z0-9_\-]+`
+    Host,
+    /// `[^\s\}]+`
+    Value,
+}
+
+impl Take {
+    fn ascii(self) -> fn(u8) -> bool {
+        match self {
+            Take::Host => |b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-',
+            Take::Value => |b| !is_space(b) && b != b'}',
+        }
+    }
+}
+
+fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     // SC4S: program('EEMI') (a regex on PROGRAM). sluice's header parse does not take a
     // program that no colon ends, so a body that starts with it counts too.
     let eemi = input.program.is_some_and(|p| contains(p, b"EEMI"))
         || (input.program.is_none() && input.body.starts_with(b"EEMI "));
-    if !eemi || !SIG.is_match(input.body) {
+    if !eemi {
+        return false;
+    }
+    let body = input.body;
+    let sig = if std::str::from_utf8(body).is_ok() {
+        ome_sig_scan(body)
+    } else {
+        OME_SIG.is_match(body)
+    };
+    if !sig {
         return false;
     }
     out.key(&KEYS[OME]);
-    if let Some(h) = HOST.caps(input.body).and_then(|c| c.get(1)) {
-        out.host(h.as_bytes());
+    let host = ome_field_scan(body, b"HostName", Take::Host).unwrap_or_else(|Unsure| {
+        OME_HOST
+            .caps(body)
+            .and_then(|c| c.get(1))
+            .map(|h| h.as_bytes())
+    });
+    if let Some(h) = host {
+        out.host(h);
     }
-    for (name, re) in ["idrac_ip", "idrac_severity", "idrac_messageid"]
+    for ((name, field), re) in ["idrac_ip", "idrac_severity", "idrac_messageid"]
         .into_iter()
-        .zip(FIELDS.iter())
+        .zip(OME_NAMES)
+        .zip(OME_FIELDS.iter())
     {
-        if let Some(v) = re.caps(input.body).and_then(|c| c.get(1)) {
-            out.field(name, Value::Bytes(v.as_bytes()));
+        let v = ome_field_scan(body, field, Take::Value)
+            .unwrap_or_else(|Unsure| re.caps(body).and_then(|c| c.get(1)).map(|v| v.as_bytes()));
+        if let Some(v) = v {
+            out.field(name, Value::Bytes(v));
         }
     }
     true
@@ -344,7 +462,79 @@ fn sonicwall<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::classify::testutil::classify_line;
+
+    /// The OME scanners agree with SC4S's regexes on ASCII text, odd spacing included.
+    #[test]
+    fn ome_scans_are_the_regexes() {
+        let mut bodies = vec![];
+        for ip in [
+            "{ IP } 1.1.1.1 ",
+            "{IP}\t1.1.1.1}",
+            "{ IP }1.1 ",
+            "{  IP  }  x ",
+            "",
+        ] {
+            for host in [
+                "{ HostName } r650-a_b ",
+                "{HostName}\n.bad ",
+                "{ HostName } ",
+                "{ HostName }\x0b h{x ",
+            ] {
+                for mid in ["", "\n"] {
+                    for sev in ["{ Severity } Warning ", "{ Severity }} ", "{ Severity }"] {
+                        for id in [
+                            "{ MessageID } MSG1 { Message } x",
+                            "{ MessageID }",
+                            "{ Message } x",
+                        ] {
+                            bodies.push(format!("EEMI a {{ {ip}{host}{mid}{sev}{id}"));
+                        }
+                    }
+                }
+            }
+        }
+        for b in &bodies {
+            let b = b.as_bytes();
+            assert_eq!(
+                ome_sig_scan(b),
+                OME_SIG.is_match(b),
+                "{:?}",
+                String::from_utf8_lossy(b)
+            );
+            let host = OME_HOST
+                .caps(b)
+                .and_then(|c| c.get(1))
+                .map(|h| h.as_bytes());
+            assert_eq!(
+                ome_field_scan(b, b"HostName", Take::Host),
+                Ok(host),
+                "{:?}",
+                String::from_utf8_lossy(b)
+            );
+            for (name, re) in OME_NAMES.into_iter().zip(OME_FIELDS.iter()) {
+                let want = re.caps(b).and_then(|c| c.get(1)).map(|v| v.as_bytes());
+                assert_eq!(
+                    ome_field_scan(b, name, Take::Value),
+                    Ok(want),
+                    "{name:?} {:?}",
+                    String::from_utf8_lossy(b)
+                );
+            }
+        }
+        assert!(bodies.iter().filter(|b| ome_sig_scan(b.as_bytes())).count() > 10);
+        // A non-breaking space is `\s` to the regex: left to it.
+        let b = "{ IP }\u{a0}1.1.1.1 { HostName } h\u{e9}".as_bytes();
+        assert_eq!(ome_field_scan(b, b"IP", Take::Value), Err(Unsure));
+        assert_eq!(
+            ome_field_scan(b, b"HostName", Take::Host),
+            Ok(OME_HOST
+                .caps(b)
+                .and_then(|c| c.get(1))
+                .map(|h| h.as_bytes()))
+        );
+    }
 
     #[test]
     fn idrac_ome_powerstore() {

@@ -10,6 +10,10 @@ use crate::classify::value::Value;
 use crate::classify::vtime;
 use crate::message::Timestamp;
 
+use super::util::contains;
+use memchr::memmem;
+use std::sync::LazyLock;
+
 pub static VENDOR: Vendor = Vendor {
     name: "fortinet",
     keys: KEYS,
@@ -168,10 +172,37 @@ fn dev_type(serial: &[u8]) -> Option<&[u8]> {
     }
 }
 
+/// The filters' literals, with their searchers built once.
+macro_rules! finder {
+    ($name:ident, $lit:literal) => {
+        static $name: LazyLock<memmem::Finder<'static>> =
+            LazyLock::new(|| memmem::Finder::new($lit));
+    };
+}
+finder!(EVENTTYPE, b"eventtype=");
+finder!(TIME, b"time=");
+finder!(DEVID, b"devid=");
+finder!(EVENTTIME, b"eventtime=");
+finder!(DATE, b"date=");
+finder!(DEVICE_ID, b"device_id=");
+finder!(DEVID_KEY, b"devid");
+finder!(DEVICE_ID_KEY, b"device_id");
+
+/// Whether a pair `key=F...` (value quoted or not; `key` as the tokenizer trims it) may be
+/// in `body`: necessary for [`dev_type`] to take the key's value. Checked before the whole
+/// body is tokenized, since Sophos XG sends `device_id=` too.
+fn may_have_serial(body: &[u8], key: &LazyLock<memmem::Finder<'static>>) -> bool {
+    key.find_iter(body).any(|at| {
+        let rest = &body[at + key.needle().len()..];
+        let ws = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        matches!(&rest[ws..], [b'=', b'F', ..] | [b'=', b'"', b'F', ..])
+    })
+}
+
 fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
-    let has = |t: &[u8]| memchr::memmem::find(input.msg.raw, t).is_some();
-    if !((has(b"eventtype=") || has(b"time=")) && has(b"devid=")) {
+    let has = |t: &LazyLock<memmem::Finder<'static>>| contains(t, input.msg.raw);
+    if !((has(&EVENTTYPE) || has(&TIME)) && has(&DEVID)) || !may_have_serial(m, &DEVID_KEY) {
         return false;
     }
     let f = fields(m, b"devid");
@@ -221,8 +252,10 @@ fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 fn fortiweb<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
-    let has = |t: &[u8]| memchr::memmem::find(input.msg.raw, t).is_some();
-    if !((has(b"eventtime=") || (has(b"date=") && has(b"time="))) && has(b"device_id=")) {
+    let has = |t: &LazyLock<memmem::Finder<'static>>| contains(t, input.msg.raw);
+    if !((has(&EVENTTIME) || (has(&DATE) && has(&TIME))) && has(&DEVICE_ID))
+        || !may_have_serial(m, &DEVICE_ID_KEY)
+    {
         return false;
     }
     let f = fields(m, b"device_id");
@@ -294,6 +327,33 @@ mod tests {
         );
         assert_eq!(c.sourcetype, "fortigate_traffic");
         assert_eq!(c.index, "netfw");
+    }
+
+    #[test]
+    fn serial_precheck_keeps_every_serial_dev_type_takes() {
+        use super::{DEVICE_ID_KEY, dev_type, fields, may_have_serial};
+        for body in [
+            &b"date=1 device_id=FV-1KD3 x=1"[..],
+            b"device_id=\"FGT60\" x",
+            b"a=1 \tdevice_id\t=F1K2",
+            b"device_id=C4207 log_type=\"F\"",
+            b"device_id=\"C42\" device_id=FE1",
+            b"device_id=FE1 device_id=C42",
+            b"xdevice_id=FGT1",
+            b"device_id= F1K2",
+            b"msg=\"device_id=FGT1\" device_id=C4",
+        ] {
+            let takes = dev_type(fields(body, b"device_id").devid.unwrap_or_default()).is_some();
+            assert!(
+                !takes || may_have_serial(body, &DEVICE_ID_KEY),
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert!(!may_have_serial(
+            b"device_id=C4207 device=\"SFW\"",
+            &DEVICE_ID_KEY
+        ));
     }
 
     #[test]

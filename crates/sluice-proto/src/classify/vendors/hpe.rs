@@ -23,7 +23,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-hpe_ilo",
             topic: Topic::Pgm,
             order: "hp/app-syslog-hpe_ilo.conf",
-            when: When::Always,
+            when: When::Check(ilo_program),
             parse: ilo,
         },
         App {
@@ -45,7 +45,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-hpe_procurve_fmt2",
             topic: Topic::Syslog,
             order: "hp/app-syslog-hpe_procurve_fmt2.conf",
-            when: When::Always,
+            when: When::Check(fmt2_shape),
             parse: procurve_fmt2,
         },
     ],
@@ -57,7 +57,14 @@ static KEYS: &[Key] = &[
     Key::new("hpe", "procurve", "hpe:procurve", "netops"),
 ];
 
-fn ilo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+/// SC4S's PROGRAM filter of `app-syslog-hpe_ilo`: one of the hardware names, or
+/// `(#ILO|[iI][lL][oO])\d+` anywhere (`#ILO` is itself an `ILO`, so one case-blind `ilo`
+/// followed by a digit is the test; the regex only confirms a non-ASCII `\d`).
+fn ilo_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(is_ilo_program)
+}
+
+fn is_ilo_program(p: &[u8]) -> bool {
     static ILO: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"(#ILO|[iI][lL][oO])\d+").expect("static regex"));
     const HW: &[&[u8]] = &[
@@ -67,13 +74,17 @@ fn ilo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         b"Memory",
         b"Processor",
     ];
-    let Some(p) = input.program else {
-        return false;
-    };
-    // The regex only runs on programs with a digit (it needs one).
-    if !(HW.iter().any(|h| p.starts_with(h))
-        || (p.iter().any(u8::is_ascii_digit) && ILO.is_match(p)))
-    {
+    if HW.iter().any(|h| p.starts_with(h)) {
+        return true;
+    }
+    p.windows(4).any(|w| {
+        w[..3].eq_ignore_ascii_case(b"ilo")
+            && (w[3].is_ascii_digit() || (w[3] >= 0x80 && ILO.is_match(p)))
+    })
+}
+
+fn ilo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !ilo_program(input, out) {
         return false;
     }
     out.key(&KEYS[0]);
@@ -149,6 +160,16 @@ fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// `app-syslog-hpe_procurve_fmt2` needs a five-digit PROGRAM (or, where sluice's header left
+/// them in the body, MESSAGE starting with five digits and a space).
+fn fmt2_shape<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    let five = |p: &[u8]| p.len() == 5 && p.iter().all(u8::is_ascii_digit);
+    match input.program {
+        Some(p) => five(p),
+        None => input.body.len() > 6 && five(&input.body[..5]) && input.body[5] == b' ',
+    }
+}
+
 fn procurve_fmt2<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
@@ -205,6 +226,54 @@ mod tests {
         assert_eq!(c.source, "hpe:procurve:sc_aaa_launch");
         let c = classify_line("<29> Mar 30 17:27:31 sw 00179 nothing:  else");
         assert_ne!(c.sourcetype, "hpe:procurve");
+    }
+
+    /// The checks pass what the applications take and skip a nix:syslog line.
+    #[test]
+    fn checks() {
+        use crate::classify::dispatch::check_verdict;
+        const LOGGEN: &str =
+            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
+        for (line, st) in [
+            (
+                "<165>1 2024-03-30T13:07:03.441Z ilo #ILO4 - - - Browser login",
+                "hpe:ilo",
+            ),
+            (
+                "<165>1 2024-03-30T13:07:03.441Z ilo myiLO5 - - - Browser login",
+                "hpe:ilo",
+            ),
+            ("<165>1 2024-03-30T13:07:03.441Z ilo Fan - - - x", "hpe:ilo"),
+        ] {
+            assert_eq!(
+                check_verdict(line, "app-syslog-hpe_ilo"),
+                Some(true),
+                "{line}"
+            );
+            assert_eq!(classify_line(line).sourcetype, st, "{line}");
+        }
+        for line in [LOGGEN, "<165>1 2024-03-30T13:07:03.441Z ilo ilo - - - x"] {
+            assert_eq!(
+                check_verdict(line, "app-syslog-hpe_ilo"),
+                Some(false),
+                "{line}"
+            );
+            assert_ne!(classify_line(line).sourcetype, "hpe:ilo", "{line}");
+        }
+        let line = "<29> Mar 30 17:27:31 sw 00179 mgr:  SME SSH from 192.168.1.22";
+        assert_eq!(
+            check_verdict(line, "app-syslog-hpe_procurve_fmt2"),
+            Some(true)
+        );
+        assert_eq!(classify_line(line).sourcetype, "hpe:procurve");
+        for line in [LOGGEN, "<29> Mar 30 17:27:31 sw 0179 mgr:  SME SSH"] {
+            assert_eq!(
+                check_verdict(line, "app-syslog-hpe_procurve_fmt2"),
+                Some(false),
+                "{line}"
+            );
+            assert_ne!(classify_line(line).sourcetype, "hpe:procurve", "{line}");
+        }
     }
 
     #[test]

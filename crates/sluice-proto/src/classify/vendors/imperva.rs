@@ -1,7 +1,7 @@
 //! Imperva SecureSphere and Incapsula over CEF (SC4S `addons/imperva/app-cef-imperva_*.conf`).
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
-use crate::classify::vendors::cef::{self, nv_contains};
+use crate::classify::vendors::cef;
 
 pub static VENDOR: Vendor = Vendor {
     name: "imperva",
@@ -11,14 +11,14 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-cef-imperva_incapsula",
             topic: Topic::Sub("cef"),
             order: "imperva/app-cef-imperva_incapsula.conf",
-            when: When::Always,
+            when: When::Check(incapsula_check),
             parse: incapsula,
         },
         App {
             name: "app-cef-imperva_securesphere",
             topic: Topic::Sub("cef"),
             order: "imperva/app-cef-imperva_securesphere.conf",
-            when: When::Always,
+            when: When::Check(securesphere_check),
             parse: securesphere,
         },
     ],
@@ -29,20 +29,30 @@ static KEYS: &[Key] = &[
     Key::update("imperva:waf", "netwaf"),
 ];
 
-fn incapsula<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !(nv_contains(out, cef::NV_VENDOR, b"Incapsula")
-        && nv_contains(out, cef::NV_PRODUCT, b"SIEMintegration"))
-    {
+/// The filter of [`incapsula`] (the dispatcher's check: a CEF message of another vendor costs a
+/// call, not a copy of `Out`).
+fn incapsula_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains(cef::NV_VENDOR, b"Incapsula")
+        && out.nv.contains(cef::NV_PRODUCT, b"SIEMintegration")
+}
+
+fn incapsula<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !incapsula_check(input, out) {
         return false;
     }
     out.key(&KEYS[0]);
     true
 }
 
-fn securesphere<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !(nv_contains(out, cef::NV_VENDOR, b"Imperva Inc")
-        && nv_contains(out, cef::NV_PRODUCT, b"SecureSphere"))
-    {
+/// The filter of [`securesphere`] (the dispatcher's check: a CEF message of another vendor costs a
+/// call, not a copy of `Out`).
+fn securesphere_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains(cef::NV_VENDOR, b"Imperva Inc")
+        && out.nv.contains(cef::NV_PRODUCT, b"SecureSphere")
+}
+
+fn securesphere<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !securesphere_check(input, out) {
         return false;
     }
     out.key(&KEYS[1]);

@@ -2,6 +2,7 @@
 //! JunOS unstructured (by PROGRAM, or by a PFE/EX message), and NetScreen ScreenOS.
 
 use crate::classify::caps::CapturesExt;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -10,6 +11,8 @@ use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::vtime;
 use crate::message::Format;
+
+use super::util::{Unsure, dot_star_end};
 
 pub static VENDOR: Vendor = Vendor {
     name: "juniper",
@@ -219,32 +222,134 @@ fn netscreen<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// ScreenOS's own header, SC4S's regex (unanchored):
+/// `<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)`.
+/// An all-ASCII message (where `\w`, `\d` and `.` mean their ASCII classes) is matched by
+/// [`netscreen_scan`]; others go through the regex.
+static NS_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)")
+        .expect("static regex")
+});
+
+/// The spans of [`NS_HEADER`]'s groups: the stamp (optional), host, message.
+type NsSpans = (Option<Range<usize>>, Range<usize>, Range<usize>);
+
+fn netscreen_regex(raw: &[u8]) -> Option<NsSpans> {
+    let c = NS_HEADER.caps(raw)?;
+    Some((
+        c.get(1).map(|s| s.range()),
+        c.get(2)?.range(),
+        c.get(3)?.range(),
+    ))
+}
+
+/// [`NS_HEADER`] by hand: the first `<digits>` where the rest matches. `Err` on a
+/// non-ASCII byte where the regex's Unicode classes apply.
+fn netscreen_scan(raw: &[u8]) -> Result<Option<NsSpans>, Unsure> {
+    for lt in memchr::memchr_iter(b'<', raw) {
+        if let Some(spans) = netscreen_at(raw, lt)? {
+            return Ok(Some(spans));
+        }
+    }
+    Ok(None)
+}
+
+/// A class test at `at`: `Err` where a non-ASCII byte would need the Unicode meaning.
+fn class(raw: &[u8], at: usize, ascii: impl Fn(u8) -> bool) -> Result<bool, Unsure> {
+    match raw.get(at) {
+        Some(&b) if !b.is_ascii() => Err(Unsure),
+        Some(&b) => Ok(ascii(b)),
+        None => Ok(false),
+    }
+}
+
+fn netscreen_at(raw: &[u8], lt: usize) -> Result<Option<NsSpans>, Unsure> {
+    let digit = |b: u8| b.is_ascii_digit();
+    let mut at = lt + 1;
+    while class(raw, at, digit)? {
+        at += 1;
+    }
+    if at == lt + 1 || raw.get(at) != Some(&b'>') {
+        return Ok(None);
+    }
+    at += 1;
+    // ` ?`: not taking a space leaves a space that nothing after can start with.
+    if raw.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut stamp_ok = true;
+    for i in 0..16 {
+        let ok = match i {
+            0..=2 => class(raw, at + i, word)?,
+            3 | 6 | 15 => raw.get(at + i) == Some(&b' '),
+            9 | 12 => raw.get(at + i) == Some(&b':'),
+            _ => class(raw, at + i, digit)?,
+        };
+        if !ok {
+            stamp_ok = false;
+            break;
+        }
+    }
+    // The optional stamp is greedy: with it first, then without.
+    if stamp_ok && let Some((host, message)) = netscreen_rest(raw, at + 16)? {
+        return Ok(Some((Some(at..at + 15), host, message)));
+    }
+    Ok(netscreen_rest(raw, at)?.map(|(host, message)| (None, host, message)))
+}
+
+/// The host and message spans of [`netscreen_rest`].
+type HostMessage = (Range<usize>, Range<usize>);
+
+/// `([^: ]+)(?:: | [^:]+: )(NetScreen.*)` at `at`.
+fn netscreen_rest(raw: &[u8], at: usize) -> Result<Option<HostMessage>, Unsure> {
+    let mut end = at;
+    while class(raw, end, |b| b != b':' && b != b' ')? {
+        end += 1;
+    }
+    if end == at {
+        return Ok(None);
+    }
+    let host = at..end;
+    let rest = &raw[host.end..];
+    let msg_at = if rest.starts_with(b": ") {
+        host.end + 2
+    } else if rest.first() == Some(&b' ') {
+        // `[^:]+` runs to the first colon, which must end `: `.
+        let Some(colon) = memchr::memchr(b':', &rest[1..]) else {
+            return Ok(None);
+        };
+        if !rest[1..1 + colon].is_ascii() {
+            return Err(Unsure);
+        }
+        if colon == 0 || rest.get(1 + colon + 1) != Some(&b' ') {
+            return Ok(None);
+        }
+        host.end + 1 + colon + 2
+    } else {
+        return Ok(None);
+    };
+    if !raw[msg_at..].starts_with(b"NetScreen") {
+        return Ok(None);
+    }
+    Ok(Some((host, msg_at..dot_star_end(raw, msg_at))))
+}
+
 /// ScreenOS's own header: `<PRI> [Mmm dd hh:mm:ss ]host[ model]: NetScreen ...`.
 fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"<\d+> ?(?:(\w\w\w \d\d \d\d:\d\d:\d\d) )?([^: ]+)(?:: | [^:]+: )(NetScreen.*)")
-            .expect("static regex")
-    });
     let raw = input.msg.raw;
-    let Some(c) = HEADER.caps(raw) else {
+    let spans = netscreen_scan(raw).unwrap_or_else(|Unsure| netscreen_regex(raw));
+    let Some((stamp, host, message)) = spans else {
         return false;
     };
-    let (Some(host), Some(message)) = (c.get(2), c.get(3)) else {
-        return false;
-    };
-    if let Some(ts) = c.get(1).and_then(|t| {
-        vtime::strptime(
-            "%b %d %H:%M:%S",
-            t.as_bytes(),
-            input.zone,
-            input.now_unix_secs,
-        )
-    }) {
+    if let Some(ts) = stamp
+        .and_then(|t| vtime::strptime("%b %d %H:%M:%S", &raw[t], input.zone, input.now_unix_secs))
+    {
         out.time(ts);
     }
     out.key(&KEYS[NETSCREEN_RAW]);
-    out.host(&raw[host.range()]);
-    out.message(&raw[message.range()]);
+    out.host(&raw[host]);
+    out.message(&raw[message]);
     out.program = Some(None);
     out.pid = Some(None);
     out.format = Some(Format::Rfc3164);
@@ -254,7 +359,67 @@ fn netscreen_raw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{netscreen_regex, netscreen_scan};
     use crate::classify::testutil::classify_line;
+
+    /// The scanner gives the regex's groups on ASCII text, odd headers included.
+    #[test]
+    fn netscreen_scan_is_the_regex() {
+        let mut lines = vec![];
+        for lead in ["", "x ", "<a> ", "<1>junk:<2>"] {
+            for pri in ["<23>", "<23> ", "<>", "<2x>", "<23>  "] {
+                for stamp in [
+                    "",
+                    "Apr 03 19:08:01 ",
+                    "Apr  3 19:08:01 ",
+                    "A_1 03 19:08:01 ",
+                    "Apr 03 19:08:01",
+                ] {
+                    for host in ["ssg1", "", "h:x", "h\tx"] {
+                        for sep in [": ", " ns204: ", " a b: ", ":", " : ", " x:y: ", " "] {
+                            for tail in [
+                                "NetScreen device_id=x",
+                                "NetScreen",
+                                "Netscreen x",
+                                "NetScreen a\nb",
+                            ] {
+                                lines.push(format!("{lead}{pri}{stamp}{host}{sep}{tail}"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        lines.push("<1>Apr 03 19:08:01 : NetScreen x".into());
+        lines.push("<1>Apr 03 19:08:01 h: x <2>h: NetScreen y".into());
+        for l in &lines {
+            assert_eq!(
+                netscreen_scan(l.as_bytes()),
+                Ok(netscreen_regex(l.as_bytes())),
+                "{l:?}"
+            );
+        }
+        assert!(
+            lines
+                .iter()
+                .filter(|l| netscreen_scan(l.as_bytes()).is_ok_and(|s| s.is_some()))
+                .count()
+                > 100
+        );
+        // Non-ASCII after `NetScreen` is read; in a class of the header it is left to the regex.
+        for l in [
+            &b"<1>h: NetScreen \xe2\x80\x9cq\xe2\x80\x9d \xff tail"[..],
+            b"<1>h\xc3\xa9: NetScreen x",
+            b"<1>h m\xc3\xa9: NetScreen x",
+            b"<1>\xd9\xa3: NetScreen x",
+        ] {
+            match netscreen_scan(l) {
+                Ok(s) => assert_eq!(s, netscreen_regex(l)),
+                Err(super::Unsure) => assert!(!l[..l.len() - 12].is_ascii()),
+            }
+        }
+        assert!(netscreen_scan(b"<1>h\xc3\xa9: NetScreen x").is_err());
+    }
 
     #[test]
     fn unstructured_by_program_and_message() {

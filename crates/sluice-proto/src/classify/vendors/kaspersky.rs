@@ -25,14 +25,14 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-cef-kaspersky_es",
             topic: Topic::Sub("cef"),
             order: "kaspersky/app-cef-kaspersky_es.conf",
-            when: When::Always,
+            when: When::Check(es_cef_check),
             parse: es_cef,
         },
         App {
             name: "app-leef-kaspersky_es",
             topic: Topic::Sub("leef"),
             order: "kaspersky/app-leef-kaspersky_es.conf",
-            when: When::Always,
+            when: When::Check(es_leef_check),
             parse: es_leef,
         },
     ],
@@ -90,10 +90,15 @@ fn by_prefix(out: &mut Out<'_>, id: &[u8]) {
     }
 }
 
-fn es_cef<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !(cef::nv_contains(out, cef::NV_VENDOR, b"KasperskyLab")
-        && cef::nv_contains(out, cef::NV_PRODUCT, b"SecurityCenter"))
-    {
+/// The filter of [`es_cef`] (the dispatcher's check: a CEF message of another vendor costs a
+/// call, not a copy of `Out`).
+fn es_cef_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains(cef::NV_VENDOR, b"KasperskyLab")
+        && out.nv.contains(cef::NV_PRODUCT, b"SecurityCenter")
+}
+
+fn es_cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !es_cef_check(input, out) {
         return false;
     }
     out.key(&KEYS[CEF]);
@@ -102,15 +107,14 @@ fn es_cef<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-fn es_leef<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    let has = |out: &Out<'m>, field, needle: &[u8]| {
-        out.nv
-            .get(field)
-            .is_some_and(|v| memchr::memmem::find(v, needle).is_some())
-    };
-    if !(has(out, leef::NV_VENDOR, b"KasperskyLab")
-        && has(out, leef::NV_PRODUCT, b"SecurityCenter"))
-    {
+/// The filter of [`es_leef`] (the dispatcher's check).
+fn es_leef_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains(leef::NV_VENDOR, b"KasperskyLab")
+        && out.nv.contains(leef::NV_PRODUCT, b"SecurityCenter")
+}
+
+fn es_leef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !es_leef_check(input, out) {
         return false;
     }
     out.key(&KEYS[LEEF]);

@@ -21,6 +21,8 @@ use crate::classify::template::Template;
 use crate::classify::value::{Inline, Value};
 use crate::classify::vtime;
 
+use std::sync::LazyLock;
+
 pub static VENDOR: Vendor = Vendor {
     name: "leef",
     keys: KEYS,
@@ -78,20 +80,17 @@ fn leef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return true;
     };
     let version = version.get(5..).unwrap_or_default();
-    let count = text.iter().filter(|&&b| b == b'|').count() + 1;
+    let count = memchr::memchr_iter(b'|', text).count() + 1;
     let last_at = memchr::memrchr(b'|', text).map_or(0, |p| p + 1);
     let mut event = &text[last_at..];
     // Where the parts after the EventID start (the sixth part).
-    let sixth = text
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| **b == b'|')
+    let sixth = memchr::memchr_iter(b'|', text)
         .nth(4)
-        .map_or(text.len(), |(i, _)| i + 1);
+        .map_or(text.len(), |i| i + 1);
     let mut sep: &[u8] = b"\t";
     let v1 = version.starts_with(b"1");
     if v1 {
-        if split_count(event, sep) < 4 {
+        if split_iter(event, sep).take(4).count() < 4 {
             sep = b"|";
             event = &text[sixth..];
         }
@@ -123,12 +122,7 @@ fn leef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     ] {
         out.nv.set(n, v);
     }
-    let dev_time = split_iter(event, sep)
-        .filter_map(|p| {
-            let eq = memchr::memchr(b'=', p)?;
-            (&p[..eq] == b"devTime").then(|| &p[eq + 1..])
-        })
-        .last();
+    let dev_time = dev_time(event, sep);
     if let Some(v) = dev_time
         && let Some(ts) = parse_dev_time(v, input)
     {
@@ -167,7 +161,13 @@ fn split_iter<'a>(s: &'a [u8], sep: &'a [u8]) -> impl Iterator<Item = &'a [u8]> 
     let mut rest = Some(s);
     std::iter::from_fn(move || {
         let r = rest?;
-        match memchr::memmem::find(r, sep).filter(|_| !sep.is_empty()) {
+        let found = match sep {
+            [] => None,
+            // Tab or `|` almost always: no searcher to build.
+            [b] => memchr::memchr(*b, r),
+            _ => memchr::memmem::find(r, sep),
+        };
+        match found {
             Some(at) => {
                 rest = Some(&r[at + sep.len()..]);
                 Some(&r[..at])
@@ -180,8 +180,28 @@ fn split_iter<'a>(s: &'a [u8], sep: &'a [u8]) -> impl Iterator<Item = &'a [u8]> 
     })
 }
 
-fn split_count(s: &[u8], sep: &[u8]) -> usize {
-    split_iter(s, sep).count()
+/// The value of the last `devTime=` part of `event`.
+fn dev_time<'a>(event: &'a [u8], sep: &'a [u8]) -> Option<&'a [u8]> {
+    static DEV_TIME: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"devTime="));
+    match *sep {
+        // With a one-byte separator that `devTime=` does not hold, a part starts exactly
+        // where `devTime=` follows the separator: no need to split every part.
+        [b] if !DEV_TIME.needle().contains(&b) => DEV_TIME
+            .find_iter(event)
+            .filter(|&at| at == 0 || event[at - 1] == b)
+            .last()
+            .map(|at| {
+                let v = &event[at + DEV_TIME.needle().len()..];
+                &v[..memchr::memchr(b, v).unwrap_or(v.len())]
+            }),
+        _ => split_iter(event, sep)
+            .filter_map(|p| {
+                let eq = memchr::memchr(b'=', p)?;
+                (&p[..eq] == b"devTime").then(|| &p[eq + 1..])
+            })
+            .last(),
+    }
 }
 
 /// SC4S removes zone names (`( ?(?:[A-Z]{2,4}T|HAEC|IDLW|MSK|NT|UTC|THA))`) from devTime and
@@ -252,6 +272,37 @@ mod tests {
         assert_eq!(hex_separator(b"x5E", &mut b), Some(&b"0x5e"[..]));
         assert_eq!(hex_separator(b"\t", &mut b), Some(&b"0x09"[..]));
         assert_eq!(hex_separator(&[b'a'; 30], &mut b), None);
+    }
+
+    #[test]
+    fn dev_time_is_the_last_devtime_part() {
+        let split = |event: &'static [u8], sep: &'static [u8]| {
+            split_iter(event, sep)
+                .filter_map(|p| {
+                    let eq = memchr::memchr(b'=', p)?;
+                    (&p[..eq] == b"devTime").then(|| &p[eq + 1..])
+                })
+                .last()
+        };
+        for (event, sep) in [
+            (&b"a=1\tdevTime=Jan 1\tb=2"[..], &b"\t"[..]),
+            (b"devTime=1\tdevTime=2", b"\t"),
+            (b"x=devTime=3\tdevTime=4\t", b"\t"),
+            (b"xdevTime=3\ty", b"\t"),
+            (b"devTime=5^cat=devTime=6", b"^"),
+            (b"devTime=5=devTime=7", b"="),
+            (b"a|devTime=8|b", b"|"),
+            (b"a^^devTime=9^^b", b"^^"),
+            (b"", b"\t"),
+        ] {
+            assert_eq!(
+                dev_time(event, sep),
+                split(event, sep),
+                "{:?}",
+                String::from_utf8_lossy(event)
+            );
+        }
+        assert_eq!(dev_time(b"devTime=1\tdevTime=2", b"\t"), Some(&b"2"[..]));
     }
 
     #[test]

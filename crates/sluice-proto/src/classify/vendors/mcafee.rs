@@ -68,15 +68,39 @@ fn product_source(head: &[u8], name: &[u8]) -> Option<Value<'static, 'static>> {
     Inline::concat(&[head, low]).map(Value::Inline)
 }
 
+/// SC4S's `ProductName="([^"]+)"`, which [`product_name`] stands for.
+static PRODUCT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"ProductName="([^"]+)""#).expect("static regex"));
+
+/// [`PRODUCT`]'s group by hand: the first `ProductName="..."` with a non-empty value. A
+/// value that is not UTF-8 (which `[^"]` does not match) is left to the regex.
+fn product_name(body: &[u8]) -> Option<&[u8]> {
+    static OPEN: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"ProductName=\""));
+    for at in OPEN.find_iter(body) {
+        let from = at + OPEN.needle().len();
+        let len = memchr::memchr(b'"', &body[from..])?;
+        let value = &body[from..from + len];
+        if !value.is_ascii() && std::str::from_utf8(value).is_err() {
+            return PRODUCT
+                .caps(body)
+                .and_then(|c| c.get(1))
+                .map(|g| g.as_bytes());
+        }
+        if len > 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
 fn epo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static PRODUCT: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"ProductName="([^"]+)""#).expect("static regex"));
     if !input.program.is_some_and(|p| p.starts_with(b"EPOEvents")) {
         return false;
     }
     out.key(&KEYS[0]);
-    if let Some(name) = PRODUCT.caps(input.body).and_then(|c| c.get(1))
-        && let Some(v) = product_source(b"", name.as_bytes())
+    if let Some(name) = product_name(input.body)
+        && let Some(v) = product_source(b"", name)
     {
         out.source = Some(v);
     }
@@ -110,7 +134,36 @@ fn wg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{PRODUCT, product_name};
+    use crate::classify::caps::CapturesExt;
     use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn product_name_is_the_regex() {
+        for body in [
+            &br#"<a ProductName="VirusScan Enterprise"/>"#[..],
+            br#"ProductName="" ProductName="B""#,
+            br#"ProductName="A"#,
+            br#"xProductName="q"ProductName="r""#,
+            br#"ProductName="a
+b""#,
+            "ProductName=\"caf\u{e9}\"".as_bytes(),
+            b"ProductName=\"a\xffb\" ProductName=\"c\"",
+            b"ProductName=\"\xff\"",
+            b"none",
+        ] {
+            let want = PRODUCT
+                .caps(body)
+                .and_then(|c| c.get(1))
+                .map(|g| g.as_bytes());
+            assert_eq!(
+                product_name(body),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
 
     #[test]
     fn epo_nsp_wg() {

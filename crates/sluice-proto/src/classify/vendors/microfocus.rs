@@ -1,7 +1,7 @@
 //! Micro Focus ArcSight connectors over CEF (SC4S `addons/microfocus/app-cef-arcsight.conf`).
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
-use crate::classify::vendors::cef::{self, nv_contains};
+use crate::classify::vendors::cef;
 
 pub static VENDOR: Vendor = Vendor {
     name: "microfocus",
@@ -10,17 +10,21 @@ pub static VENDOR: Vendor = Vendor {
         name: "app-cef-arcsight",
         topic: Topic::Sub("cef"),
         order: "microfocus/app-cef-arcsight.conf",
-        when: When::Always,
+        when: When::Check(arcsight_check),
         parse: arcsight,
     }],
 };
 
 static KEYS: &[Key] = &[Key::update("cef", "main").source("ArcSight:ArcSight")];
 
-fn arcsight<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !(nv_contains(out, cef::NV_VENDOR, b"ArcSight")
-        && nv_contains(out, cef::NV_PRODUCT, b"ArcSight"))
-    {
+/// The filter of [`arcsight`] (the dispatcher's check: a CEF message of another vendor costs a
+/// call, not a copy of `Out`).
+fn arcsight_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains(cef::NV_VENDOR, b"ArcSight") && out.nv.contains(cef::NV_PRODUCT, b"ArcSight")
+}
+
+fn arcsight<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !arcsight_check(input, out) {
         return false;
     }
     out.key(&KEYS[0]);

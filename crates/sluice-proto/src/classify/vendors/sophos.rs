@@ -6,6 +6,10 @@ use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::vtime;
 
+use super::util::contains;
+use memchr::memmem;
+use std::sync::LazyLock;
+
 pub static VENDOR: Vendor = Vendor {
     name: "sophos",
     keys: KEYS,
@@ -69,19 +73,37 @@ static KEYS: &[Key] = &[
     Key::update("sophos:xg:idp", "").class("idp"),
 ];
 
-fn has(m: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(m, needle).is_some()
+static DEVICE_SFW: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"device=\"SFW\""));
+static DEVICE_NAME_SFW: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"device_name=\"SFW\""));
+static LOG_TYPE: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"log_type="));
+
+/// Which of [`XG_TYPES`] occur in `m` (bit `i` for entry `i`): one pass over the
+/// `log_type=` occurrences instead of a search per entry.
+fn xg_types(m: &[u8]) -> u32 {
+    let mut found = 0;
+    for at in LOG_TYPE.find_iter(m) {
+        for (i, t) in XG_TYPES.iter().enumerate() {
+            if m[at..].starts_with(t) {
+                found |= 1 << i;
+            }
+        }
+    }
+    found
 }
 
 fn firewall_xg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
     // SC4S's filter reads `a or b and c`, which syslog-ng evaluates as `a or (b and c)`.
-    if !(has(m, b"device=\"SFW\"") || (has(m, b"device_name=\"SFW\"") && has(m, b"log_type="))) {
+    if !(contains(&DEVICE_SFW, m) || (contains(&DEVICE_NAME_SFW, m) && contains(&LOG_TYPE, m))) {
         return false;
     }
     out.key(&KEYS[XG]);
-    for (i, t) in XG_TYPES.iter().enumerate() {
-        if has(m, t) {
+    let found = xg_types(m);
+    for i in 0..XG_TYPES.len() {
+        if found & (1 << i) != 0 {
             out.key(&KEYS[XG + 1 + i]);
         }
     }
@@ -107,7 +129,22 @@ fn webappliance<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::{XG_TYPES, xg_types};
     use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn log_types_in_one_pass() {
+        let m =
+            br#"log_type="Firewall" x log_type="SSL" log_type="Event"x log_type= log_type="WAF"#;
+        let want = XG_TYPES
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| memchr::memmem::find(m, t).is_some())
+            .fold(0, |acc, (i, _)| acc | 1 << i);
+        assert_eq!(xg_types(m), want);
+        assert_eq!(want.count_ones(), 3);
+        assert_eq!(xg_types(b"no types"), 0);
+    }
 
     #[test]
     fn xg_by_log_type() {

@@ -24,10 +24,9 @@ static KEYS: &[Key] =
 /// The string value of a top-level-looking `"name": "value"` member (without escapes:
 /// EVE's `event_type` and `timestamp` never carry any); `None` when absent or escaped.
 fn json_str<'a>(text: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    let mut from = 0;
-    while let Some(i) = memchr::memmem::find(&text[from..], name) {
-        let at = from + i;
-        from = at + name.len();
+    // One searcher for all the occurrences (each `memmem::find` builds its own).
+    for at in memchr::memmem::find_iter(text, name) {
+        let from = at + name.len();
         if at == 0 || text[at - 1] != b'"' || text.get(from) != Some(&b'"') {
             continue;
         }

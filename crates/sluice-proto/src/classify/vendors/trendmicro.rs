@@ -1,7 +1,7 @@
 //! Trend Micro Deep Security over CEF (SC4S `addons/trendmicro/app-cef-trendmicro_deep_*.conf`).
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
-use crate::classify::vendors::cef::{self, nv_contains};
+use crate::classify::vendors::cef;
 
 pub static VENDOR: Vendor = Vendor {
     name: "trendmicro",
@@ -11,14 +11,14 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-cef-trendmicro_deep_agent",
             topic: Topic::Sub("cef"),
             order: "trendmicro/app-cef-trendmicro_deep_agent.conf",
-            when: When::Always,
+            when: When::Check(agent_check),
             parse: agent,
         },
         App {
             name: "app-cef-trendmicro_deep_manager",
             topic: Topic::Sub("cef"),
             order: "trendmicro/app-cef-trendmicro_deep_manager.conf",
-            when: When::Always,
+            when: When::Check(manager_check),
             parse: manager,
         },
     ],
@@ -36,10 +36,15 @@ static KEYS: &[Key] = &[
     Key::update("deepsecurity-system_events", "epintel"),
 ];
 
-fn agent<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !(nv_contains(out, cef::NV_VENDOR, b"Trend Micro")
-        && nv_contains(out, cef::NV_PRODUCT, b"Deep Security Agent"))
-    {
+/// The filter of [`agent`] (the dispatcher's check: a CEF message of another vendor costs a
+/// call, not a copy of `Out`).
+fn agent_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains(cef::NV_VENDOR, b"Trend Micro")
+        && out.nv.contains(cef::NV_PRODUCT, b"Deep Security Agent")
+}
+
+fn agent<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !agent_check(input, out) {
         return false;
     }
     out.key(&KEYS[0]);
@@ -82,10 +87,15 @@ fn agent_key(id: &[u8]) -> Option<usize> {
     }
 }
 
-fn manager<'m>(_: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !(nv_contains(out, cef::NV_VENDOR, b"Trend Micro")
-        && nv_contains(out, cef::NV_PRODUCT, b"Deep Security Manager"))
-    {
+/// The filter of [`manager`] (the dispatcher's check: a CEF message of another vendor costs a
+/// call, not a copy of `Out`).
+fn manager_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
+    out.nv.contains(cef::NV_VENDOR, b"Trend Micro")
+        && out.nv.contains(cef::NV_PRODUCT, b"Deep Security Manager")
+}
+
+fn manager<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !manager_check(input, out) {
         return false;
     }
     out.key(&KEYS[8]);

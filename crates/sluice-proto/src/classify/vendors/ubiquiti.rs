@@ -24,8 +24,9 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-ubiquiti_unifi",
             topic: Topic::Syslog,
             order: "ubiquiti/app-syslog-ubiquiti_unifi.conf",
-            // SC4S has no filter: its anchored regex is the test; a comma is necessary.
-            when: When::Always,
+            // SC4S has no filter: its anchored regex is the test, and the check the shape
+            // that regex needs at the start of MESSAGE.
+            when: When::Check(unifi_check),
             parse: unifi,
         },
     ],
@@ -71,6 +72,86 @@ static THREAT_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[^)]\s\S+\skernel:\s[^l\sheader][^\[\d+.\]]\S+\s\w+:").expect("static regex")
 });
 
+/// [`unifi`]'s check: MESSAGE can match its HEAD regex.
+fn unifi_check<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    head_possible(input.body)
+}
+
+/// A necessary condition for `HEAD` (below) on `m`, without a regex: `HEAD` reads
+/// `^(?:([^, ]+)(?: |,))?([abcedf0-9]+),(?:v|.+-)\d+\.\d+\.\d+...`, so
+/// - the hex run and its comma start at 0 or right after the first space or comma (the
+///   optional group can take nothing but non-separators, and a separator must follow it);
+/// - after that comma comes `v` and a version, or (`.+-`) a `-` and a version at least one
+///   byte later.
+///
+/// A version is `\d+\.\d+\.\d+`; `\d` also takes non-ASCII digits, so any byte >= 0x80
+/// counts as a digit here. The UniFi regex walked whole messages for `.+-` (21 % of the
+/// daemon's CPU on nix:syslog traffic, whose `seq: 0000000000, ` has such a comma).
+fn head_possible(m: &[u8]) -> bool {
+    let hex_comma = |at: usize| -> Option<usize> {
+        let run = m
+            .get(at..)?
+            .iter()
+            .take_while(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9'))
+            .count();
+        (run > 0 && m.get(at + run) == Some(&b',')).then_some(at + run + 1)
+    };
+    let at_start = hex_comma(0);
+    // The first word is short: a plain loop beats setting up a vector search.
+    let after_word = m
+        .iter()
+        .position(|&b| b == b' ' || b == b',')
+        .filter(|&sep| sep > 0)
+        .and_then(|sep| hex_comma(sep + 1));
+    let mut dash_from = None;
+    for c in [at_start, after_word].into_iter().flatten() {
+        if m.get(c) == Some(&b'v') && version_at(m, c + 1) {
+            return true;
+        }
+        dash_from = Some(dash_from.map_or(c + 1, |d: usize| d.min(c + 1)));
+    }
+    let Some(mut at) = dash_from else {
+        return false;
+    };
+    // The version's dots come after the dash: one look for a dot settles most lines (a
+    // nix:syslog line has dashes in its stamps, but often no dot).
+    if m.get(at..)
+        .is_none_or(|rest| memchr::memchr(b'.', rest).is_none())
+    {
+        return false;
+    }
+    while let Some(i) = m.get(at..).and_then(|rest| memchr::memchr(b'-', rest)) {
+        if version_at(m, at + i + 1) {
+            return true;
+        }
+        at += i + 1;
+    }
+    false
+}
+
+/// `\d+\.\d+\.\d+` at `at` (bytes >= 0x80 taken as digits: a superset).
+fn version_at(m: &[u8], mut at: usize) -> bool {
+    for part in 0..3 {
+        let digits = m
+            .get(at..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|&&b| b.is_ascii_digit() || b >= 0x80)
+            .count();
+        if digits == 0 {
+            return false;
+        }
+        at += digits;
+        if part < 2 {
+            if m.get(at) != Some(&b'.') {
+                return false;
+            }
+            at += 1;
+        }
+    }
+    true
+}
+
 fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static HEAD: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
@@ -81,9 +162,7 @@ fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static MODEL: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^U[A-Z0-9\-a-z]+$").expect("static regex"));
     let m = input.body;
-    // `captures` allocates its result; most messages with a comma are not UniFi's, and
-    // `is_match` allocates nothing (the hot-path allocation test counts this).
-    if memchr::memchr(b',', m).is_none() || !HEAD.is_match(m) {
+    if !head_possible(m) {
         return false;
     }
     let Some(c) = HEAD.caps(m) else {
@@ -178,5 +257,43 @@ mod tests {
         assert_eq!(c.sourcetype, "ubnt:hostapd");
         let c = classify_line("<27>Apr 12 01:44:22 h1 app: a,b,c");
         assert_ne!(c.vendor, "ubiquiti");
+    }
+
+    /// The check passes the messages SC4S's regex takes (both forms of the version) and
+    /// skips loggen's `seq: 0000000000, ` line, whose hex-and-comma start made the regex walk
+    /// the whole message.
+    #[test]
+    fn check_skips_what_the_regex_cannot_match() {
+        use crate::classify::dispatch::check_verdict;
+        const APP: &str = "app-syslog-ubiquiti_unifi";
+        for line in [
+            "<27>Apr 12 01:44:22 usw1,18e8294876c3,v4.0.66.10832 switch: DOT1S: x",
+            "<27>Apr 12 01:44:22 U7PG2,18e8294876c3,v4.0.66.10832: hostapd: ath0: STA x",
+            "<30>Apr 12 01:44:22 UDM,f09fc26f4419,udm-1.12.33+3: kernel: x",
+            "<30>Apr 12 01:44:22 f09fc26f4419,UAP-AC-2.4.6.12345 x",
+        ] {
+            assert_eq!(check_verdict(line, APP), Some(true), "{line}");
+            assert_eq!(classify_line(line).vendor, "ubiquiti", "{line}");
+        }
+        for line in [
+            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000, runid: 1795706502, stamp: 2026-11-26T15:21:42 PADDPADD",
+            "<27>Apr 12 01:44:22 h1 app: a,b,c",
+            "<27>Apr 12 01:44:22 h1 app: ab,c v1.2.3",
+        ] {
+            assert_eq!(check_verdict(line, APP), Some(false), "{line}");
+            assert_ne!(classify_line(line).vendor, "ubiquiti", "{line}");
+        }
+    }
+
+    #[test]
+    fn head_shapes() {
+        use super::head_possible;
+        assert!(head_possible(b"usw,18e8294876c3,v4.0.66 x"));
+        assert!(head_possible(b"18e8294876c3,v4.0.66 x"));
+        assert!(head_possible(b"h 18e8294876c3,x-1.2.3: y"));
+        assert!(!head_possible(b"h 18e8294876c3,x-1.2: y"));
+        assert!(!head_possible(b"h 18e8294876c3;x-1.2.3: y"));
+        assert!(!head_possible(b"h1 h2 18e8294876c3,v1.2.3 y"));
+        assert!(!head_possible(b""));
     }
 }

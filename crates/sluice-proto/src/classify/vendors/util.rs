@@ -12,6 +12,29 @@ pub(crate) fn contains(needle: &LazyLock<memchr::memmem::Finder<'static>>, hay: 
     needle.find(hay).is_some()
 }
 
+/// A hand-written scanner met a byte where a Unicode class of the regex it stands for (`\d`,
+/// `\w`, `\s`, a negated class) could differ from its ASCII meaning: the caller runs the
+/// regex instead. Scanners return `Err(Unsure)` only on non-ASCII bytes, which the
+/// vendors' headers almost never hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Unsure;
+
+/// `\s` on an ASCII byte (vertical tab included, unlike `u8::is_ascii_whitespace`).
+pub(crate) fn is_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+/// Where a regex `.*` starting at `at` ends: at the first newline or the first byte that is
+/// not part of valid UTF-8 (Unicode `.` matches neither).
+pub(crate) fn dot_star_end(s: &[u8], at: usize) -> usize {
+    let seg = &s[at..];
+    let nl = memchr::memchr(b'\n', seg).unwrap_or(seg.len());
+    at + match std::str::from_utf8(&seg[..nl]) {
+        Ok(_) => nl,
+        Err(e) => e.valid_up_to(),
+    }
+}
+
 /// The bytes of `raw` from the start of `from` to the end of `to` (both slices of `raw`):
 /// e.g. `PROGRAM: MESSAGE` as it was received.
 pub(crate) fn span<'m>(raw: &'m [u8], from: &[u8], to: &[u8]) -> Option<&'m [u8]> {
@@ -42,10 +65,9 @@ pub(crate) fn lower(head: &[u8], tail: &[u8]) -> Option<Value<'static, 'static>>
 /// the same name that comes first is taken. Objects and arrays give `None` (syslog-ng's
 /// json-parser flattens them, so the name itself has no value there either).
 pub(crate) fn json_scalar<'a>(text: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    let mut from = 0;
-    while let Some(i) = memchr::memmem::find(text.get(from..)?, name) {
-        let at = from + i;
-        from = at + name.len();
+    // One searcher for all the occurrences (each `memmem::find` builds its own).
+    for at in memchr::memmem::find_iter(text, name) {
+        let from = at + name.len();
         if at == 0 || text[at - 1] != b'"' || text.get(from) != Some(&b'"') {
             continue;
         }
@@ -90,6 +112,23 @@ mod tests {
         assert_eq!(json_scalar(j, b"e"), Some(&b""[..]));
         assert_eq!(json_scalar(j, b"zz"), None);
         assert_eq!(json_scalar(br#"{"a":"unterminated"#, b"a"), None);
+    }
+
+    #[test]
+    fn dot_star_stops_like_the_regex() {
+        let re = regex::bytes::Regex::new(r"x(.*)").unwrap();
+        for s in [
+            &b"x"[..],
+            b"xab\ncd",
+            b"xa\xe2\x80\x9cb",
+            b"xa\xe2\x80b",
+            b"xa\xffb\n",
+            b"xa\xed\xa0\x80b",
+            b"xa\rb",
+        ] {
+            let want = re.captures(s).unwrap().get(1).unwrap().end();
+            assert_eq!(dot_star_end(s, 1), want, "{s:?}");
+        }
     }
 
     #[test]

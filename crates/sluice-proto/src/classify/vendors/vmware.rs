@@ -71,7 +71,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_airwatch",
             topic: Topic::Pgm,
             order: "vmware/app-syslog-airwatch.conf",
-            when: When::Always,
+            when: When::Check(airwatch_program),
             parse: airwatch,
         },
         App {
@@ -93,7 +93,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_horizon",
             topic: Topic::Pgm,
             order: "vmware/app-syslog-vmware_horizon.conf",
-            when: When::Always,
+            when: When::Check(horizon_program),
             parse: horizon_pgm,
         },
         App {
@@ -107,7 +107,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-syslog-vmware_vsphere-pgm",
             topic: Topic::Pgm,
             order: "vmware/app-syslog-vmware_vsphere.conf",
-            when: When::Always,
+            when: When::Check(vsphere_program),
             parse: vsphere_pgm,
         },
         App {
@@ -240,17 +240,28 @@ const VC_PREFIXES: &[&str] = &[
     "vcenter-server",
 ];
 
+// The filter's lists one by one, as SC4S writes them: the test's reference for the
+// first-letter table.
+#[cfg(test)]
 fn is_esx(p: &[u8]) -> bool {
     ESX_PREFIXES.iter().any(|x| iprefix(p, x)) || ESX_EXACT.iter().any(|x| ieq(p, x))
 }
+const AUTOBACKUP_PREFIX: &[&str] = &["auto-backup.sh"];
+const NSX_PREFIX: &[&str] = &["nsx"];
+const NSX_EXACT: &[&str] = &["dfwpktlogs"];
+const VSAN_PREFIXES: &[&str] = &["vsan", "storagerm"];
+
 fn is_autobackup(p: &[u8]) -> bool {
-    iprefix(p, "auto-backup.sh")
+    AUTOBACKUP_PREFIX.iter().any(|x| iprefix(p, x))
 }
 fn is_nsx(p: &[u8]) -> bool {
-    iprefix(p, "nsx") || ieq(p, "dfwpktlogs")
+    NSX_PREFIX.iter().any(|x| iprefix(p, x)) || NSX_EXACT.iter().any(|x| ieq(p, x))
 }
+// The filter's lists one by one, as SC4S writes them: the test's reference for the
+// first-letter table.
+#[cfg(test)]
 fn is_vsan(p: &[u8]) -> bool {
-    iprefix(p, "vsan") || iprefix(p, "storagerm")
+    VSAN_PREFIXES.iter().any(|x| iprefix(p, x))
 }
 fn is_vc(p: &[u8]) -> bool {
     VC_PREFIXES.iter().any(|x| iprefix(p, x))
@@ -347,11 +358,54 @@ fn vsphere_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
-fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    let Some(p) = input.program else {
+/// The PROGRAM names [`vsphere_program`] accepts (`true`: exactly, else as a prefix), by their
+/// lowercase first byte: a PROGRAM is compared with the few names of its first letter instead
+/// of all sixty.
+static VSPHERE_BY_FIRST: LazyLock<Vec<Vec<(&'static str, bool)>>> = LazyLock::new(|| {
+    let mut table = vec![Vec::new(); 256];
+    let prefixes = [
+        ESX_PREFIXES,
+        VC_PREFIXES,
+        AUTOBACKUP_PREFIX,
+        NSX_PREFIX,
+        VSAN_PREFIXES,
+    ];
+    for (list, exact) in prefixes
+        .iter()
+        .map(|l| (l, false))
+        .chain([(&ESX_EXACT, true), (&NSX_EXACT, true)])
+    {
+        for name in list.iter() {
+            let first = name.as_bytes()[0].to_ascii_lowercase();
+            table[usize::from(first)].push((*name, exact));
+        }
+    }
+    table
+});
+
+/// `app-syslog-vmware_vsphere`'s PROGRAM filter (the dispatcher's check, so a PROGRAM it
+/// rejects costs no candidate): one of the ESX, vCenter, auto-backup, NSX or vSAN names.
+fn vsphere_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(is_vsphere_program)
+}
+
+fn is_vsphere_program(p: &[u8]) -> bool {
+    let Some(first) = p.first() else {
         return false;
     };
-    if !(is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p)) {
+    VSPHERE_BY_FIRST[usize::from(first.to_ascii_lowercase())]
+        .iter()
+        .any(|(name, exact)| {
+            if *exact {
+                ieq(p, name)
+            } else {
+                iprefix(p, name)
+            }
+        })
+}
+
+fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !vsphere_program(input, out) {
         return false;
     }
     vsphere(input, out);
@@ -415,8 +469,13 @@ fn horizon_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// `app-syslog-vmware_horizon`'s PROGRAM filter.
+fn horizon_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(|p| iprefix(p, "view"))
+}
+
 fn horizon_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !input.program.is_some_and(|p| iprefix(p, "view")) {
+    if !horizon_program(input, out) {
         return false;
     }
     out.key(&KEYS[HORIZON]);
@@ -439,8 +498,13 @@ fn cb_protect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// `app-syslog-airwatch`'s PROGRAM filter.
+fn airwatch_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(|p| ieq(p, "airwatch"))
+}
+
 fn airwatch<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if !input.program.is_some_and(|p| ieq(p, "airwatch")) {
+    if !airwatch_program(input, out) {
         return false;
     }
     out.key(&KEYS[AIRWATCH]);
@@ -586,6 +650,94 @@ mod tests {
         assert_eq!(c.source.to_string_lossy(), "vmware:esxlog:auto-backup.sh");
         let c = classify_line("<144> Apr 13 07:02:31 esx other[1]: x [Originator@6876 sub=a] y");
         assert_eq!(c.sourcetype.to_string_lossy(), "vmware:esxlog:other");
+    }
+
+    /// The PROGRAM checks pass what the applications take and skip other PROGRAMs.
+    #[test]
+    fn program_checks() {
+        use crate::classify::dispatch::check_verdict;
+        const LOGGEN: &str =
+            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
+        for (line, app, st) in [
+            (
+                "<144>1 2024-04-13T03:47:10.825Z esxi-prod-07 Vpxa 4242 - - Event [1]",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:esxlog:vpxa",
+            ),
+            (
+                "<144> Apr 13 07:02:31 esx dfwpktlogs: 4242 INET match PASS",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:nsxlog:dfwpktlogs",
+            ),
+            (
+                "<144>1 2024-04-13T08:07:38.856Z vcsa-01 vmon 2275 - - x",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:vclog:vmon",
+            ),
+            (
+                "<144> Apr 13 07:02:31 esx Fdm: x",
+                "app-syslog-vmware_vsphere-pgm",
+                "vmware:esxlog:fdm",
+            ),
+            (
+                "<14> Apr 13 07:02:31 aw airwatch: x",
+                "app-syslog-vmware_airwatch",
+                "vmware:airwatch",
+            ),
+            (
+                "<144>1 2024-04-13T09:12:45.864Z h View - 73 - x",
+                "app-syslog-vmware_horizon",
+                "vmware:horizon",
+            ),
+        ] {
+            assert_eq!(check_verdict(line, app), Some(true), "{line}");
+            assert_eq!(
+                classify_line(line).sourcetype.to_string_lossy(),
+                st,
+                "{line}"
+            );
+        }
+        for app in [
+            "app-syslog-vmware_vsphere-pgm",
+            "app-syslog-vmware_airwatch",
+            "app-syslog-vmware_horizon",
+        ] {
+            assert_eq!(check_verdict(LOGGEN, app), Some(false), "{app}");
+        }
+        assert_eq!(classify_line(LOGGEN).sourcetype, "nix:syslog");
+    }
+
+    /// The first-letter table accepts exactly what the five SC4S lists accept.
+    #[test]
+    fn vsphere_program_table() {
+        use super::*;
+        let slow = |p: &[u8]| is_vc(p) || is_esx(p) || is_autobackup(p) || is_nsx(p) || is_vsan(p);
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        for list in [
+            ESX_PREFIXES,
+            ESX_EXACT,
+            VC_PREFIXES,
+            AUTOBACKUP_PREFIX,
+            NSX_PREFIX,
+            NSX_EXACT,
+            VSAN_PREFIXES,
+        ] {
+            for n in list {
+                names.push(n.as_bytes().to_vec());
+                names.push(n.to_ascii_uppercase().into_bytes());
+                names.push(format!("{n}x").into_bytes());
+                names.push(n.as_bytes()[..n.len() - 1].to_vec());
+            }
+        }
+        names.extend([b"".to_vec(), b"prg00000".to_vec(), b"sshd".to_vec()]);
+        for p in &names {
+            assert_eq!(
+                is_vsphere_program(p),
+                slow(p),
+                "{}",
+                String::from_utf8_lossy(p)
+            );
+        }
     }
 
     #[test]

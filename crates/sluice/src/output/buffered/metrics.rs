@@ -150,8 +150,11 @@ pub fn render(w: &mut PromWriter, buffers: &[(&str, &BufferMetrics)]) {
             ),
         );
     }
+    // Not `sluice_buffer_full`: OpenMetrics names the `sluice_buffer_full_total` counter's
+    // family that, and one exposition cannot hold two families of one name (Prometheus,
+    // which asks for OpenMetrics first, would refuse the whole scrape).
     w.family(
-        "sluice_buffer_full",
+        "sluice_buffer_refusing",
         "gauge",
         "1 while the disk buffer refuses appends and receivers are held back, by reason.",
     );
@@ -163,7 +166,7 @@ pub fn render(w: &mut PromWriter, buffers: &[(&str, &BufferMetrics)]) {
             FullReason::WriteFailing,
         ] {
             w.sample(
-                "sluice_buffer_full",
+                "sluice_buffer_refusing",
                 &[("destination", d), ("reason", r.as_str())],
                 u8::from(m.full() == Some(r)),
             );

@@ -21,7 +21,7 @@ pub static ESA: Vendor = Vendor {
             name: "app-cef-cisco_esa",
             topic: Topic::Sub("cef"),
             order: "cisco/app-cef-cisco_esa.conf",
-            when: When::Always,
+            when: When::Check(esa_cef_check),
             parse: esa_cef,
         },
         App {
@@ -255,20 +255,28 @@ fn esa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 /// `match("Cisco" device_vendor)` and a device product naming an Email Security Appliance
 /// or Secure Email Gateway (`C\d+V? Email Security( Virtual)? Appliance`,
 /// `C\d+V? Secure Email Gateway( Virtual)?`, unanchored).
-fn esa_cef<'m>(_input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+fn esa_cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    if !esa_cef_check(input, out) {
+        return false;
+    }
+    out.key(&ESA_KEYS[ESA_CEF]);
+    true
+}
+
+/// The filter of [`esa_cef`] (the dispatcher's check: a CEF message of another vendor costs
+/// a call, not a copy of `Out`).
+fn esa_cef_check<'m>(_: &Input<'m, '_>, out: &Out<'m>) -> bool {
     static PRODUCT: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"C\d+V? Email Security( Virtual)? Appliance|C\d+V? Secure Email Gateway( Virtual)?",
         )
         .expect("static regex")
     });
-    let vendor = out.nv.get("device_vendor").unwrap_or_default();
-    let product = out.nv.get("device_product").unwrap_or_default();
-    if memchr::memmem::find(vendor, b"Cisco").is_none() || !PRODUCT.is_match(product) {
-        return false;
-    }
-    out.key(&ESA_KEYS[ESA_CEF]);
-    true
+    out.nv.contains("device_vendor", b"Cisco")
+        && out
+            .nv
+            .get("device_product")
+            .is_some_and(|p| PRODUCT.is_match(p))
 }
 
 static WSA_KEYS: &[Key] = &[
