@@ -180,7 +180,10 @@ fn expand(alt: &str) -> Vec<Vec<u8>> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'[' {
-            let close = b[i..].iter().position(|&c| c == b']').map_or(b.len(), |c| i + c);
+            let close = b[i..]
+                .iter()
+                .position(|&c| c == b']')
+                .map_or(b.len(), |c| i + c);
             let class = &b[i + 1..close];
             out = out
                 .iter()
@@ -584,8 +587,8 @@ fn netsource_fw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{
-        Fields, Format, Group, PRODUCT_PATTERNS, choose_host, group, is_splunk_format,
-        one_element, pipe_pairs, product_groups,
+        Fields, Format, Group, PRODUCT_PATTERNS, choose_host, group, is_splunk_format, one_element,
+        pipe_pairs, product_groups,
     };
     use crate::classify::kv;
     use crate::classify::testutil::classify_line;
@@ -634,15 +637,28 @@ mod tests {
                     samples.push(lit.clone());
                     samples.push([b"x ".as_slice(), &lit, b" y"].concat());
                     samples.push([b"Q".as_slice(), &lit].concat());
-                    samples.push(lit.iter().map(|&b| if b == b' ' { b'\t' } else { b }).collect());
-                    samples.push(lit.iter().flat_map(|&b| if b == b' ' { vec![b' ', b' '] } else { vec![b] }).collect());
+                    samples.push(
+                        lit.iter()
+                            .map(|&b| if b == b' ' { b'\t' } else { b })
+                            .collect(),
+                    );
+                    samples.push(
+                        lit.iter()
+                            .flat_map(|&b| if b == b' ' { vec![b' ', b' '] } else { vec![b] })
+                            .collect(),
+                    );
                     samples.push(lit[..lit.len() - 1].to_vec());
                     samples.push(lit.to_ascii_lowercase());
                 }
             }
         }
         for s in &samples {
-            assert_eq!(product_groups(s), by_regex(s), "{:?}", String::from_utf8_lossy(s));
+            assert_eq!(
+                product_groups(s),
+                by_regex(s),
+                "{:?}",
+                String::from_utf8_lossy(s)
+            );
         }
     }
 

@@ -145,7 +145,10 @@ fn zero_bytes(x: u64) -> u64 {
 /// The eight bytes at `at` as a little-endian word, zero past the end.
 #[inline]
 fn word(hay: &[u8], at: usize) -> u64 {
-    if let Some(w) = hay.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+    if let Some(w) = hay
+        .get(at..at + 8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+    {
         return u64::from_le_bytes(w);
     }
     let mut buf = [0u8; 8];
