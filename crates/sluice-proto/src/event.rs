@@ -699,6 +699,77 @@ fn write_or_dash(out: &mut Vec<u8>, value: Option<&[u8]>) {
 /// Writes `[id name="value" ...]...`; returns `false` (writing nothing) when there is no
 /// element.
 fn write_sdata(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
+    if sd_is_canonical(sd.raw()) {
+        // Re-serialising it would give back the same bytes: escape them in one go.
+        json::escape_into(out, sd.raw());
+        return true;
+    }
+    write_sdata_parts(out, sd)
+}
+
+/// Whether `raw` is SD exactly as [`write_sdata_parts`] would write it again: one or more
+/// `[id name="value" ...]` elements back to back, single spaces, quoted values whose only
+/// backslashes escape `"`, `\` or `]` and that hold no bare `]`, nothing after the last
+/// element. One pass, with the value bodies (the long part) searched with `memchr3`.
+fn sd_is_canonical(raw: &[u8]) -> bool {
+    let n = raw.len();
+    let mut i = 0;
+    if n == 0 {
+        return false;
+    }
+    while i < n {
+        if raw[i] != b'[' {
+            return false;
+        }
+        i += 1;
+        // SD-ID: up to a space or `]`; a quote in it would confuse the element scan.
+        while i < n && raw[i] != b' ' && raw[i] != b']' {
+            if raw[i] == b'"' {
+                return false;
+            }
+            i += 1;
+        }
+        loop {
+            match raw.get(i) {
+                Some(b']') => {
+                    i += 1;
+                    break;
+                }
+                Some(b' ') => i += 1,
+                _ => return false,
+            }
+            // PARAM-NAME up to `=`.
+            while i < n && raw[i] != b'=' {
+                if matches!(raw[i], b' ' | b']' | b'"') {
+                    return false;
+                }
+                i += 1;
+            }
+            if raw.get(i + 1) != Some(&b'"') {
+                return false;
+            }
+            i += 2;
+            // PARAM-VALUE up to the closing quote.
+            loop {
+                let Some(at) = memchr::memchr3(b'"', b'\\', b']', &raw[i.min(n)..]) else {
+                    return false;
+                };
+                i += at;
+                match raw[i] {
+                    b'"' => {
+                        i += 1;
+                        break;
+                    }
+                    b'\\' if matches!(raw.get(i + 1), Some(b'"' | b'\\' | b']')) => i += 2,
+                    _ => return false,
+                }
+            }
+        }
+    }
+    true
+}
+
+fn write_sdata_parts(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
     let mut any = false;
     for element in sd.elements() {
         any = true;
@@ -1476,5 +1547,92 @@ mod tests {
         assert!(e.enabled && !e.facility && !e.recv_time);
         assert!(!IndexedFields::from_sc4s(" none ").enabled);
         assert!(IndexedFields::from_sc4s("none,proto").enabled);
+    }
+
+    fn sdata_both_ways(raw: &[u8]) -> (Vec<u8>, bool, Vec<u8>, bool) {
+        let sd = StructuredData::from_validated(raw);
+        let mut fast = b"x".to_vec();
+        let fast_any = write_sdata(&mut fast, sd);
+        let mut parts = b"x".to_vec();
+        let parts_any = write_sdata_parts(&mut parts, sd);
+        (fast, fast_any, parts, parts_any)
+    }
+
+    #[test]
+    fn canonical_sdata_is_copied_whole() {
+        for raw in [
+            &br#"[meta sequenceId="42"]"#[..],
+            br#"[a@1 x="1" y="two words"][b z="q\"uote \\ \]"]"#,
+            br#"[id]"#,
+            "[é k=\"ü\"]".as_bytes(),
+        ] {
+            assert!(sd_is_canonical(raw), "{raw:?}");
+            let (fast, fast_any, parts, parts_any) = sdata_both_ways(raw);
+            assert_eq!((fast, fast_any), (parts, parts_any));
+        }
+        // Each of these is rewritten (or cut) by the re-serialisation: no shortcut.
+        for raw in [
+            &br#"[a x="b]c"]"#[..],
+            br#"[a x="lone \q"]"#,
+            br#"[a x=unquoted]"#,
+            br#"[a  x="1"]"#,
+            br#"[a x="1"] "#,
+            br#"[a x="1"y="2"]"#,
+            br#"[a x="1"#,
+            b"-",
+            b"",
+        ] {
+            assert!(!sd_is_canonical(raw), "{raw:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, ..Default::default() })]
+
+        #[test]
+        fn sdata_shortcut_writes_what_the_parts_write(
+            raw in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(b'['),
+                    proptest::strategy::Just(b']'),
+                    proptest::strategy::Just(b' '),
+                    proptest::strategy::Just(b'='),
+                    proptest::strategy::Just(b'"'),
+                    proptest::strategy::Just(b'\\'),
+                    proptest::strategy::Just(b'a'),
+                    proptest::strategy::Just(0xc3u8),
+                    proptest::strategy::Just(0xa9u8),
+                    proptest::strategy::Just(0x0au8),
+                ],
+                0..40,
+            )
+        ) {
+            let (fast, fast_any, parts, parts_any) = sdata_both_ways(&raw);
+            proptest::prop_assert_eq!((fast, fast_any), (parts, parts_any));
+        }
+
+        #[test]
+        fn well_formed_sdata_takes_the_shortcut_and_matches(
+            elements in proptest::collection::vec(
+                (
+                    "[a-z@0-9.]{1,8}",
+                    proptest::collection::vec(("[a-z]{1,6}", "([a-z é\\[]|\\\\[\\\\\"\\]])*"), 0..4),
+                ),
+                1..4,
+            )
+        ) {
+            let mut raw = String::new();
+            for (id, params) in &elements {
+                raw.push('[');
+                raw.push_str(id);
+                for (name, value) in params {
+                    raw.push_str(&format!(" {name}=\"{value}\""));
+                }
+                raw.push(']');
+            }
+            proptest::prop_assert!(sd_is_canonical(raw.as_bytes()), "{}", raw);
+            let (fast, fast_any, parts, parts_any) = sdata_both_ways(raw.as_bytes());
+            proptest::prop_assert_eq!((fast, fast_any), (parts, parts_any));
+        }
     }
 }
