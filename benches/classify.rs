@@ -9,6 +9,9 @@
 //! classifications per CPU-second of its own thread (`/proc/thread-self/stat`, Linux),
 //! which is the per-core figure whatever the load.
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -76,40 +79,6 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-/// This thread's user + system CPU time in seconds (Linux; `None` elsewhere).
-fn thread_cpu_secs() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after the `(comm)`: state is field 3; utime and stime are fields 14 and 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let mut f = rest.split(' ').skip(11);
-    let utime: f64 = f.next()?.parse().ok()?;
-    let stime: f64 = f.next()?.parse().ok()?;
-    // USER_HZ is 100 on every Linux target sluice supports.
-    Some((utime + stime) / 100.0)
-}
-
-/// Runs `round` (one pass over `n` messages) for about `secs` seconds of this thread's CPU
-/// time and prints messages per CPU-second.
-fn per_cpu_second(label: &str, n: usize, secs: f64, mut round: impl FnMut()) {
-    let Some(start) = thread_cpu_secs() else {
-        return;
-    };
-    let mut done = 0u64;
-    let mut used = 0.0;
-    while used < secs {
-        for _ in 0..100 {
-            round();
-        }
-        done += 100 * n as u64;
-        used = thread_cpu_secs().unwrap_or(start) - start;
-    }
-    println!(
-        "{label}: {:.0} k messages per CPU-second ({:.0} ns CPU per message, {done} messages)",
-        done as f64 / used / 1e3,
-        used * 1e9 / done as f64
-    );
-}
-
 /// CPU nanoseconds of `classify` for each message alone (the loggen line first, then the
 /// corpus), slowest first: where the mix's cost is. `SLUICE_BENCH_TOP` sets how many lines
 /// (default 25).
@@ -118,7 +87,7 @@ fn per_message_report(
     src: &SourceMeta<'_>,
     classifier: &Classifier,
 ) {
-    let Some(_) = thread_cpu_secs() else {
+    let Some(_) = cpu::thread_cpu_secs() else {
         return;
     };
     let top: usize = std::env::var("SLUICE_BENCH_TOP")
@@ -129,7 +98,7 @@ fn per_message_report(
     let mut total = 0.0;
     for m in msgs {
         // Thread CPU time has 10 ms resolution: repeat until 0.05 s are spent.
-        let start = thread_cpu_secs().unwrap_or(0.0);
+        let start = cpu::thread_cpu_secs().unwrap_or(0.0);
         let mut n = 0u64;
         let mut used = 0.0;
         while used < 0.05 {
@@ -137,7 +106,7 @@ fn per_message_report(
                 black_box(classify(black_box(m), src, NOW, classifier));
             }
             n += 1000;
-            used = thread_cpu_secs().unwrap_or(start) - start;
+            used = cpu::thread_cpu_secs().unwrap_or(start) - start;
         }
         let ns = used * 1e9 / n as f64;
         total += ns;
@@ -219,4 +188,16 @@ fn main() {
     }
     benches();
     Criterion::default().configure_from_args().final_summary();
+}
+
+/// Prints messages per CPU-second of `round` (one pass over `n` messages) run for about
+/// `secs` seconds of this thread's CPU time.
+fn per_cpu_second(label: &str, n: usize, secs: f64, round: impl FnMut()) {
+    if let Some((used, done)) = cpu::run_for_cpu_secs(n, secs, round) {
+        println!(
+            "{label}: {:.0} k messages per CPU-second ({:.0} ns CPU per message, {done} messages)",
+            done as f64 / used / 1e3,
+            used * 1e9 / done as f64
+        );
+    }
 }

@@ -4,6 +4,9 @@
 //! the encoder's own cost per message of the mix), and gzip throughput of a 5000-event HEC
 //! batch (SC4S's batch-lines) at levels 1 and 6.
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -179,39 +182,6 @@ fn corpus_encode(c: &mut Criterion) {
     group.finish();
 }
 
-/// This thread's user + system CPU time in seconds (Linux; `None` elsewhere).
-fn thread_cpu_secs() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after the `(comm)`: state is field 3; utime and stime are fields 14 and 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let mut f = rest.split(' ').skip(11);
-    let utime: f64 = f.next()?.parse().ok()?;
-    let stime: f64 = f.next()?.parse().ok()?;
-    // USER_HZ is 100 on every Linux target sluice supports.
-    Some((utime + stime) / 100.0)
-}
-
-/// Runs `round` (one pass over `n` messages) for about `secs` seconds of this thread's CPU
-/// time and prints the CPU time per message.
-fn per_cpu_second(label: &str, n: usize, secs: f64, mut round: impl FnMut()) {
-    let Some(start) = thread_cpu_secs() else {
-        return;
-    };
-    let mut done = 0u64;
-    let mut used = 0.0;
-    while used < secs {
-        for _ in 0..100 {
-            round();
-        }
-        done += 100 * n as u64;
-        used = thread_cpu_secs().unwrap_or(start) - start;
-    }
-    eprintln!(
-        "{label}: {:.0} ns CPU per message ({done} messages)",
-        used * 1e9 / done as f64
-    );
-}
-
 /// Times `rounds` single passes (one pass over `n` messages, ~0.1 ms) and prints the
 /// fastest and the 10th-percentile pass per message. On a loaded box most short passes
 /// still run undisturbed, so these low quantiles are the encoder's cost on an idle core.
@@ -337,3 +307,14 @@ fn gzip(c: &mut Criterion, payload: &str, batch: &[u8]) {
 
 criterion_group!(benches, bench);
 criterion_main!(benches);
+
+/// Prints the CPU time per message of `round` (one pass over `n` messages) run for about
+/// `secs` seconds of this thread's CPU time.
+fn per_cpu_second(label: &str, n: usize, secs: f64, round: impl FnMut()) {
+    if let Some((used, done)) = cpu::run_for_cpu_secs(n, secs, round) {
+        eprintln!(
+            "{label}: {:.0} ns CPU per message ({done} messages)",
+            used * 1e9 / done as f64
+        );
+    }
+}

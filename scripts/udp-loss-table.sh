@@ -55,15 +55,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 syslog-ng --version | head -1 >&2
 
-say "build"
-if [ -n "${SLUICE_BIN:-}" ]; then
-    bin=$SLUICE_BIN
-else
-    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
-    cargo build --release --locked -p sluice
-    bin=$CARGO_TARGET_DIR/release/sluice
-fi
-git -C "$repo" log -1 --format='sluice commit %h %s' >&2 || true
+build_sluice  # sets bin
 
 tmp=$(mktemp -d /tmp/udp-loss-table.XXXXXX)
 old_rmem=$(sysctl -n net.core.rmem_max)

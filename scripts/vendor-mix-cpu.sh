@@ -35,15 +35,7 @@ out=$(cd "$out" && pwd)
 # shellcheck source=scripts/lib/measure.sh
 . scripts/lib/measure.sh
 
-say "build"
-if [ -n "${SLUICE_BIN:-}" ]; then
-    bin=$SLUICE_BIN
-else
-    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
-    cargo build --release --locked -p sluice
-    bin=$CARGO_TARGET_DIR/release/sluice
-fi
-git -C "$repo" log -1 --format='sluice commit %h %s' >&2 || true
+build_sluice  # sets bin
 
 say "the mix"
 corpus=crates/sluice-proto/tests/corpus/sc4s-vendors.jsonl

@@ -35,3 +35,16 @@ free_port() {
     echo "no free port" >&2
     return 1
 }
+
+# Sets `bin`: $SLUICE_BIN when given, else a release build of this checkout (run from its root).
+build_sluice() {
+    say "build"
+    if [ -n "${SLUICE_BIN:-}" ]; then
+        bin=$SLUICE_BIN
+    else
+        export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+        cargo build --release --locked -p sluice
+        bin=$CARGO_TARGET_DIR/release/sluice
+    fi
+    git log -1 --format='sluice commit %h %s' >&2 || true
+}

@@ -163,6 +163,21 @@ pub fn unquote_into(value: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// Where a quoted value that starts at `body` (after its opening quote) ends: the closing
+/// quote, or the end of `body`. A backslash escapes the next byte and `""` is a quote.
+pub(crate) fn quoted_end(body: &[u8]) -> usize {
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'\\' => i += 2,
+            b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
+            b'"' => break,
+            _ => i += 1,
+        }
+    }
+    i.min(body.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,16 +200,7 @@ mod tests {
             let after = &s[eq + 1..];
             if after.first() == Some(&b'"') {
                 let body = &after[1..];
-                let mut i = 0;
-                while i < body.len() {
-                    match body[i] {
-                        b'\\' => i += 2,
-                        b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
-                    }
-                }
-                let end = i.min(body.len());
+                let end = quoted_end(body);
                 rest = body.get(end + 1..).unwrap_or(&[]);
                 out.push(Pair {
                     key,

@@ -428,16 +428,7 @@ fn pipe_pairs<'m>(text: &'m [u8], mut f: impl FnMut(&'m [u8], &'m [u8])) {
         let key = s[..eq].trim_ascii();
         let after = &s[eq + 1..];
         if let Some(body) = after.strip_prefix(b"\"") {
-            let mut i = 0;
-            while i < body.len() {
-                match body[i] {
-                    b'\\' => i += 2,
-                    b'"' if body.get(i + 1) == Some(&b'"') => i += 2,
-                    b'"' => break,
-                    _ => i += 1,
-                }
-            }
-            let end = i.min(body.len());
+            let end = crate::classify::kv::quoted_end(body);
             rest = body.get(end + 1..).unwrap_or(&[]);
             f(key, &body[..end]);
         } else {
