@@ -142,29 +142,7 @@ impl Processor {
         builder: &mut BatchBuilder,
         counts: &mut LocalCounts,
     ) -> Option<EncodedBatch> {
-        let opts = ParseOptions {
-            now_unix_secs: at.unix_micros.div_euclid(1_000_000),
-            zone: &self.zone,
-        };
-        let msg = parse(payload, &opts);
-        counts.messages += 1;
-        counts.bytes += payload.len() as u64;
-        counts.by_format[format_index(msg.format)] += 1;
-        let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
-        Classified {
-            class: &class,
-            format: msg.format,
-        }
-        .emit(crate::telemetry::metrics());
-        if let Some(names) = &self.names {
-            names.observe(src.source_ip, class.host_bytes(&msg));
-        }
-        if self.absorb(&msg, &class, src, at, counts) {
-            return None;
-        }
-        let encode =
-            |out: &mut Vec<u8>| encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
-        self.push(builder, at, &class, &msg, encode)
+        self.process_inner(payload, src, at, builder, counts, None)
     }
 
     /// [`process`](Self::process), adding `tag` to the event's `sc4s_tags` (when indexed
@@ -177,6 +155,19 @@ impl Processor {
         builder: &mut BatchBuilder,
         counts: &mut LocalCounts,
         tag: &str,
+    ) -> Option<EncodedBatch> {
+        self.process_inner(payload, src, at, builder, counts, Some(tag))
+    }
+
+    #[inline(always)]
+    fn process_inner(
+        &self,
+        payload: &[u8],
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+        tag: Option<&str>,
     ) -> Option<EncodedBatch> {
         let opts = ParseOptions {
             now_unix_secs: at.unix_micros.div_euclid(1_000_000),
@@ -201,7 +192,9 @@ impl Processor {
         let encode = |out: &mut Vec<u8>| {
             let start = out.len();
             encode_event(out, &msg, &class, src, at.unix_micros, &self.encode);
-            append_tag(out, start, tag);
+            if let Some(tag) = tag {
+                append_tag(out, start, tag);
+            }
         };
         self.push(builder, at, &class, &msg, encode)
     }

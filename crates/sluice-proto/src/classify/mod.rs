@@ -44,6 +44,7 @@ pub mod context;
 pub mod csv;
 pub(crate) mod dispatch;
 pub mod filter;
+pub(crate) mod gate;
 pub mod group;
 pub mod header;
 pub mod kv;

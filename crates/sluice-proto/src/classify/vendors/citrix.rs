@@ -3,10 +3,9 @@
 //! (PROGRAM `svm_*`), AAA lines (`[pid]: ...` without PROGRAM), AppFirewall CEF (the `cef`
 //! topic) and the RFC 5424 listener.
 
-use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use crate::classify::gate::Gated;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
@@ -71,8 +70,7 @@ static KEYS: &[Key] = &[
 
 /// `: [word] APPFW word word word :`, the AppFirewall records.
 fn is_appfw(m: &[u8]) -> bool {
-    static RE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r":(\s+\S+)?\s+APPFW(\s+\S+){3}\s+:").expect("static regex"));
+    static RE: LazyLock<Gated> = LazyLock::new(|| Gated::new(r":(\s+\S+)?\s+APPFW(\s+\S+){3}\s+:"));
     memchr::memmem::find(m, b"APPFW").is_some() && RE.is_match(m)
 }
 
@@ -121,11 +119,10 @@ fn pri_space_and_colon(raw: &[u8]) -> bool {
 }
 
 fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    static HEADER: LazyLock<Gated> = LazyLock::new(|| {
         // SC4S's pattern ends `([A-Z\-0-9]+ : .*)`; that group is not read and `.*` takes the
         // empty string too, so it is left out: the captures walked the whole message for it.
-        Regex::new(r"^<\d+> ((\d\d)/\d\d/\d\d\d\d:\d\d:\d\d:\d\d ?\w+)? ([^ ]+) [A-Z\-0-9]+ : ")
-            .expect("static regex")
+        Gated::new(r"^<\d+> ((\d\d)/\d\d/\d\d\d\d:\d\d:\d\d:\d\d ?\w+)? ([^ ]+) [A-Z\-0-9]+ : ")
     });
     let raw = input.msg.raw;
     let Some(c) = HEADER.caps(raw) else {
@@ -157,10 +154,8 @@ fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn svm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"([^\s]*)\s+((\d\d)[^\s]*(?:\s[^\s]+)?)(?:\s+\S+){2}\s+:")
-            .expect("static regex")
-    });
+    static RE: LazyLock<Gated> =
+        LazyLock::new(|| Gated::new(r"([^\s]*)\s+((\d\d)[^\s]*(?:\s[^\s]+)?)(?:\s+\S+){2}\s+:"));
     if !input.program.is_some_and(|p| p.starts_with(b"svm_")) {
         return false;
     }
@@ -190,8 +185,7 @@ fn svm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 /// `[pid]: module: ...` with no PROGRAM.
 fn aaa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static RE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\[\d+\]: [^:]+: ").expect("static regex"));
+    static RE: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"^\[\d+\]: [^:]+: "));
     if input.program.is_some_and(|p| !p.is_empty()) || !RE.is_match(input.body) {
         return false;
     }

@@ -6,10 +6,9 @@
 //! Not reproduced: RSA SecurID's removal of tab-separated prefixes from MESSAGE, its
 //! date from the trace lines, and its post-filter grouping of trace lines.
 
-use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use crate::classify::gate::Gated;
 
 use crate::classify::kv;
 use crate::classify::registry::{App, Input, Key, Out, Topic, Values, ValuesSyntax, Vendor, When};
@@ -155,13 +154,10 @@ fn cmc<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn rsa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static AUDIT_SYSTEM: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"audit\.|system\.").expect("static regex"));
-    static SYSTEM: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\s*system\.+\w+").expect("static regex"));
-    static RUNTIME: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"\s*audit\.runtime\.(com\.rsa|sa\.ims)").expect("static regex")
-    });
+    static AUDIT_SYSTEM: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"audit\.|system\."));
+    static SYSTEM: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"\s*system\.+\w+"));
+    static RUNTIME: LazyLock<Gated> =
+        LazyLock::new(|| Gated::new(r"\s*audit\.runtime\.(com\.rsa|sa\.ims)"));
     if out.identified || !netsource_is(input, "dell", "rsa_secureid", "dell_rsa_secureid") {
         return false;
     }
@@ -223,16 +219,15 @@ fn avamar<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 /// SC4S's OME signature and field regexes, which the scanners below stand for (these run
 /// where a Unicode class could differ from the ASCII one).
-static OME_SIG: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\{ IP \}.*\{ HostName \}.*\{ Severity \}.*\{ MessageID \}").expect("static regex")
-});
-static OME_HOST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\{\s*HostName\s*\}\s+([A-Za-z0-9_\-]+)").expect("static regex"));
-static OME_FIELDS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+static OME_SIG: LazyLock<Gated> =
+    LazyLock::new(|| Gated::new(r"\{ IP \}.*\{ HostName \}.*\{ Severity \}.*\{ MessageID \}"));
+static OME_HOST: LazyLock<Gated> =
+    LazyLock::new(|| Gated::new(r"\{\s*HostName\s*\}\s+([A-Za-z0-9_\-]+)"));
+static OME_FIELDS: LazyLock<[Gated; 3]> = LazyLock::new(|| {
     [
-        Regex::new(r"\{\s*IP\s*\}\s+([^\s\}]+)").expect("static regex"),
-        Regex::new(r"\{\s*Severity\s*\}\s+([^\s\}]+)").expect("static regex"),
-        Regex::new(r"\{\s*MessageID\s*\}\s+([^\s\}]+)").expect("static regex"),
+        Gated::new(r"\{\s*IP\s*\}\s+([^\s\}]+)"),
+        Gated::new(r"\{\s*Severity\s*\}\s+([^\s\}]+)"),
+        Gated::new(r"\{\s*MessageID\s*\}\s+([^\s\}]+)"),
     ]
 });
 /// The field names of [`OME_FIELDS`], in the same order.
@@ -377,8 +372,7 @@ fn ome<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn idrac<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static MESSAGE_ID: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"[A-Z]{1,3}\d{1,4}").expect("static regex"));
+    static MESSAGE_ID: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"[A-Z]{1,3}\d{1,4}"));
     let Some(prog) = input.program.filter(|p| p.starts_with(b"Severity")) else {
         return false;
     };
@@ -414,8 +408,7 @@ fn idrac<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn powerstore<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static SIG: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\[PowerStore_[A-Za-z_]+@1139").expect("static regex"));
+    static SIG: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"\[PowerStore_[A-Za-z_]+@1139"));
     if !SIG.is_match(input.body) {
         return false;
     }
@@ -424,8 +417,7 @@ fn powerstore<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn sonicwall<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static SIG: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^id=\S+\ssn=\S+\stime=").expect("static regex"));
+    static SIG: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"^id=\S+\ssn=\S+\stime="));
     if input.program.is_some_and(|p| !p.is_empty())
         || !input.body.starts_with(b"id=")
         || !SIG.is_match(input.body)

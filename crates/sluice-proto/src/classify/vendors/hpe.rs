@@ -3,10 +3,9 @@
 //! in their two formats (`%%10SC/6/CATEGORY(l): ` and a five-digit PROGRAM followed by
 //! `category: `), which SC4S tries on every unidentified message.
 
-use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use crate::classify::gate::Gated;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Values, ValuesSyntax, Vendor, When};
 use crate::classify::template::Template;
@@ -65,8 +64,7 @@ fn ilo_program<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
 }
 
 fn is_ilo_program(p: &[u8]) -> bool {
-    static ILO: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"(#ILO|[iI][lL][oO])\d+").expect("static regex"));
+    static ILO: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"(#ILO|[iI][lL][oO])\d+"));
     const HW: &[&[u8]] = &[
         b"DriveArray",
         b"PowerSupply",
@@ -92,10 +90,9 @@ fn ilo<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static SEMI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[^;]+; ").expect("static regex"));
-    static TIME: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(\d\d\d\d-\w\w\w-\d\d \d\d:\d\d \w\w) \([^\d+-]+([-+]\d\d):(\d\d)")
-            .expect("static regex")
+    static SEMI: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"[^;]+; "));
+    static TIME: LazyLock<Gated> = LazyLock::new(|| {
+        Gated::new(r"^(\d\d\d\d-\w\w\w-\d\d \d\d:\d\d \w\w) \([^\d+-]+([-+]\d\d):(\d\d)")
     });
     let Some(prog) = input
         .program
@@ -138,9 +135,8 @@ fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^%%\d\d[A-Z]+/\d/([A-Z_\- ]+)\(\w\):\s").expect("static regex")
-    });
+    static CATEGORY: LazyLock<Gated> =
+        LazyLock::new(|| Gated::new(r"^%%\d\d[A-Z]+/\d/([A-Z_\- ]+)\(\w\):\s"));
     // SC4S matches MESSAGE; where sluice's header took the `%%...` word as PROGRAM, the
     // text from PROGRAM on is what SC4S calls MESSAGE.
     let text = match input.program {
@@ -171,11 +167,10 @@ fn fmt2_shape<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
 }
 
 fn procurve_fmt2<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static CATEGORY: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
+    static CATEGORY: LazyLock<Gated> = LazyLock::new(|| {
+        Gated::new(
             r"^(802.1x|acl|addrmgr|arp-protect|auth|cdp|chassis|connfilt|console|cos|dca|dhcp|dhcp v6c|dhcpr|download|dhcp-snoop|dma|fault|fdr-log|ffi|garp|gvrp|hpesp|idm|igmp|inst-mon|ip|ipaddrmgr|iplock|ipx|kms|lacp|ldbal|lldp|loop_protect|macauth|maclock|mgr|mld|mtm|netinet|pagp|ports|radius|ratelim|sflow|snmp|sntp|ssh|ssl|stack|stp|system|tacacs|tcp|telnet|tftp|timep|udld|udpf|update|usb|vlan|xmodem):\s",
         )
-        .expect("static regex")
     });
     let five = |p: &[u8]| p.len() == 5 && p.iter().all(u8::is_ascii_digit);
     // PROGRAM is the five digits; sluice's header may leave them at the start of the body

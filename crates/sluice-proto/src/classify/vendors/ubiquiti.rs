@@ -2,10 +2,9 @@
 //! the hostname belongs (sourcetype by the daemon in the message), and the USG/UDM on the
 //! dedicated listener / netsource.
 
-use crate::classify::caps::CapturesExt;
 use std::sync::LazyLock;
 
-use regex::bytes::Regex;
+use crate::classify::gate::Gated;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 
@@ -68,9 +67,8 @@ static KEYS: &[Key] = &[
 
 /// SC4S's `[^)]\s\S+\skernel:\s[^ll\sheader][^\[\d+.\d+\]]\S+\s\w+:` (its character classes
 /// kept as written).
-static THREAT_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"[^)]\s\S+\skernel:\s[^l\sheader][^\[\d+.\]]\S+\s\w+:").expect("static regex")
-});
+static THREAT_RE: LazyLock<Gated> =
+    LazyLock::new(|| Gated::new(r"[^)]\s\S+\skernel:\s[^l\sheader][^\[\d+.\]]\S+\s\w+:"));
 
 /// [`unifi`]'s check: MESSAGE can match its HEAD regex.
 fn unifi_check<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
@@ -153,14 +151,12 @@ fn version_at(m: &[u8], mut at: usize) -> bool {
 }
 
 fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEAD: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
+    static HEAD: LazyLock<Gated> = LazyLock::new(|| {
+        Gated::new(
             r"^(?:([^, ]+)(?: |,))?([abcedf0-9]+),(?:v|.+-)\d+\.\d+\.\d+(?:\.\d+)?(?:\+\d+)?(?:: | )",
         )
-        .expect("static regex")
     });
-    static MODEL: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^U[A-Z0-9\-a-z]+$").expect("static regex"));
+    static MODEL: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"^U[A-Z0-9\-a-z]+$"));
     let m = input.body;
     if !head_possible(m) {
         return false;
@@ -174,8 +170,8 @@ fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     {
         out.host(&m[h.range()]);
     }
-    static TESTS: LazyLock<[(Regex, usize); 10]> = LazyLock::new(|| {
-        let re = |s: &str| Regex::new(s).expect("static regex");
+    static TESTS: LazyLock<[(Gated, usize); 10]> = LazyLock::new(|| {
+        let re = |s: &str| Gated::new(s);
         [
             (re(r"^\S+\slinkcheck:"), LINK),
             (re(r"^\S+\sdhcpd:\s\w+"), DHCP),
@@ -207,10 +203,8 @@ fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static LINKCHECK: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\S+\slinkcheck:").expect("static regex"));
-    static SUDO_RE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\d+:\d+:\d+\s\S+\ssudo:").expect("static regex"));
+    static LINKCHECK: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"\S+\slinkcheck:"));
+    static SUDO_RE: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"\d+:\d+:\d+\s\S+\ssudo:"));
     if out.identified || input.netsource.vendor_product != "ubiquiti_unifi" {
         return false;
     }
