@@ -71,7 +71,8 @@ static KEYS: &[Key] = &[
 /// `: [word] APPFW word word word :`, the AppFirewall records.
 fn is_appfw(m: &[u8]) -> bool {
     static RE: LazyLock<Gated> = LazyLock::new(|| Gated::new(r":(\s+\S+)?\s+APPFW(\s+\S+){3}\s+:"));
-    memchr::memmem::find(m, b"APPFW").is_some() && RE.is_match(m)
+    // The gate looks for `APPFW` first.
+    RE.is_match(m)
 }
 
 /// NetScaler writes `dd/mm/yyyy` or `mm/dd/yyyy` depending on its configuration. SC4S
@@ -105,12 +106,18 @@ fn day_digits(unix_secs: i64) -> [u8; 2] {
     [b'0' + d / 10, b'0' + d % 10]
 }
 
-/// `^<\d+> ` and a ` : ` somewhere: what the header pattern needs.
+/// `^<\d+> ` and a ` : ` somewhere: what the header pattern needs. After `> ` comes either
+/// the stamp, which starts with `\d` (a non-ASCII byte may start a Unicode digit), or the
+/// second space before the host when there is no stamp: a Cisco `<166> Mar 16 ...` line
+/// with its ` : ` cannot match.
 fn pri_space_and_colon(raw: &[u8]) -> bool {
     raw.iter()
         .take(6)
         .position(|&b| b == b'>')
-        .is_some_and(|close| raw.get(close + 1) == Some(&b' '))
+        .is_some_and(|close| {
+            raw.get(close + 1) == Some(&b' ')
+                && matches!(raw.get(close + 2), Some(b'0'..=b'9' | b' ' | 0x80..))
+        })
         && {
             static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
                 LazyLock::new(|| memchr::memmem::Finder::new(b" : "));
@@ -219,8 +226,28 @@ fn rfc5424_listener<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::day_digits;
+    use super::{day_digits, pri_space_and_colon};
     use crate::classify::testutil::classify_line;
+
+    #[test]
+    fn header_check() {
+        // The stamp, or the second space of a header without one: the pattern may match.
+        assert!(pri_space_and_colon(
+            b"<12> 03/23/2024:23:45:08 GMT adc1 ABC-D : x"
+        ));
+        assert!(pri_space_and_colon(b"<12>  adc1 ABC-D : x"));
+        // A non-ASCII byte may begin a Unicode digit: left to the pattern.
+        assert!(pri_space_and_colon(
+            "<12> \u{0663}3/23/2024:23:45:08 GMT adc1 A : x".as_bytes()
+        ));
+        // A BSD stamp after the PRI cannot begin the header: skipped without the pattern.
+        assert!(!pri_space_and_colon(
+            b"<166> Mar 16 02:54:50 asa-fw-07 : %ASA-3-003164: x"
+        ));
+        assert!(!pri_space_and_colon(
+            b"<12>03/23/2024:23:45:08 GMT adc1 ABC-D : x"
+        ));
+    }
 
     #[test]
     fn days() {

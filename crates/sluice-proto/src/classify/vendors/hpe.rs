@@ -12,7 +12,7 @@ use crate::classify::template::Template;
 use crate::classify::value::{Inline, Value};
 use crate::classify::vtime;
 
-use super::util::{lower, span};
+use super::util::{Unsure, lower, span};
 
 pub static VENDOR: Vendor = Vendor {
     name: "hpe",
@@ -100,7 +100,7 @@ fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     else {
         return false;
     };
-    if !SEMI.is_match(input.body) {
+    if !semi_scan(input.body).unwrap_or_else(|Unsure| SEMI.is_match(input.body)) {
         return false;
     }
     out.key(&KEYS[1]);
@@ -118,9 +118,15 @@ fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             syntax: ValuesSyntax::Kv { pair: b' ' },
         });
         if let Some(t) = crate::classify::kv::get(values, b' ', b"time")
-            && let Some(c) = TIME.caps(t)
-            && let (Some(d), Some(h), Some(m)) = (c.get(1), c.get(2), c.get(3))
-            && let Some(stamp) = Inline::concat(&[d.as_bytes(), h.as_bytes(), m.as_bytes()])
+            && let Some((d, h, m)) = time_scan(t).unwrap_or_else(|Unsure| {
+                let c = TIME.caps(t)?;
+                Some((
+                    c.get(1)?.as_bytes(),
+                    c.get(2)?.as_bytes(),
+                    c.get(3)?.as_bytes(),
+                ))
+            })
+            && let Some(stamp) = Inline::concat(&[d, h, m])
             && let Some(ts) = vtime::strptime(
                 "%Y-%b-%d %I:%M %p%z",
                 stamp.as_bytes(),
@@ -132,6 +138,72 @@ fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         }
     }
     true
+}
+
+/// `[^;]+; ` (a `; ` after at least one character that is not `;`) without the regex.
+/// `Err(Unsure)` when the byte before a `; ` is not ASCII: whether it ends a character the
+/// class takes is the regex's to say.
+fn semi_scan(m: &[u8]) -> Result<bool, Unsure> {
+    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(b"; "));
+    for at in NEEDLE.find_iter(m) {
+        match at.checked_sub(1).map(|i| m[i]) {
+            None | Some(b';') => continue,
+            Some(b) if b.is_ascii() => return Ok(true),
+            Some(_) => return Err(Unsure),
+        }
+    }
+    Ok(false)
+}
+
+/// JetDirect's `time` value, `^(\d\d\d\d-\w\w\w-\d\d \d\d:\d\d \w\w) \([^\d+-]+([-+]\d\d):(\d\d)`,
+/// without the regex: the stamp, the offset's sign and hours, its minutes. Every part has a
+/// fixed width but the zone name, which takes all it can and must be followed by the sign,
+/// so there is one way to match. `Err(Unsure)` on a non-ASCII byte (Unicode `\d`, `\w`).
+fn time_scan(t: &[u8]) -> Result<Option<(&[u8], &[u8], &[u8])>, Unsure> {
+    const SHAPE: &[u8; 20] = b"dddd-www-dd dd:dd ww";
+    let fits = |b: u8, class: u8| match class {
+        b'd' => b.is_ascii_digit(),
+        b'w' => b.is_ascii_alphanumeric() || b == b'_',
+        lit => b == lit,
+    };
+    // Which bytes the match would read decides; an ASCII-only look at them is exact.
+    let Some(stamp) = t.get(..20) else {
+        return if t.is_ascii() { Ok(None) } else { Err(Unsure) };
+    };
+    if !stamp.is_ascii() {
+        return Err(Unsure);
+    }
+    if !stamp.iter().zip(SHAPE).all(|(&b, &c)| fits(b, c)) || t.get(20..22) != Some(b" (") {
+        return Ok(None);
+    }
+    let rest = &t[22..];
+    let zone = rest
+        .iter()
+        .take_while(|&&b| !(b.is_ascii_digit() || b == b'+' || b == b'-'))
+        .count();
+    if rest[..zone].iter().any(|b| !b.is_ascii()) {
+        return Err(Unsure);
+    }
+    let tail = &rest[zone..];
+    let Some(off) = tail.get(..6) else {
+        return if tail.is_ascii() {
+            Ok(None)
+        } else {
+            Err(Unsure)
+        };
+    };
+    if !off.is_ascii() {
+        return Err(Unsure);
+    }
+    let ok = zone > 0
+        && matches!(off[0], b'+' | b'-')
+        && off[1].is_ascii_digit()
+        && off[2].is_ascii_digit()
+        && off[3] == b':'
+        && off[4].is_ascii_digit()
+        && off[5].is_ascii_digit();
+    Ok(ok.then(|| (stamp, &off[..3], &off[4..6])))
 }
 
 fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -201,7 +273,84 @@ fn procurve_fmt2<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use crate::classify::gate::Gated;
     use crate::classify::testutil::classify_line;
+    use proptest::prelude::*;
+
+    fn pieces() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(&b"2024-Mar-30 03:17 PM"[..]),
+                Just(&b" ("[..]),
+                Just(&b"UTC"[..]),
+                Just(&b"-00:00"[..]),
+                Just(&b"+05:30"[..]),
+                Just(&b")"[..]),
+                Just(&b"; "[..]),
+                Just(&b";"[..]),
+                Just(&b" "[..]),
+                Just(&b"a"[..]),
+                Just(&b"7"[..]),
+                Just(&b":"[..]),
+                Just(&b"-"[..]),
+                Just(&b"_"[..]),
+                Just("\u{0663}".as_bytes()),
+                Just("é".as_bytes()),
+                Just(&b"\xff"[..]),
+                Just(&b"\n"[..]),
+            ],
+            0..10,
+        )
+        .prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        #[test]
+        fn scanners_agree_with_the_regexes(
+            head in prop_oneof![
+                Just(&b""[..]),
+                Just(&b"2024-Mar-30 03:17 PM"[..]),
+                Just(&b"2024-Mar-30 03:17 PM ("[..]),
+                Just(&b"2024-Mar-30 03:17 PM (UTC"[..]),
+                Just(&b"2024-Mar-30 03:17 PM (UTC-00:00)"[..]),
+            ],
+            tail in pieces(),
+        ) {
+            let t = [head, &tail[..]].concat();
+            let semi = Gated::new(r"[^;]+; ");
+            if let Ok(got) = super::semi_scan(&t) {
+                prop_assert_eq!(got, semi.is_match(&t));
+            }
+            let time = Gated::new(r"^(\d\d\d\d-\w\w\w-\d\d \d\d:\d\d \w\w) \([^\d+-]+([-+]\d\d):(\d\d)");
+            if let Ok(got) = super::time_scan(&t) {
+                let want = time.caps(&t).map(|c| {
+                    (c.get(1).unwrap().as_bytes(), c.get(2).unwrap().as_bytes(), c.get(3).unwrap().as_bytes())
+                });
+                prop_assert_eq!(got, want);
+            }
+        }
+    }
+
+    #[test]
+    fn scanners_defer_on_non_ascii() {
+        assert_eq!(super::semi_scan("é; x".as_bytes()), Err(super::Unsure));
+        assert_eq!(super::semi_scan(b";; x"), Ok(false));
+        assert_eq!(super::semi_scan(b"a; x"), Ok(true));
+        let t = "2024-Mar-30 03:17 PM (UTC-00:00)";
+        assert_eq!(
+            super::time_scan(t.as_bytes()),
+            Ok(Some((
+                &b"2024-Mar-30 03:17 PM"[..],
+                &b"-00"[..],
+                &b"00"[..]
+            )))
+        );
+        assert_eq!(
+            super::time_scan("2024-Mär-30 03:17 PM (UTC-00:00)".as_bytes()),
+            Err(super::Unsure)
+        );
+    }
 
     #[test]
     fn ilo_and_procurve() {
