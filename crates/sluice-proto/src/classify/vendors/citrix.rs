@@ -5,6 +5,8 @@
 
 use std::sync::LazyLock;
 
+use std::ops::Range;
+
 use crate::classify::gate::Gated;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
@@ -12,6 +14,8 @@ use crate::classify::template::Template;
 use crate::classify::vtime;
 use crate::message::{Format, Timestamp};
 use crate::time::Zone;
+
+use super::util::{Unsure, is_space};
 
 pub static VENDOR: Vendor = Vendor {
     name: "citrix",
@@ -167,27 +171,87 @@ fn svm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     let m = input.body;
-    let Some(c) = RE.caps(m) else {
+    let spans = svm_scan(m).unwrap_or_else(|Unsure| {
+        let c = RE.caps(m)?;
+        Some([c.get(1)?.range(), c.get(2)?.range(), c.get(3)?.range()])
+    });
+    let Some([host, ts, first]) = spans else {
         return false;
     };
-    let (Some(host), Some(ts), Some(first)) = (c.get(1), c.get(2), c.get(3)) else {
-        return false;
-    };
+    let (ts, first) = (&m[ts], &m[first]);
     // Day-first when the stamp starts with the header's day of month.
     let header_day = input
         .msg
         .timestamp
         .map(|t| day_digits(t.unix_micros().div_euclid(1_000_000)));
-    let day_first = header_day.is_some_and(|d| first.as_bytes() == d);
-    if let Some(t) = stamp(ts.as_bytes(), day_first, input.zone, input.now_unix_secs) {
+    let day_first = header_day.is_some_and(|d| first == d);
+    if let Some(t) = stamp(ts, day_first, input.zone, input.now_unix_secs) {
         out.time(t);
     }
-    out.host(&m[host.range()]);
+    out.host(&m[host]);
     out.key(&KEYS[SYSLOG_HDR]);
     if is_appfw(m) {
         out.key(&KEYS[APPFW]);
     }
     true
+}
+
+/// The SVM pattern `([^\s]*)\s+((\d\d)[^\s]*(?:\s[^\s]+)?)(?:\s+\S+){2}\s+:` without the
+/// regex: the spans of the host, the stamp and its first two digits. Every run in it is
+/// maximal (each is followed by a class it excludes), so a match starting in a word or its
+/// trailing spaces is the match starting at that word: the leftmost match takes the first
+/// word whose successor starts the stamp, or the empty host when MESSAGE starts with
+/// spaces. The optional zone word, tried first, needs exactly one space before it.
+/// `Err(Unsure)` on non-ASCII (Unicode `\s`, `\d`).
+fn svm_scan(m: &[u8]) -> Result<Option<[Range<usize>; 3]>, Unsure> {
+    if !m.is_ascii() {
+        return Err(Unsure);
+    }
+    let word_from = |at: usize| -> Option<Range<usize>> {
+        let start = at + m.get(at..)?.iter().position(|&b| !is_space(b))?;
+        let len = m[start..].iter().take_while(|&&b| !is_space(b)).count();
+        Some(start..start + len)
+    };
+    // The stamp starting at `w`: its span, or None.
+    let stamp_at = |w: &Range<usize>| -> Option<Range<usize>> {
+        if w.len() < 2 || !m[w.start..w.start + 2].iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let colon_after = |mut last: Range<usize>| -> bool {
+            for _ in 0..2 {
+                match word_from(last.end) {
+                    Some(n) => last = n,
+                    None => return false,
+                }
+            }
+            word_from(last.end).is_some_and(|n| m[n.start] == b':')
+        };
+        if let Some(zone) = word_from(w.end)
+            && zone.start == w.end + 1
+            && colon_after(zone.clone())
+        {
+            return Some(w.start..zone.end);
+        }
+        colon_after(w.clone()).then(|| w.clone())
+    };
+    let first = word_from(0);
+    if m.first().is_some_and(|&b| is_space(b))
+        && let Some(w) = &first
+        && let Some(ts) = stamp_at(w)
+    {
+        return Ok(Some([0..0, ts, w.start..w.start + 2]));
+    }
+    let mut host = first;
+    while let Some(h) = host {
+        let Some(next) = word_from(h.end) else {
+            break;
+        };
+        if let Some(ts) = stamp_at(&next) {
+            return Ok(Some([h, ts, next.start..next.start + 2]));
+        }
+        host = Some(next);
+    }
+    Ok(None)
 }
 
 /// `[pid]: module: ...` with no PROGRAM.
@@ -226,8 +290,39 @@ fn rfc5424_listener<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{day_digits, pri_space_and_colon};
+    use super::{day_digits, pri_space_and_colon, svm_scan};
+    use crate::classify::gate::Gated;
     use crate::classify::testutil::classify_line;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn svm_scan_agrees_with_the_regex(
+            lead in prop_oneof![Just(""), Just(" "), Just("  ")],
+            parts in proptest::collection::vec((
+                prop_oneof![
+                    Just("sdx1"), Just("24/03/2024:00:50:15"), Just("GMT"), Just("12"),
+                    Just("1"), Just(":"), Just(":x"), Just("x:"), Just("0-PPE-0"), Just("é"),
+                    Just("\u{0663}\u{0663}"),
+                ],
+                prop_oneof![Just(" "), Just("  "), Just("\t"), Just(" \n"), Just("\u{a0}")],
+            ), 0..9),
+        ) {
+            let m: String = std::iter::once(lead.to_string())
+                .chain(parts.iter().map(|(w, sep)| format!("{w}{sep}")))
+                .collect();
+            let re = Gated::new(r"([^\s]*)\s+((\d\d)[^\s]*(?:\s[^\s]+)?)(?:\s+\S+){2}\s+:");
+            if let Ok(got) = svm_scan(m.as_bytes()) {
+                let want = re.caps(m.as_bytes()).map(|c| {
+                    [c.get(1).unwrap().range(), c.get(2).unwrap().range(), c.get(3).unwrap().range()]
+                });
+                prop_assert_eq!(got, want, "{:?}", m);
+            } else {
+                prop_assert!(!m.is_ascii());
+            }
+        }
+    }
 
     #[test]
     fn header_check() {
