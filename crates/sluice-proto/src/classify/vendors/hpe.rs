@@ -3,6 +3,7 @@
 //! in their two formats (`%%10SC/6/CATEGORY(l): ` and a five-digit PROGRAM followed by
 //! `category: `), which SC4S tries on every unidentified message.
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use crate::classify::gate::Gated;
@@ -206,6 +207,156 @@ fn time_scan(t: &[u8]) -> Result<Option<(&[u8], &[u8], &[u8])>, Unsure> {
     Ok(ok.then(|| (stamp, &off[..3], &off[4..6])))
 }
 
+/// SC4S's fmt2 categories, in its order (`802.1x`'s `.` is the regex's any-character).
+const FMT2_CATEGORIES: &[&str] = &[
+    "802.1x",
+    "acl",
+    "addrmgr",
+    "arp-protect",
+    "auth",
+    "cdp",
+    "chassis",
+    "connfilt",
+    "console",
+    "cos",
+    "dca",
+    "dhcp",
+    "dhcp v6c",
+    "dhcpr",
+    "download",
+    "dhcp-snoop",
+    "dma",
+    "fault",
+    "fdr-log",
+    "ffi",
+    "garp",
+    "gvrp",
+    "hpesp",
+    "idm",
+    "igmp",
+    "inst-mon",
+    "ip",
+    "ipaddrmgr",
+    "iplock",
+    "ipx",
+    "kms",
+    "lacp",
+    "ldbal",
+    "lldp",
+    "loop_protect",
+    "macauth",
+    "maclock",
+    "mgr",
+    "mld",
+    "mtm",
+    "netinet",
+    "pagp",
+    "ports",
+    "radius",
+    "ratelim",
+    "sflow",
+    "snmp",
+    "sntp",
+    "ssh",
+    "ssl",
+    "stack",
+    "stp",
+    "system",
+    "tacacs",
+    "tcp",
+    "telnet",
+    "tftp",
+    "timep",
+    "udld",
+    "udpf",
+    "update",
+    "usb",
+    "vlan",
+    "xmodem",
+];
+
+/// `\s` on one character at `at`: `Err(Unsure)` when it is not ASCII (Unicode spaces).
+fn space_at(t: &[u8], at: usize) -> Result<bool, Unsure> {
+    match t.get(at) {
+        Some(&b) if !b.is_ascii() => Err(Unsure),
+        b => Ok(b.is_some_and(|&b| super::util::is_space(b))),
+    }
+}
+
+/// fmt2's `^(categories):\s` without the regex: the category's span. Each category must be
+/// followed by `:`, which none contains, so at most one matches.
+fn fmt2_scan(t: &[u8]) -> Result<Option<Range<usize>>, Unsure> {
+    for cat in FMT2_CATEGORIES {
+        let c = cat.as_bytes();
+        let Some(head) = t.get(..c.len()) else {
+            continue;
+        };
+        let mut same = true;
+        for (&h, &w) in head.iter().zip(c) {
+            same = match w {
+                // `.`: any character but a newline; a non-ASCII one may be several bytes.
+                b'.' if !h.is_ascii() => return Err(Unsure),
+                b'.' => h != b'\n',
+                _ => h == w,
+            };
+            if !same {
+                break;
+            }
+        }
+        if !same {
+            continue;
+        }
+        if t.get(c.len()) == Some(&b':') && space_at(t, c.len() + 1)? {
+            return Ok(Some(0..c.len()));
+        }
+    }
+    Ok(None)
+}
+
+/// fmt1's `^%%\d\d[A-Z]+/\d/([A-Z_\- ]+)\(\w\):\s` without the regex: the category's span.
+/// Both runs are maximal (each is followed by a byte its class excludes), so there is one
+/// way to match. `Err(Unsure)` where a Unicode `\d`, `\w` or `\s` could read a non-ASCII
+/// character.
+fn fmt1_scan(t: &[u8]) -> Result<Option<Range<usize>>, Unsure> {
+    let ascii_class = |at: usize, f: fn(&u8) -> bool| -> Result<bool, Unsure> {
+        match t.get(at) {
+            Some(b) if !b.is_ascii() => Err(Unsure),
+            b => Ok(b.is_some_and(f)),
+        }
+    };
+    if !t.starts_with(b"%%")
+        || !ascii_class(2, u8::is_ascii_digit)?
+        || !ascii_class(3, u8::is_ascii_digit)?
+    {
+        return Ok(None);
+    }
+    let upper = t[4..].iter().take_while(|b| b.is_ascii_uppercase()).count();
+    let mut at = 4 + upper;
+    if upper == 0
+        || t.get(at) != Some(&b'/')
+        || !ascii_class(at + 1, u8::is_ascii_digit)?
+        || t.get(at + 2) != Some(&b'/')
+    {
+        return Ok(None);
+    }
+    at += 3;
+    let cat = t[at..]
+        .iter()
+        .take_while(|&&b| b.is_ascii_uppercase() || matches!(b, b'_' | b'-' | b' '))
+        .count();
+    let end = at + cat;
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    if cat == 0
+        || t.get(end) != Some(&b'(')
+        || !ascii_class(end + 1, word)?
+        || t.get(end + 2..end + 4) != Some(b"):")
+        || !space_at(t, end + 4)?
+    {
+        return Ok(None);
+    }
+    Ok(Some(at..end))
+}
+
 fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static CATEGORY: LazyLock<Gated> =
         LazyLock::new(|| Gated::new(r"^%%\d\d[A-Z]+/\d/([A-Z_\- ]+)\(\w\):\s"));
@@ -215,7 +366,10 @@ fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         Some(p) if p.starts_with(b"%%") => span(input.msg.raw, p, input.body).unwrap_or_default(),
         _ => input.body,
     };
-    let Some(cat) = CATEGORY.caps(text).and_then(|c| c.get(1)) else {
+    let cat = fmt1_scan(text)
+        .unwrap_or_else(|Unsure| Some(CATEGORY.caps(text)?.get(1)?.range()))
+        .map(|r| &text[r]);
+    let Some(cat) = cat else {
         return false;
     };
     out.key(&KEYS[2]);
@@ -223,8 +377,8 @@ fn procurve_fmt1<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         out.message(text);
         out.program = Some(None);
     }
-    out.source = lower(b"hpe:procurve:", cat.as_bytes());
-    out.class = lower(b"", cat.as_bytes());
+    out.source = lower(b"hpe:procurve:", cat);
+    out.class = lower(b"", cat);
     true
 }
 
@@ -239,11 +393,8 @@ fn fmt2_shape<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
 }
 
 fn procurve_fmt2<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static CATEGORY: LazyLock<Gated> = LazyLock::new(|| {
-        Gated::new(
-            r"^(802.1x|acl|addrmgr|arp-protect|auth|cdp|chassis|connfilt|console|cos|dca|dhcp|dhcp v6c|dhcpr|download|dhcp-snoop|dma|fault|fdr-log|ffi|garp|gvrp|hpesp|idm|igmp|inst-mon|ip|ipaddrmgr|iplock|ipx|kms|lacp|ldbal|lldp|loop_protect|macauth|maclock|mgr|mld|mtm|netinet|pagp|ports|radius|ratelim|sflow|snmp|sntp|ssh|ssl|stack|stp|system|tacacs|tcp|telnet|tftp|timep|udld|udpf|update|usb|vlan|xmodem):\s",
-        )
-    });
+    static CATEGORY: LazyLock<Gated> =
+        LazyLock::new(|| Gated::new(&format!(r"^({}):\s", FMT2_CATEGORIES.join("|"))));
     let five = |p: &[u8]| p.len() == 5 && p.iter().all(u8::is_ascii_digit);
     // PROGRAM is the five digits; sluice's header may leave them at the start of the body
     // when no colon follows them.
@@ -257,14 +408,17 @@ fn procurve_fmt2<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         }
         _ => return false,
     };
-    let Some(cat) = CATEGORY.caps(rest).and_then(|c| c.get(1)) else {
+    let cat = fmt2_scan(rest)
+        .unwrap_or_else(|Unsure| Some(CATEGORY.caps(rest)?.get(1)?.range()))
+        .map(|r| &rest[r]);
+    let Some(cat) = cat else {
         return false;
     };
     out.key(&KEYS[2]);
     // SC4S writes `${tmp.category}` (no leading dot), an unset name: the source ends at
     // the colon.
     out.source = Some(Value::Static("hpe:procurve:"));
-    out.class = lower(b"", cat.as_bytes());
+    out.class = lower(b"", cat);
     out.message(whole);
     out.program = Some(None);
     out.pid = Some(None);
@@ -332,8 +486,42 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+        #[test]
+        fn procurve_scanners_agree_with_the_regexes(
+            head in prop_oneof![
+                Just("%%10SC/6/SC_AAA_LAUNCH(l): "), Just("%%10SC/6/SC AAA-X(l):\t"),
+                Just("%%1"), Just("%%10SC/6/X(l): "), Just("%%10SC/6/-(_):\r"), Just("%%10/6/X(l): "), Just("mgr:  SME"), Just("dhcp v6c: x"),
+                Just("802.1x: a"), Just("802é1x: a"), Just("8021x: a"), Just("dhcp-snoop:\n"),
+                Just("ip: "), Just("ipx:x"), Just(""),
+            ],
+            tail in pieces(),
+        ) {
+            let t = [head.as_bytes(), &tail[..]].concat();
+            let fmt1 = Gated::new(r"^%%\d\d[A-Z]+/\d/([A-Z_\- ]+)\(\w\):\s");
+            if let Ok(got) = super::fmt1_scan(&t) {
+                prop_assert_eq!(got, fmt1.caps(&t).map(|c| c.get(1).unwrap().range()));
+            }
+            let fmt2 = Gated::new(&format!(r"^({}):\s", super::FMT2_CATEGORIES.join("|")));
+            if let Ok(got) = super::fmt2_scan(&t) {
+                prop_assert_eq!(got, fmt2.caps(&t).map(|c| c.get(1).unwrap().range()));
+            }
+        }
+    }
+
     #[test]
     fn scanners_defer_on_non_ascii() {
+        assert_eq!(super::fmt2_scan("802é1x: a".as_bytes()), Err(super::Unsure));
+        assert_eq!(
+            super::fmt2_scan("mgr:\u{a0}".as_bytes()),
+            Err(super::Unsure)
+        );
+        assert_eq!(super::fmt2_scan(b"dhcp v6c: x"), Ok(Some(0..8)));
+        assert_eq!(
+            super::fmt1_scan(b"%%10SC/6/SC_AAA_LAUNCH(l): x"),
+            Ok(Some(9..22))
+        );
         assert_eq!(super::semi_scan("é; x".as_bytes()), Err(super::Unsure));
         assert_eq!(super::semi_scan(b";; x"), Ok(false));
         assert_eq!(super::semi_scan(b"a; x"), Ok(true));
