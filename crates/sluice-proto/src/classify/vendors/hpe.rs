@@ -141,6 +141,9 @@ fn jetdirect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     true
 }
 
+/// JetDirect's stamp, offset sign and hours, offset minutes.
+type TimeParts<'t> = (&'t [u8], &'t [u8], &'t [u8]);
+
 /// `[^;]+; ` (a `; ` after at least one character that is not `;`) without the regex.
 /// `Err(Unsure)` when the byte before a `; ` is not ASCII: whether it ends a character the
 /// class takes is the regex's to say.
@@ -161,7 +164,7 @@ fn semi_scan(m: &[u8]) -> Result<bool, Unsure> {
 /// without the regex: the stamp, the offset's sign and hours, its minutes. Every part has a
 /// fixed width but the zone name, which takes all it can and must be followed by the sign,
 /// so there is one way to match. `Err(Unsure)` on a non-ASCII byte (Unicode `\d`, `\w`).
-fn time_scan(t: &[u8]) -> Result<Option<(&[u8], &[u8], &[u8])>, Unsure> {
+fn time_scan(t: &[u8]) -> Result<Option<TimeParts<'_>>, Unsure> {
     const SHAPE: &[u8; 20] = b"dddd-www-dd dd:dd ww";
     let fits = |b: u8, class: u8| match class {
         b'd' => b.is_ascii_digit(),
