@@ -9,6 +9,7 @@
 //! inline, so a PROGRAM too long for that keeps its case.
 
 use crate::classify::caps::CapturesExt;
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::bytes::Regex;
@@ -18,6 +19,7 @@ use crate::classify::registry::{
 };
 use crate::classify::template::Template;
 use crate::classify::value::{INLINE_CAP, Inline, Value};
+use crate::classify::vendors::util::Unsure;
 use crate::classify::vtime;
 use crate::message::Format;
 
@@ -529,23 +531,137 @@ fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
 type Bad5424Parts<'a> = (&'a [u8], &'a [u8], &'a [u8], &'a [u8]);
 
 /// `app-almost-syslog-vmware_vsphere_bad5424`'s pattern on `raw`.
+static BAD5424: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^<\d+>(\d\d\d\d-\d\d-\d\dT\d\d[^ ]+) [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *)",
+    )
+    .expect("static regex")
+});
+
 fn bad5424_split(raw: &[u8]) -> Option<Bad5424Parts<'_>> {
-    static RE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^<\d+>(\d\d\d\d-\d\d-\d\dT\d\d[^ ]+) [^ ]+ \w+: \w+ ([^\[]+)\[(\d+)\] (\[[a-zA-Z]+@6876[^\]]+\] *)",
-        )
-        .expect("static regex")
-    });
-    let c = RE.caps(raw)?;
-    let (stamp, program, pid, sd) = (c.get(1)?, c.get(2)?, c.get(3)?, c.get(4)?);
+    let [stamp, program, pid, sd_start] = match bad5424_scan(raw) {
+        Ok(found) => found?,
+        Err(Unsure) => {
+            let c = BAD5424.caps(raw)?;
+            let (stamp, program, pid, sd) = (c.get(1)?, c.get(2)?, c.get(3)?, c.get(4)?);
+            [
+                stamp.range(),
+                program.range(),
+                pid.range(),
+                sd.range().start..sd.range().start,
+            ]
+        }
+    };
+    let (stamp, program, pid) = (&raw[stamp], &raw[program], &raw[pid]);
     // SC4S's group ends `*(?s).*`: the rest of the line as far as it is valid UTF-8 (what a
     // Unicode `.` takes), found without the captures walking it byte by byte.
-    let tail = &raw[sd.range().start..];
+    let tail = &raw[sd_start.start..];
     let rest = match std::str::from_utf8(tail) {
         Ok(_) => tail,
         Err(e) => &tail[..e.valid_up_to()],
     };
-    Some((stamp.as_bytes(), program.as_bytes(), pid.as_bytes(), rest))
+    Some((stamp, program, pid, rest))
+}
+
+/// [`bad5424_split`]'s pattern without the regex, on the ASCII bytes it reads: the spans of
+/// the stamp, PROGRAM, PID, and where the SD element starts. Each run of the pattern is
+/// maximal (the byte after it is one its class excludes), so there is one way to match.
+/// `Err(Unsure)` at the first non-ASCII byte the match would read (Unicode `\d`, `\w`,
+/// negated classes).
+fn bad5424_scan(raw: &[u8]) -> Result<Option<[Range<usize>; 4]>, Unsure> {
+    // The next byte, or Unsure when it is not ASCII.
+    let peek = |at: usize| -> Result<Option<u8>, Unsure> {
+        match raw.get(at) {
+            Some(&b) if !b.is_ascii() => Err(Unsure),
+            b => Ok(b.copied()),
+        }
+    };
+    // A maximal run of `class` from `at` (at least `min` bytes): its end.
+    let run =
+        |at: usize, min: usize, class: &dyn Fn(u8) -> bool| -> Result<Option<usize>, Unsure> {
+            let mut end = at;
+            while let Some(b) = peek(end)? {
+                if !class(b) {
+                    break;
+                }
+                end += 1;
+            }
+            Ok((end - at >= min).then_some(end))
+        };
+    let lit = |at: usize, l: &[u8]| raw.get(at..at + l.len()) == Some(l);
+    let digit = |b: u8| b.is_ascii_digit();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    macro_rules! need {
+        ($e:expr) => {
+            match $e {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        };
+    }
+    if !lit(0, b"<") {
+        return Ok(None);
+    }
+    let mut at = need!(run(1, 1, &digit)?);
+    if !lit(at, b">") {
+        return Ok(None);
+    }
+    at += 1;
+    let stamp_start = at;
+    for (n, sep) in [(4, b'-'), (2, b'-'), (2, b'T'), (2, 0)] {
+        for _ in 0..n {
+            if !peek(at)?.is_some_and(digit) {
+                return Ok(None);
+            }
+            at += 1;
+        }
+        if sep != 0 {
+            if peek(at)? != Some(sep) {
+                return Ok(None);
+            }
+            at += 1;
+        }
+    }
+    at = need!(run(at, 1, &|b| b != b' ')?);
+    let stamp = stamp_start..at;
+    if !lit(at, b" ") {
+        return Ok(None);
+    }
+    at = need!(run(at + 1, 1, &|b| b != b' ')?);
+    if !lit(at, b" ") {
+        return Ok(None);
+    }
+    at = need!(run(at + 1, 1, &word)?);
+    if !lit(at, b": ") {
+        return Ok(None);
+    }
+    at = need!(run(at + 2, 1, &word)?);
+    if !lit(at, b" ") {
+        return Ok(None);
+    }
+    let program_start = at + 1;
+    at = need!(run(program_start, 1, &|b| b != b'[')?);
+    let program = program_start..at;
+    at += 1; // the `[` that ended the run
+    if peek(at - 1)? != Some(b'[') {
+        return Ok(None);
+    }
+    let pid_start = at;
+    at = need!(run(at, 1, &digit)?);
+    let pid = pid_start..at;
+    if !lit(at, b"] [") {
+        return Ok(None);
+    }
+    let sd_start = at + 2;
+    at = need!(run(sd_start + 1, 1, &|b| b.is_ascii_alphabetic())?);
+    if !lit(at, b"@6876") {
+        return Ok(None);
+    }
+    at = need!(run(at + 5, 1, &|b| b != b']')?);
+    if peek(at)? != Some(b']') {
+        return Ok(None);
+    }
+    Ok(Some([stamp, program, pid, sd_start..sd_start]))
 }
 
 /// `app-almost-syslog-vmware_vsphere_bad5424`: `<PRI>ISO-STAMP HOST Word: level
@@ -749,6 +865,42 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(p)
             );
+        }
+    }
+
+    mod scan {
+        use crate::classify::caps::CapturesExt;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4096))]
+            #[test]
+            fn bad5424_scan_agrees_with_the_regex(
+                parts in proptest::collection::vec(prop_oneof![
+                    Just("<14>"), Just("<1"), Just("2024-04-13T15:43:27.912Z"), Just("2024-04-13T15"),
+                    Just(" "), Just("esx-1"), Just("Vpxa:"), Just("verbose"), Just("vpxa"),
+                    Just("[4242]"), Just("["), Just("]"), Just("4"), Just("[Originator@6876 sub=a]"),
+                    Just("@6876"), Just("x"), Just("é"), Just("\u{0663}"), Just("\n"), Just(":"),
+                ], 0..16),
+                canonical in any::<bool>(),
+            ) {
+                let line = if canonical {
+                    format!(
+                        "<14>2024-04-13T15:43:27.912Z esx-1 Vpxa: verbose vpxa[4242] [Originator@6876 sub=a] {}",
+                        parts.concat()
+                    )
+                } else {
+                    parts.concat()
+                };
+                let raw = line.as_bytes();
+                if let Ok(got) = super::super::bad5424_scan(raw) {
+                    let want = super::super::BAD5424.caps(raw).map(|c| {
+                        let sd = c.get(4).unwrap().range().start;
+                        [c.get(1).unwrap().range(), c.get(2).unwrap().range(), c.get(3).unwrap().range(), sd..sd]
+                    });
+                    prop_assert_eq!(got, want, "{:?}", line);
+                }
+            }
         }
     }
 
