@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use crate::classify::registry::{App, HostEdit, Input, Out, TimeEdit, Topic, When};
 use crate::classify::value::Value;
 use crate::classify::vendors::almost_levelword::split_program;
-use crate::classify::vendors::util::contains;
+use crate::classify::vendors::util::{colon_percent, contains};
 use crate::classify::vtime;
 use crate::message::{Format, Timestamp};
 use crate::time::Zone;
@@ -39,12 +39,8 @@ pub(crate) const CISCO_MS: App = App {
     parse: cisco_ms,
 };
 
-/// `: %`, searched with a searcher built once (`memmem::find` builds one per call).
-static COLON_PERCENT: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(b": %"));
-
 fn has_colon_percent(raw: &[u8]) -> bool {
-    contains(&COLON_PERCENT, raw)
+    colon_percent(raw).is_some()
 }
 
 /// `^<\d+>`: the length of the PRI.
@@ -66,7 +62,7 @@ fn cisco_syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     // syslog-parser(no-header): MESSAGE is everything after the PRI; then the csv split at
     // the first `: %`.
     let text = &raw[pri..];
-    let Some(split) = COLON_PERCENT.find(text) else {
+    let Some(split) = colon_percent(text) else {
         return false;
     };
     static JUNOS: LazyLock<memchr::memmem::Finder<'static>> =
