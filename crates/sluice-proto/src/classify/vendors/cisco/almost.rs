@@ -13,7 +13,7 @@
 
 use std::sync::LazyLock;
 
-use crate::classify::registry::{App, HostEdit, Input, Out, TimeEdit, Topic, When};
+use crate::classify::registry::{App, HostEdit, Input, Out, Shape, TimeEdit, Topic, When};
 use crate::classify::value::Value;
 use crate::classify::vendors::almost_levelword::split_program;
 use crate::classify::vendors::util::{colon_percent, contains};
@@ -35,7 +35,7 @@ pub(crate) const CISCO_MS: App = App {
     name: "app-almost-syslog-cisco_ms",
     topic: Topic::AlmostSyslog,
     order: "cisco/app-almost-syslog-cisco_ms.conf",
-    when: When::Raw(|raw| ms_header(raw).is_some()),
+    when: When::Header(Shape::MONTH, |raw| ms_header(raw).is_some()),
     parse: cisco_ms,
 };
 
@@ -717,5 +717,17 @@ mod tests {
         let c = classify_line("<134>Mar 15 11:32:40 local0.info sw-9 port: 3 up");
         assert_eq!(c.host, HostEdit::Set(Value::Bytes(b"sw-9")));
         assert_eq!(c.app, "app-fallback-nix_syslog".to_string().as_str());
+    }
+
+    #[test]
+    fn ms_header_needs_a_month_shape() {
+        crate::classify::testutil::assert_needs_shape(
+            crate::classify::registry::Shape::MONTH,
+            |raw| ms_header(raw).is_some(),
+            &[
+                "<13>Mar 31 02:08:27 local7.info host message",
+                "<13> Mar  1 02:08:27 a.b h m",
+            ],
+        );
     }
 }
