@@ -121,7 +121,7 @@ fn program_starts(input: &Input<'_, '_>, prefix: &[u8]) -> bool {
 
 fn structured<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let sd = input.msg.structured_data.map(|sd| sd.raw()).unwrap_or(b"");
-    if !find_lit!(sd, b"[junos@2636").is_some() {
+    if find_lit!(sd, b"[junos@2636").is_none() {
         return false;
     }
     out.key(&KEYS[STRUCTURED]);
