@@ -76,7 +76,7 @@
 //!
 //! # Cost
 //!
-//! No allocation per event: numbers are written with `itoa` into the output, strings are
+//! No allocation per event: numbers are formatted on the stack and stored as fixed-size blocks, strings are
 //! escaped while copied, and the only reservation is the output buffer's own growth.
 
 use std::io::Write as _;
@@ -207,46 +207,41 @@ pub fn encode_event(
     out.push(b'}');
 }
 
-/// HOST, lowercased: the vendor's or `host.csv`'s, the header's, or the sender's IP.
+/// HOST, lowercased, as a JSON string: the vendor's or `host.csv`'s, the header's, or the
+/// sender's IP.
 fn write_host(
     out: &mut Vec<u8>,
     msg: &Message<'_>,
     class: &Classification<'_, '_>,
     src: &SourceMeta<'_>,
 ) {
-    match class.host {
-        HostEdit::Set(v) if !v.is_empty() => v.write_json_lowercase(out),
-        HostEdit::Keep if class.rewrite != Rewrite::InvalidHost => {
-            match msg.hostname.filter(|h| !h.is_empty()) {
-                Some(host) => json::write_str_lowercase(out, host),
-                None => write_ip_json(out, src.source_ip),
-            }
-        }
-        _ => write_ip_json(out, src.source_ip),
-    }
+    out.push(b'"');
+    write_host_unquoted(out, msg, class, src);
+    out.push(b'"');
 }
 
 /// The host as it appears inside the event text: the JSON string's escaped content without
-/// its quotes. Written in place, because a scratch buffer here is one allocation per message
-/// on the receive hot path.
+/// its quotes.
 fn write_host_unquoted(
     out: &mut Vec<u8>,
     msg: &Message<'_>,
     class: &Classification<'_, '_>,
     src: &SourceMeta<'_>,
 ) {
-    let start = out.len();
-    write_host(out, msg, class, src);
-    if out.len() >= start + 2 && out[start] == b'"' && out.last() == Some(&b'"') {
-        out.pop();
-        out.remove(start);
+    match class.host {
+        HostEdit::Set(v) if !v.is_empty() => {
+            let (a, b) = v.parts();
+            json::escape_lowercase_into(out, a);
+            json::escape_lowercase_into(out, b);
+        }
+        HostEdit::Keep if class.rewrite != Rewrite::InvalidHost => {
+            match msg.hostname.filter(|h| !h.is_empty()) {
+                Some(host) => json::escape_lowercase_into(out, host),
+                None => write_ip(out, src.source_ip),
+            }
+        }
+        _ => write_ip(out, src.source_ip),
     }
-}
-
-fn write_ip_json(out: &mut Vec<u8>, ip: IpAddr) {
-    out.push(b'"');
-    write_ip(out, ip);
-    out.push(b'"');
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -818,7 +813,7 @@ fn write_fallback_kv(out: &mut Vec<u8>, msg: &Message<'_>, view: &View<'_>, opts
     }
     out.extend_from_slice(b"PRI=");
     let pri = msg.priority.unwrap_or(Priority::DEFAULT).value();
-    out.extend_from_slice(itoa::Buffer::new().format(pri).as_bytes());
+    push_u32(out, u32::from(pri));
     out.extend_from_slice(NL);
     if view.legacy && !view.header.is_empty() {
         out.extend_from_slice(b"LEGACY_MSGHDR=");
@@ -874,12 +869,12 @@ fn write_fields(
     }
     if f.facility {
         out.extend_from_slice(b",\"sc4s_syslog_facility\":\"");
-        out.extend_from_slice(pri.facility_name().as_bytes());
+        json::push_plain(out, pri.facility_name().as_bytes());
         out.push(b'"');
     }
     if f.severity {
         out.extend_from_slice(b",\"sc4s_syslog_severity\":\"");
-        out.extend_from_slice(pri.severity_name().as_bytes());
+        json::push_plain(out, pri.severity_name().as_bytes());
         out.push(b'"');
     }
     if f.container {
@@ -892,7 +887,7 @@ fn write_fields(
     }
     if f.destport {
         out.extend_from_slice(b",\"sc4s_destport\":\"");
-        out.extend_from_slice(itoa::Buffer::new().format(src.dest_port).as_bytes());
+        push_u32(out, u32::from(src.dest_port));
         out.push(b'"');
     }
     if f.fromhostip {
@@ -902,7 +897,7 @@ fn write_fields(
     }
     if f.proto {
         out.extend_from_slice(b",\"sc4s_proto\":\"");
-        out.extend_from_slice(src.transport.sc4s_proto().as_bytes());
+        json::push_plain(out, src.transport.sc4s_proto().as_bytes());
         out.push(b'"');
     }
     if f.recv_time {
@@ -919,7 +914,7 @@ fn write_fields(
     });
     if let Rewrite::InvalidProgram(rule) = class.rewrite {
         out.extend_from_slice(b"|.app.");
-        out.extend_from_slice(rule.app_name().as_bytes());
+        json::push_plain(out, rule.app_name().as_bytes());
     }
     out.extend_from_slice(b"|.app.");
     json::escape_into(out, class.app.as_bytes());
@@ -946,6 +941,24 @@ pub fn append_tag(out: &mut Vec<u8>, start: usize, tag: &str) -> bool {
 
 /// Epoch seconds with three decimals, truncated toward zero (`-0.5` s is `-0.500`).
 fn write_epoch_millis(out: &mut Vec<u8>, unix_micros: i64) {
+    // Every time from 2001-09-09 to 2286 has ten digits of seconds: one fixed-size store.
+    if let Ok(micros) = u64::try_from(unix_micros)
+        && (1_000_000_000_000_000..10_000_000_000_000_000).contains(&micros)
+    {
+        let mut text = *b"0000000000.000";
+        let mut secs = micros / 1_000_000;
+        for d in text[..10].iter_mut().rev() {
+            *d = b'0' + (secs % 10) as u8;
+            secs /= 10;
+        }
+        let mut millis = micros % 1_000_000 / 1000;
+        for d in text[11..].iter_mut().rev() {
+            *d = b'0' + (millis % 10) as u8;
+            millis /= 10;
+        }
+        out.extend_from_slice(&text);
+        return;
+    }
     let abs = unix_micros.unsigned_abs();
     if unix_micros < 0 {
         out.push(b'-');
@@ -960,16 +973,44 @@ fn write_epoch_millis(out: &mut Vec<u8>, unix_micros: i64) {
     ]);
 }
 
+/// `v` in decimal.
+fn push_u32(out: &mut Vec<u8>, mut v: u32) {
+    let mut text = [0u8; 10];
+    let mut at = text.len();
+    loop {
+        at -= 1;
+        text[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    json::push_plain(out, &text[at..]);
+}
+
 fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
     match ip.to_canonical() {
         IpAddr::V4(v4) => {
-            let mut buf = itoa::Buffer::new();
+            // Dotted quad assembled on the stack: at most 15 bytes, one block store.
+            let mut text = [0u8; 16];
+            let mut len = 0;
             for (i, octet) in v4.octets().into_iter().enumerate() {
                 if i > 0 {
-                    out.push(b'.');
+                    text[len] = b'.';
+                    len += 1;
                 }
-                out.extend_from_slice(buf.format(octet).as_bytes());
+                if octet >= 100 {
+                    text[len] = b'0' + octet / 100;
+                    len += 1;
+                }
+                if octet >= 10 {
+                    text[len] = b'0' + octet / 10 % 10;
+                    len += 1;
+                }
+                text[len] = b'0' + octet % 10;
+                len += 1;
             }
+            json::push_plain(out, &text[..len]);
         }
         // Writing into a Vec cannot fail; std's Display applies RFC 5952 compression.
         IpAddr::V6(v6) => {

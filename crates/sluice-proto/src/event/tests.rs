@@ -486,6 +486,43 @@ fn epoch_formatting() {
     assert_eq!(fmt(1_710_166_925_412_999), "1710166925.412");
     assert_eq!(fmt(-500_000), "-0.500");
     assert_eq!(fmt(i64::MIN), "-9223372036854.775");
+    // Around the ten-digit fast path, compared with the general formatting.
+    let general = |micros: i64| {
+        let abs = micros.unsigned_abs();
+        let sign = if micros < 0 { "-" } else { "" };
+        format!("{sign}{}.{:03}", abs / 1_000_000, abs % 1_000_000 / 1000)
+    };
+    for micros in [
+        999_999_999_999_999,
+        1_000_000_000_000_000,
+        1_000_000_000_000_999,
+        1_000_000_000_001_000,
+        1_234_567_890_123_456,
+        9_999_999_999_999_999,
+        10_000_000_000_000_000,
+        i64::MAX,
+    ] {
+        assert_eq!(fmt(micros), general(micros), "{micros}");
+    }
+}
+
+#[test]
+fn number_and_address_formatting() {
+    for v in [0, 7, 9, 10, 99, 100, 514, 65_535, 999_999_999, u32::MAX] {
+        let mut out = b"x".to_vec();
+        push_u32(&mut out, v);
+        assert_eq!(out, format!("x{v}").as_bytes());
+    }
+    for ip in [
+        Ipv4Addr::new(0, 0, 0, 0),
+        Ipv4Addr::new(9, 10, 99, 100),
+        Ipv4Addr::new(255, 255, 255, 255),
+        Ipv4Addr::new(192, 0, 2, 10),
+    ] {
+        let mut out = b"x".to_vec();
+        write_ip(&mut out, IpAddr::V4(ip));
+        assert_eq!(out, format!("x{ip}").as_bytes());
+    }
 }
 
 fn field() -> impl proptest::strategy::Strategy<Value = Option<Vec<u8>>> {
