@@ -945,18 +945,22 @@ fn write_epoch_millis(out: &mut Vec<u8>, unix_micros: i64) {
     if let Ok(micros) = u64::try_from(unix_micros)
         && (1_000_000_000_000_000..10_000_000_000_000_000).contains(&micros)
     {
-        let mut text = *b"0000000000.000";
-        let mut secs = micros / 1_000_000;
-        for d in text[..10].iter_mut().rev() {
-            *d = b'0' + (secs % 10) as u8;
-            secs /= 10;
-        }
-        let mut millis = micros % 1_000_000 / 1000;
-        for d in text[11..].iter_mut().rev() {
-            *d = b'0' + (millis % 10) as u8;
-            millis /= 10;
-        }
-        out.extend_from_slice(&text);
+        let secs = micros / 1_000_000;
+        let millis = (micros % 1_000_000 / 1000) as u32;
+        // Two digits per table look-up, from a few independent divisions.
+        let high = (secs / 100_000_000) as u32;
+        let low = (secs % 100_000_000) as u32;
+        let (a, b) = (low / 10_000, low % 10_000);
+        let pair = |v: u32| u128::from(u16::from_le_bytes(DIGITS2[v as usize]));
+        let text = pair(high)
+            | pair(a / 100) << 16
+            | pair(a % 100) << 32
+            | pair(b / 100) << 48
+            | pair(b % 100) << 64
+            | u128::from(b'.') << 80
+            | u128::from(b'0' + (millis / 100) as u8) << 88
+            | pair(millis % 100) << 96;
+        json::push_block(out, text, 14);
         return;
     }
     let abs = unix_micros.unsigned_abs();
@@ -973,44 +977,56 @@ fn write_epoch_millis(out: &mut Vec<u8>, unix_micros: i64) {
     ]);
 }
 
+/// The two ASCII digits of each number below 100.
+static DIGITS2: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
+
 /// `v` in decimal.
 fn push_u32(out: &mut Vec<u8>, mut v: u32) {
-    let mut text = [0u8; 10];
-    let mut at = text.len();
+    // Digits from the last; each shifts the earlier ones up a lane (little-endian text).
+    let mut text = 0u128;
+    let mut len = 0;
     loop {
-        at -= 1;
-        text[at] = b'0' + (v % 10) as u8;
+        text = (text << 8) | u128::from(b'0' + (v % 10) as u8);
+        len += 1;
         v /= 10;
         if v == 0 {
             break;
         }
     }
-    json::push_plain(out, &text[at..]);
+    json::push_block(out, text, len);
 }
 
 fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
     match ip.to_canonical() {
         IpAddr::V4(v4) => {
-            // Dotted quad assembled on the stack: at most 15 bytes, one block store.
-            let mut text = [0u8; 16];
+            // The dotted quad (at most 15 bytes) assembled in a register, stored as one block.
+            let mut text = 0u128;
             let mut len = 0;
+            let mut put = |c: u8| {
+                text |= u128::from(c) << (8 * len);
+                len += 1;
+            };
             for (i, octet) in v4.octets().into_iter().enumerate() {
                 if i > 0 {
-                    text[len] = b'.';
-                    len += 1;
+                    put(b'.');
                 }
                 if octet >= 100 {
-                    text[len] = b'0' + octet / 100;
-                    len += 1;
+                    put(b'0' + octet / 100);
                 }
                 if octet >= 10 {
-                    text[len] = b'0' + octet / 10 % 10;
-                    len += 1;
+                    put(b'0' + octet / 10 % 10);
                 }
-                text[len] = b'0' + octet % 10;
-                len += 1;
+                put(b'0' + octet % 10);
             }
-            json::push_plain(out, &text[..len]);
+            json::push_block(out, text, len);
         }
         // Writing into a Vec cannot fail; std's Display applies RFC 5952 compression.
         IpAddr::V6(v6) => {

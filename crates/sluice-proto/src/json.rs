@@ -138,6 +138,15 @@ pub(crate) fn push_plain(out: &mut Vec<u8>, bytes: &[u8]) {
     out.truncate(out.len() - (BLOCK - n));
 }
 
+/// Appends the first `len` (at most 16) bytes of `block`, little-endian: text assembled in a
+/// register (numbers, addresses) is stored without a round trip through the stack, where
+/// narrow stores read back as words stall on store forwarding.
+#[inline(always)]
+pub(crate) fn push_block(out: &mut Vec<u8>, block: u128, len: usize) {
+    out.extend_from_slice(&block.to_le_bytes());
+    out.truncate(out.len() - (BLOCK - len.min(BLOCK)));
+}
+
 #[inline(never)]
 fn escape_slow<const LOWER: bool>(out: &mut Vec<u8>, bytes: &[u8]) {
     let n = bytes.len();
@@ -310,15 +319,29 @@ fn ascii_lowercase(w: u64) -> u64 {
 #[inline(always)]
 fn next_special(bytes: &[u8], mut i: usize) -> usize {
     let n = bytes.len();
+    // Specials come in clusters (quoted values, escaped JSON): the next word first.
+    if let Some(word) = bytes.get(i..i + 8) {
+        let mask = special_mask(load_u64(word, 0));
+        if mask != 0 {
+            return i + (mask.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
     // Long clean stretches: 32 bytes per step with a test the compiler turns into SIMD
     // compares (it cannot tell *where*, only *whether*).
     while let Some(wide) = bytes.get(i..i + WIDE) {
         if any_special(wide.try_into().unwrap_or(&[0; WIDE])) {
-            break;
+            // Where, from two blocks' masks: one branch instead of a loop over four words
+            // whose exit the branch predictor cannot guess.
+            let lo = block_mask(wide, 0);
+            if lo != 0 {
+                return i + (lo.trailing_zeros() / 8) as usize;
+            }
+            return i + BLOCK + (block_mask(wide, BLOCK).trailing_zeros() / 8) as usize;
         }
         i += WIDE;
     }
-    // The exact position, eight bytes per step.
+    // The exact position in the tail, eight bytes per step.
     while let Some(word) = bytes.get(i..i + 8) {
         let mask = special_mask(load_u64(word, 0));
         if mask != 0 {
@@ -339,6 +362,13 @@ fn next_special(bytes: &[u8], mut i: usize) -> usize {
         (special_mask(gather(&bytes[i..]).0), i)
     };
     (base + (mask.trailing_zeros() / 8) as usize).min(n)
+}
+
+/// [`special_mask`] of the block at `bytes[at..at + BLOCK]`.
+#[inline(always)]
+fn block_mask(bytes: &[u8], at: usize) -> u128 {
+    (u128::from(special_mask(load_u64(bytes, at + 8))) << 64)
+        | u128::from(special_mask(load_u64(bytes, at)))
 }
 
 /// Bytes per step of the bulk scan.
