@@ -1,8 +1,10 @@
+use super::sdata::{sd_is_canonical, write_sdata_parts};
 use super::*;
 use crate::classify::{Classifier, Transport, classify};
 use crate::message::Timestamp;
+use crate::message::{Format, StructuredData};
 use serde_json::Value;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 const RECV: i64 = 1_772_713_800_123_456;
 
