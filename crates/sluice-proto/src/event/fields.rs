@@ -16,25 +16,28 @@ pub(super) fn write_fields(
 ) {
     let f = &opts.indexed_fields;
     let pri = msg.priority.unwrap_or(Priority::DEFAULT);
-    out.extend_from_slice(b",\"fields\":{\"sc4s_vendor\":");
-    class.vendor.write_json(out);
-    out.extend_from_slice(b",\"sc4s_product\":");
-    class.product.write_json(out);
+    out.extend_from_slice(b",\"fields\":{\"sc4s_vendor\":\"");
+    class.vendor.escape_into(out);
+    out.extend_from_slice(b"\",\"sc4s_product\":\"");
+    class.product.escape_into(out);
+    out.push(b'"');
     if let Some(c) = class.class.filter(|c| !c.is_empty()) {
         out.extend_from_slice(b",\"sc4s_class\":");
         c.write_json(out);
     }
     for (name, value) in class.fields.iter() {
-        out.push(b',');
-        json::write_str(out, name.as_bytes());
-        out.push(b':');
-        value.write_json(out);
+        out.extend_from_slice(b",\"");
+        json::escape_into(out, name.as_bytes());
+        out.extend_from_slice(b"\":\"");
+        value.escape_into(out);
+        out.push(b'"');
     }
     for (name, value) in class.compliance {
-        out.push(b',');
-        json::write_str(out, name.as_bytes());
-        out.push(b':');
-        json::write_str(out, value.as_bytes());
+        out.extend_from_slice(b",\"");
+        json::escape_into(out, name.as_bytes());
+        out.extend_from_slice(b"\":\"");
+        json::escape_into(out, value.as_bytes());
+        out.push(b'"');
     }
     if f.facility {
         out.extend_from_slice(b",\"sc4s_syslog_facility\":\"");
@@ -76,11 +79,12 @@ pub(super) fn write_fields(
     }
     out.extend_from_slice(b",\"sc4s_tags\":\".source.s_");
     json::escape_into(out, src.listener_id.as_bytes());
-    out.extend_from_slice(match class.format {
-        Format::Rfc5424 => b"|wireformat:rfc|wireformat:rfc5424".as_slice(),
-        Format::Rfc3164 => b"|wireformat:rfc|wireformat:rfc3164".as_slice(),
-        Format::Unparsed => b"|wireformat:raw".as_slice(),
-    });
+    // One fixed-size copy per arm (a slice chosen by the match would be a `memcpy` call).
+    match class.format {
+        Format::Rfc5424 => out.extend_from_slice(b"|wireformat:rfc|wireformat:rfc5424"),
+        Format::Rfc3164 => out.extend_from_slice(b"|wireformat:rfc|wireformat:rfc3164"),
+        Format::Unparsed => out.extend_from_slice(b"|wireformat:raw"),
+    }
     if let Rewrite::InvalidProgram(rule) = class.rewrite {
         out.extend_from_slice(b"|.app.");
         json::push_plain(out, rule.app_name().as_bytes());
