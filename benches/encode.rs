@@ -54,7 +54,7 @@ fn quoted_payload(len: usize) -> Vec<u8> {
     let mut i = 0u64;
     while raw.len() < len {
         let word = &"abcdefghijklmnop"[..(i * 7 % 11 + 1) as usize];
-        if i % 3 == 0 {
+        if i.is_multiple_of(3) {
             raw.extend_from_slice(format!("\"{word}{i}\":{},", i * 37).as_bytes());
         } else {
             raw.extend_from_slice(format!("\"k{i}\":\"{word} \\\\ {i}\",").as_bytes());
