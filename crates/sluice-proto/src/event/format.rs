@@ -115,6 +115,25 @@ pub(super) static DIGITS2: [[u8; 2]; 100] = {
     t
 };
 
+/// Each octet's decimal text, little-endian in a `u32`, and its length.
+static OCTETS: [(u32, u8); 256] = {
+    let mut t = [(0u32, 0u8); 256];
+    let mut i = 0;
+    while i < 256 {
+        let (h, m, l) = ((i / 100) as u32, (i / 10 % 10) as u32, (i % 10) as u32);
+        let z = b'0' as u32;
+        t[i] = if i >= 100 {
+            ((z + h) | (z + m) << 8 | (z + l) << 16, 3)
+        } else if i >= 10 {
+            ((z + m) | (z + l) << 8, 2)
+        } else {
+            (z + l, 1)
+        };
+        i += 1;
+    }
+    t
+};
+
 /// `v` in decimal.
 pub(super) fn push_u32(out: &mut Vec<u8>, mut v: u32) {
     // Digits from the last; each shifts the earlier ones up a lane (little-endian text).
@@ -134,25 +153,16 @@ pub(super) fn push_u32(out: &mut Vec<u8>, mut v: u32) {
 pub(super) fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
     match ip.to_canonical() {
         IpAddr::V4(v4) => {
-            // The dotted quad (at most 15 bytes) assembled in a register, stored as one block.
-            let mut text = 0u128;
-            let mut len = 0;
-            let mut put = |c: u8| {
-                text |= u128::from(c) << (8 * len);
-                len += 1;
-            };
-            for (i, octet) in v4.octets().into_iter().enumerate() {
-                if i > 0 {
-                    put(b'.');
-                }
-                if octet >= 100 {
-                    put(b'0' + octet / 100);
-                }
-                if octet >= 10 {
-                    put(b'0' + octet / 10 % 10);
-                }
-                put(b'0' + octet % 10);
+            // The dotted quad (at most 15 bytes) assembled in a register from a table of the
+            // octets' text, stored as one block.
+            let [a, b, c, d] = v4.octets().map(|o| OCTETS[usize::from(o)]);
+            let mut text = u128::from(a.0);
+            let mut len = u32::from(a.1);
+            for (digits, n) in [b, c, d] {
+                text |= u128::from((digits << 8) | u32::from(b'.')) << (8 * len);
+                len += 1 + u32::from(n);
             }
+            let len = len as usize;
             json::push_block(out, text, len);
         }
         // Writing into a Vec cannot fail; std's Display applies RFC 5952 compression.

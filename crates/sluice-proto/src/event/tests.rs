@@ -515,12 +515,21 @@ fn number_and_address_formatting() {
         push_u32(&mut out, v);
         assert_eq!(out, format!("x{v}").as_bytes());
     }
+    let every_octet = (0..=255u8).flat_map(|o| {
+        [
+            Ipv4Addr::new(o, 255 - o, o / 2, 7),
+            Ipv4Addr::new(9, o, 100, o / 3),
+        ]
+    });
     for ip in [
         Ipv4Addr::new(0, 0, 0, 0),
         Ipv4Addr::new(9, 10, 99, 100),
         Ipv4Addr::new(255, 255, 255, 255),
         Ipv4Addr::new(192, 0, 2, 10),
-    ] {
+    ]
+    .into_iter()
+    .chain(every_octet)
+    {
         let mut out = b"x".to_vec();
         write_ip(&mut out, IpAddr::V4(ip));
         assert_eq!(out, format!("x{ip}").as_bytes());
