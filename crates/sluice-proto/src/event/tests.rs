@@ -506,6 +506,14 @@ fn epoch_formatting() {
     ] {
         assert_eq!(fmt(micros), general(micros), "{micros}");
     }
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..100_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let micros = 1_000_000_000_000_000 + (state % 9_000_000_000_000_000) as i64;
+        assert_eq!(fmt(micros), general(micros), "{micros}");
+    }
 }
 
 #[test]
