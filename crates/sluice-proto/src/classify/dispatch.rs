@@ -14,7 +14,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, packed};
 
-use super::registry::{App, Check, Input, Out, Topic, Vendor, When};
+use super::registry::{App, Check, Input, Out, Shape, Topic, Vendor, When};
 
 /// The main topics, indexed by [`main_slot`].
 const MAIN_TOPICS: [Topic; 6] = [
@@ -44,6 +44,8 @@ struct TopicTable {
     body_prefixes: ByFirstByte,
     netsource: Vec<(&'static str, u16)>,
     raw_checks: Vec<(RawCheck, u16)>,
+    /// [`When::Header`] checks: the shape bits one of which they need.
+    header_checks: Vec<(Shape, RawCheck, u16)>,
     checks: Vec<(Check, u16)>,
     /// Global token id (see [`TokenScan`]) → the applications that listed it; empty when
     /// the topic has no token applications.
@@ -102,6 +104,7 @@ impl TopicTable {
                     }
                 }
                 When::Raw(check) => self.raw_checks.push((check, i)),
+                When::Header(need, check) => self.header_checks.push((need, check, i)),
                 When::Check(check) => self.checks.push((check, i)),
                 When::Token(_) => {}
             }
@@ -231,10 +234,14 @@ impl BitSet {
     }
 }
 
-/// The token ids found in one message's raw bytes, filled by the first topic that needs them
-/// (see [`Engine::run`]); one per message.
+/// What the dispatcher reads from one message's raw bytes once, for all its topics: the
+/// token ids found (by the first topic that needs them, see [`Engine::run`]) and the
+/// header [`Shape`]. One per message.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct TokenHits(Option<BitSet>);
+pub(crate) struct TokenHits {
+    tokens: Option<BitSet>,
+    shape: Option<Shape>,
+}
 
 /// The tokens of every main topic and their searcher: one scan per message serves every
 /// topic (each used to scan the whole message for its own few tokens, up to four scans of
@@ -391,6 +398,14 @@ impl Engine {
                 cands.insert(*i);
             }
         }
+        if !table.header_checks.is_empty() {
+            let shape = *hits.shape.get_or_insert_with(|| Shape::of(input.msg.raw));
+            for (need, check, i) in &table.header_checks {
+                if shape.any(*need) && check(input.msg.raw) {
+                    cands.insert(*i);
+                }
+            }
+        }
         for (check, i) in &table.checks {
             if call_check(*check, table.apps[usize::from(*i)].1, input, out) {
                 cands.insert(*i);
@@ -407,7 +422,7 @@ impl Engine {
         if !table.by_token.is_empty()
             && let Some(scan) = &self.scan
         {
-            let found = hits.0.get_or_insert_with(|| {
+            let found = hits.tokens.get_or_insert_with(|| {
                 let mut set = BitSet::default();
                 scan.scan(input.msg.raw, &mut set);
                 set
@@ -546,6 +561,7 @@ fn prefilter_matches<'m>(app: &'static App, input: &Input<'m, '_>, out: &Out<'m>
             .any(|p| input.body.starts_with(p.as_bytes())),
         When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
         When::Raw(check) => check(input.msg.raw),
+        When::Header(need, check) => Shape::of(input.msg.raw).any(need) && check(input.msg.raw),
         When::Check(check) => call_check(check, app, input, out),
     }
 }

@@ -73,8 +73,8 @@ pub use build::{
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
 pub use registry::{
-    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Source, TimeEdit, Topic,
-    Values, ValuesSyntax, Vendor, When,
+    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Shape, Source, TimeEdit,
+    Topic, Values, ValuesSyntax, Vendor, When,
 };
 pub use template::Template;
 pub use value::{Inline, Value};

@@ -171,6 +171,11 @@ pub enum When {
     /// have to look for everywhere: short tokens starting with common bytes (` info `,
     /// ` : `) leave the token scan without a prefilter and make it walk every byte.
     Raw(fn(&[u8]) -> bool),
+    /// A [`When::Raw`] check of an almost-syslog header that only runs when the message's
+    /// [`Shape`] (read once per message) has one of the given bits: the check (or the parse
+    /// function behind it) must be false without them. A dozen header repairs each re-read
+    /// the PRI and the first bytes of every message; most of them now cost a bit test.
+    Header(Shape, fn(&[u8]) -> bool),
     /// A cheap necessary condition on what the parse function reads ([`Input`], and the
     /// parent's [`Out`] in a sub-topic: the CEF header's vendor and product). It must have no
     /// effect: the dispatcher calls it before it copies [`Out`] for the candidates, so an
@@ -180,6 +185,69 @@ pub enum When {
     /// Every message that reaches the topic. For sub-topics and the built-in fallbacks; in
     /// the main topics it costs every message a call.
     Always,
+}
+
+/// What the text after a message's `<PRI>` (`<\d+>`) starts with: the first-byte classes
+/// the almost-syslog header checks test, read once per message ([`When::Header`]). `t` is
+/// that text with one leading space removed. Without a PRI no bit is set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape(u8);
+
+impl Shape {
+    /// The text starts with a space.
+    pub const SPACE: Shape = Shape(1);
+    /// `t` starts `[A-Z][a-z][a-z]` (a BSD month name's shape).
+    pub const MONTH: Shape = Shape(2);
+    /// `t` starts with three ASCII word bytes (`[A-Za-z0-9_]`) and a space.
+    pub const WORD3: Shape = Shape(4);
+    /// `t` starts with an ASCII letter.
+    pub const ALPHA: Shape = Shape(8);
+    /// `t` starts with an ASCII digit.
+    pub const DIGIT: Shape = Shape(16);
+
+    /// Either bit set.
+    pub const fn or(self, other: Shape) -> Shape {
+        Shape(self.0 | other.0)
+    }
+
+    /// Some bit of `need` is set here.
+    pub fn any(self, need: Shape) -> bool {
+        self.0 & need.0 != 0
+    }
+
+    /// The shape of a raw message.
+    pub fn of(raw: &[u8]) -> Shape {
+        let digits = raw
+            .get(1..)
+            .map_or(0, |r| r.iter().take_while(|b| b.is_ascii_digit()).count());
+        if raw.first() != Some(&b'<') || digits == 0 || raw.get(1 + digits) != Some(&b'>') {
+            return Shape::default();
+        }
+        let s = &raw[digits + 2..];
+        let mut bits = 0;
+        let t = match s.strip_prefix(b" ") {
+            Some(t) => {
+                bits |= Shape::SPACE.0;
+                t
+            }
+            None => s,
+        };
+        let b = |i: usize| t.get(i).copied().unwrap_or(0);
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        if b(0).is_ascii_uppercase() && b(1).is_ascii_lowercase() && b(2).is_ascii_lowercase() {
+            bits |= Shape::MONTH.0;
+        }
+        if word(b(0)) && word(b(1)) && word(b(2)) && b(3) == b' ' {
+            bits |= Shape::WORD3.0;
+        }
+        if b(0).is_ascii_alphabetic() {
+            bits |= Shape::ALPHA.0;
+        }
+        if b(0).is_ascii_digit() {
+            bits |= Shape::DIGIT.0;
+        }
+        Shape(bits)
+    }
 }
 
 /// A [`When::Check`]: `true` when the application could take the message.

@@ -362,7 +362,7 @@ fn readme_vendor_table_lists_every_family() {
                     When::Token(t) => format!("{:?}", t.join(" / ")),
                     When::BodyPrefix(p) => format!("message starts {}", p.join(" / ")),
                     When::NetSource(n) => format!("listener/source {}", n.join(", ")),
-                    When::Raw(_) => "header shape".to_string(),
+                    When::Raw(_) | When::Header(..) => "header shape".to_string(),
                 })
                 .collect();
             let mut keys: Vec<String> = v

@@ -73,3 +73,81 @@ pub fn classify_line_bytes(raw: &[u8]) {
     };
     let _ = classify(&msg, &src, NOW, &CLASSIFIER);
 }
+
+/// A [`When::Header`](super::registry::When::Header) check's claim, tested: whenever
+/// `check` accepts a message, the message's [`Shape`](super::registry::Shape) has one of the
+/// bits of `need` (else the dispatcher would skip a message the application takes). The
+/// messages are a PRI and a few header-like pieces in any order, non-ASCII included;
+/// `takes` are messages `check` must accept (the pieces rarely line up by chance).
+pub fn assert_needs_shape(need: super::registry::Shape, check: fn(&[u8]) -> bool, takes: &[&str]) {
+    use super::registry::Shape;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    const PIECES: &[&str] = &[
+        " ",
+        "  ",
+        "1",
+        "1 ",
+        "Mar",
+        "mar",
+        "MAR",
+        "Mar ",
+        "29",
+        "3",
+        "2024",
+        "2024-03-15",
+        "T",
+        "10:00:00",
+        ",123",
+        ".123",
+        "+0000",
+        "-05:00",
+        "Z ",
+        "host",
+        "h-1.x",
+        "a_b",
+        "local7.info",
+        "info ",
+        "err ",
+        "1710501160",
+        "1.2.3.4",
+        "10.0.0.9 ",
+        "é",
+        "\u{3000}",
+        "x",
+        ":",
+        "%",
+        "-",
+        "\t",
+        "a1b2-c3d4-e5f6-a7b8-9c0Z ",
+    ];
+    for t in takes {
+        assert!(check(t.as_bytes()), "{t}");
+        assert!(Shape::of(t.as_bytes()).any(need), "{t}");
+    }
+    let pieces = proptest::collection::vec(proptest::sample::select(PIECES), 0..10);
+    let mut runner = TestRunner::new(Config {
+        cases: 3000,
+        ..Config::default()
+    });
+    runner
+        .run(
+            &(0u16..200, any::<bool>(), pieces),
+            |(pri, with_pri, pieces)| {
+                let mut raw = if with_pri {
+                    format!("<{pri}>")
+                } else {
+                    String::new()
+                };
+                raw.extend(pieces);
+                let raw = raw.as_bytes();
+                prop_assert!(
+                    !check(raw) || Shape::of(raw).any(need),
+                    "{:?}",
+                    String::from_utf8_lossy(raw)
+                );
+                Ok(())
+            },
+        )
+        .unwrap();
+}

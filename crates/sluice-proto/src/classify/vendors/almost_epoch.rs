@@ -4,7 +4,7 @@
 //! parser (HOST, then `PROGRAM[PID]:`), so a listener's or `vendor_product_by_source`'s
 //! vendor sees an RFC message. Not a vendor: always active, like the fallbacks.
 
-use crate::classify::registry::{App, Input, Out, Topic, Vendor, When};
+use crate::classify::registry::{App, Input, Out, Shape, Topic, Vendor, When};
 use crate::classify::vendors::almost_levelword::set_host_and_tail;
 use crate::classify::vtime;
 
@@ -15,7 +15,7 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         name: "app-almost-syslogz-bsd-epoch",
         topic: Topic::AlmostSyslog,
         order: "almost-syslog/app-almost-syslogz-bsd-epoch.conf",
-        when: When::Raw(|raw| header(raw).is_some()),
+        when: When::Header(Shape::DIGIT, |raw| header(raw).is_some()),
         parse: epoch,
     }],
 };
@@ -113,5 +113,18 @@ mod tests {
         };
         assert_eq!((ts.unix_secs, ts.micros), (1_710_501_160, 123_000));
         assert_eq!(c.format, crate::message::Format::Rfc3164);
+    }
+
+    #[test]
+    fn needs_a_digit_after_the_pri() {
+        crate::classify::testutil::assert_needs_shape(
+            crate::classify::registry::Shape::DIGIT,
+            |raw| header(raw).is_some(),
+            &[
+                "<134>1 1710501160.123 mx-1 flows x",
+                "<134> 1710501160 mx-1 x",
+                "<134>1710501160 mx-1 x",
+            ],
+        );
     }
 }

@@ -21,7 +21,7 @@
 //! After the repair the rest is read as `PROGRAM[PID]: MESSAGE`, as after the other repairs.
 //! Not vendors: always active, like the fallbacks.
 
-use crate::classify::registry::{App, Input, Out, TimeEdit, Topic, Vendor, When};
+use crate::classify::registry::{App, Input, Out, Shape, TimeEdit, Topic, Vendor, When};
 use crate::classify::vendors::almost_levelword::set_host_and_tail;
 use crate::classify::vtime;
 
@@ -33,28 +33,30 @@ pub(crate) static BUILTIN: Vendor = Vendor {
             name: "app-almost-syslogz-bsd-isotime",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-bsd-isotime.conf",
-            when: When::Raw(|raw| bsd_isotime_header(raw).is_some()),
+            when: When::Header(Shape::MONTH, |raw| bsd_isotime_header(raw).is_some()),
             parse: bsd_isotime,
         },
         App {
             name: "app-almost-syslogz-hip",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-hip.conf",
-            when: When::Raw(|raw| hip_header(raw).is_some()),
+            when: When::Header(Shape::WORD3, |raw| hip_header(raw).is_some()),
             parse: hip,
         },
         App {
             name: "app-almost-syslogz-hostnodate",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-hostnodate.conf",
-            when: When::Raw(|raw| hostnodate_header(raw).is_some()),
+            when: When::Header(Shape::ALPHA, |raw| hostnodate_header(raw).is_some()),
             parse: hostnodate,
         },
         App {
             name: "app-almost-syslogz-isodate",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-isodate.conf",
-            when: When::Raw(|raw| isodate_header(raw).is_some()),
+            when: When::Header(Shape::DIGIT.or(Shape::SPACE), |raw| {
+                isodate_header(raw).is_some()
+            }),
             parse: isodate,
         },
     ],
@@ -408,5 +410,41 @@ mod tests {
         let c = classify_line("<13>Apr 10 2024 10:00:00.123+0200 gw-1 app[1]: up");
         assert_eq!(c.host, HostEdit::Set(Value::Bytes(b"gw-1")));
         assert_eq!(Some(micros(&c)), Some(1_712_736_000_123_000));
+    }
+
+    #[test]
+    fn header_checks_need_their_shapes() {
+        use crate::classify::registry::Shape;
+        use crate::classify::testutil::assert_needs_shape;
+        assert_needs_shape(
+            Shape::MONTH,
+            |raw| bsd_isotime_header(raw).is_some(),
+            &[
+                "<13>Mar 15 2024 10:00:00.123+0000 host rest",
+                "<13> Mar  5 2024 10:00:00.1-0500 h r",
+            ],
+        );
+        assert_needs_shape(
+            Shape::WORD3,
+            |raw| hip_header(raw).is_some(),
+            &[
+                "<13>Mar 31 02:08:27 host 10.0.0.9 prog: x",
+                "<13> a_1 31 02:08:27 h 1.2.3.4  x",
+            ],
+        );
+        assert_needs_shape(
+            Shape::ALPHA,
+            |raw| hostnodate_header(raw).is_some(),
+            &["<13>myhost prog: hello", "<13> h-1.x prog: x"],
+        );
+        assert_needs_shape(
+            Shape::DIGIT.or(Shape::SPACE),
+            |raw| isodate_header(raw).is_some(),
+            &[
+                "<13>2024-03-15 10:00:00,123 host rest",
+                "<13>1 2024-03-15T10:00:00,123 host rest",
+                "<13>  2024-03-15 10:00:00,123 host x",
+            ],
+        );
     }
 }

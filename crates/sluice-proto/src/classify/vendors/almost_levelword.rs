@@ -3,7 +3,7 @@
 //! F5 BIG-IP sends). The word is dropped and the rest read as RFC 3164, so the vendor
 //! applications see the real PROGRAM. Not a vendor: always active, like the fallbacks.
 
-use crate::classify::registry::{App, Input, Out, Topic, Vendor, When};
+use crate::classify::registry::{App, Input, Out, Shape, Topic, Vendor, When};
 use crate::classify::vtime;
 use crate::message::Format;
 
@@ -16,7 +16,8 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         order: "almost-syslog/app-almost-syslogy-wlevelword.conf",
         // `hh:mm:ss host <level word> ` right after the first `:`, checked in place (as
         // tokens, ` info ` and ` err` would be searched for in every message).
-        when: When::Raw(level_word_follows_host),
+        // `header`, which `levelword` needs, reads `\w\w\w ` after the PRI.
+        when: When::Header(Shape::WORD3, level_word_follows_host),
         parse: levelword,
     }],
 };
@@ -86,7 +87,12 @@ fn level_word_follows_host(raw: &[u8]) -> bool {
     let Some(sp) = memchr::memchr(b' ', rest) else {
         return false;
     };
-    sp > 0 && WORDS.iter().any(|w| rest[sp + 1..].starts_with(w))
+    // The first byte picks the words worth comparing (a compare each was most of the cost).
+    let tail = &rest[sp + 1..];
+    let Some(&first) = tail.first() else {
+        return false;
+    };
+    sp > 0 && WORDS.iter().any(|w| w[0] == first && tail.starts_with(w))
 }
 
 /// `^<\d+> ?(\w\w\w +\d{1,2} \d\d:\d\d:\d\d) ([^ ]+) (?:alert|crit|debug|emerg|error|err|info|notice|warning) (.*)`
@@ -213,5 +219,18 @@ mod tests {
         assert_eq!(c.sourcetype, "f5:bigip:syslog");
         let c = classify_line("<166>Mar 27 10:14:00 ltm2 info CROND[6551]: (root) CMD (nice)");
         assert_eq!(c.sourcetype, "nix:syslog");
+    }
+
+    /// `levelword` takes nothing `header` refuses, and `header` needs `\w\w\w `.
+    #[test]
+    fn needs_a_word_after_the_pri() {
+        crate::classify::testutil::assert_needs_shape(
+            crate::classify::registry::Shape::WORD3,
+            |raw| super::header(raw).is_some(),
+            &[
+                "<13>Mar 31 02:08:27 host info something",
+                "<13> Mar  1 02:08:27 h err x",
+            ],
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! `PROGRAM[PID]:`. Not a vendor: always active, like the fallbacks.
 
 use crate::classify::fallback::iso_prefix_len;
-use crate::classify::registry::{App, Input, Out, Topic, Vendor, When};
+use crate::classify::registry::{App, Input, Out, Shape, Topic, Vendor, When};
 use crate::classify::vendors::almost_levelword::set_host_and_tail;
 use crate::classify::vtime;
 
@@ -17,7 +17,7 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         name: "app-almost-syslogz-bsd-wrongver",
         topic: Topic::AlmostSyslog,
         order: "almost-syslog/app-almost-syslogz-bsd-wrongver.conf",
-        when: When::Raw(is_wrong_version),
+        when: When::Header(Shape::DIGIT, is_wrong_version),
         parse: wrongver,
     }],
 };
@@ -100,6 +100,18 @@ mod tests {
         assert_eq!(
             c.host,
             crate::classify::HostEdit::Set(crate::classify::Value::Bytes(b"h9"))
+        );
+    }
+
+    #[test]
+    fn needs_a_digit_after_the_pri() {
+        crate::classify::testutil::assert_needs_shape(
+            crate::classify::registry::Shape::DIGIT,
+            super::is_wrong_version,
+            &[
+                "<13>1 2024-04-04T12:29:53+00:00 h9 LEEF:2.0|V|P|1|E|a=1",
+                "<13>1  x",
+            ],
         );
     }
 }

@@ -16,7 +16,7 @@ pub static VENDOR: Vendor = Vendor {
         topic: Topic::Syslog,
         order: "arista/app-syslog-arista_eos.conf",
         // PROGRAM, the header's `: `, then the `%` the filter requires.
-        when: When::Raw(has_colon_percent),
+        when: When::Raw(|raw| crate::classify::vendors::util::colon_percent(raw).is_some()),
         parse: eos,
     }],
 };
@@ -24,12 +24,6 @@ pub static VENDOR: Vendor = Vendor {
 static KEYS: &[Key] = &[Key::new("arista", "eos", "arista:eos", "netops")];
 
 const SOURCE_HEAD: &[u8] = b"arista:eos:";
-
-fn has_colon_percent(raw: &[u8]) -> bool {
-    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
-        LazyLock::new(|| memchr::memmem::Finder::new(b": %"));
-    crate::classify::vendors::util::contains(&NEEDLE, raw)
-}
 
 fn eos<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static MNEMONIC: LazyLock<Regex> =

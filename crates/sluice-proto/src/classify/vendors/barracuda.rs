@@ -246,7 +246,7 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             if let Some(class) = Inline::concat(&[buf]) {
                 out.class = Some(Value::Inline(class));
             }
-            let has = |n: &[u8]| memchr::memmem::find(buf, n).is_some();
+            let has = |n: &[u8]| crate::classify::vendors::util::find(buf, n).is_some();
             if has(b"nf") {
                 out.key(&KEYS[NF]);
             }

@@ -135,7 +135,7 @@ static KEYS: &[Key] = &[
 ];
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
+    crate::classify::vendors::util::find(hay, needle).is_some()
 }
 
 fn layer7<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

@@ -265,7 +265,7 @@ fn product_groups(product: &[u8]) -> u16 {
 }
 
 fn group(product: &[u8], fw_subproduct: &[u8], format: Format) -> Group {
-    let has = |s: &[u8], n: &[u8]| memchr::memmem::find(s, n).is_some();
+    let has = |s: &[u8], n: &[u8]| crate::classify::vendors::util::find(s, n).is_some();
     let matched = product_groups(product);
     for (i, g) in GROUP_ORDER.iter().enumerate() {
         let extra = match g {
@@ -317,10 +317,12 @@ fn choose_host<'m>(hostname: &'m [u8], sic: &'m [u8], sic2: &'m [u8]) -> Option<
     let host = first_word
         .or_else(|| host_from_sic(sic))
         .or_else(|| host_from_sic(sic2))?;
-    Some(match memchr::memmem::find(host, b"-v_") {
-        Some(i) => &host[i + 3..],
-        None => host,
-    })
+    Some(
+        match crate::classify::vendors::util::find_lit!(host, b"-v_") {
+            Some(i) => &host[i + 3..],
+            None => host,
+        },
+    )
 }
 
 /// A message nested in `default_device_message`, read as syslog-ng's
@@ -488,7 +490,7 @@ fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if let Some(h) = choose_host(v.hostname, v.originsicname, v.origin_sic_name) {
         out.host(h);
     } else if let Some(h) = input.host
-        && let Some(i) = memchr::memmem::find(h, b"-v_")
+        && let Some(i) = crate::classify::vendors::util::find_lit!(h, b"-v_")
     {
         out.host(&h[i + 3..]);
     }

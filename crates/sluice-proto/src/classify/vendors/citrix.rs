@@ -73,7 +73,7 @@ static KEYS: &[Key] = &[
 fn is_appfw(m: &[u8]) -> bool {
     static RE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r":(\s+\S+)?\s+APPFW(\s+\S+){3}\s+:").expect("static regex"));
-    memchr::memmem::find(m, b"APPFW").is_some() && RE.is_match(m)
+    crate::classify::vendors::util::find_lit!(m, b"APPFW").is_some() && RE.is_match(m)
 }
 
 /// NetScaler writes `dd/mm/yyyy` or `mm/dd/yyyy` depending on its configuration. SC4S

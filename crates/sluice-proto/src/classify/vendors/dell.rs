@@ -138,7 +138,7 @@ static KEYS: &[Key] = &[
 ];
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(hay, needle).is_some()
+    crate::classify::vendors::util::find(hay, needle).is_some()
 }
 
 fn netsource_is(input: &Input<'_, '_>, vendor: &str, product: &str, vp: &str) -> bool {

@@ -149,7 +149,7 @@ fn msgid_has_access_json(input: &Input<'_, '_>) -> bool {
     input
         .msg
         .msgid
-        .is_some_and(|id| memchr::memmem::find(id, b"access_json").is_some())
+        .is_some_and(|id| crate::classify::vendors::util::find_lit!(id, b"access_json").is_some())
 }
 
 fn bigip<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

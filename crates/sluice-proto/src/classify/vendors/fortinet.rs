@@ -234,7 +234,7 @@ fn fortios<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         FGT_NETOPS
     } else if [&b"traffic"[..], b"utm", b"anomaly"]
         .iter()
-        .any(|t| memchr::memmem::find(kind, t).is_some())
+        .any(|t| crate::classify::vendors::util::find(kind, t).is_some())
     {
         FGT_NETFW
     } else {
@@ -289,7 +289,7 @@ fn fortiweb<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         out.time(ts);
     }
     let kind = f.kind.unwrap_or_default();
-    let has_kind = |t: &[u8]| memchr::memmem::find(kind, t).is_some();
+    let has_kind = |t: &[u8]| crate::classify::vendors::util::find(kind, t).is_some();
     if dev == b"E" {
         out.key(&KEYS[FML_LOG]);
         if !kind.is_empty() {

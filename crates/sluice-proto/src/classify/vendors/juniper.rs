@@ -9,6 +9,7 @@ use regex::bytes::Regex;
 
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::template::Template;
+use crate::classify::vendors::util::find_lit;
 use crate::classify::vtime;
 use crate::message::Format;
 
@@ -118,13 +119,9 @@ fn program_starts(input: &Input<'_, '_>, prefix: &[u8]) -> bool {
     input.program.is_some_and(|p| p.starts_with(prefix))
 }
 
-fn has(m: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(m, needle).is_some()
-}
-
 fn structured<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let sd = input.msg.structured_data.map(|sd| sd.raw()).unwrap_or(b"");
-    if !has(sd, b"[junos@2636") {
+    if find_lit!(sd, b"[junos@2636").is_none() {
         return false;
     }
     out.key(&KEYS[STRUCTURED]);
@@ -151,21 +148,21 @@ fn unstructured<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) {
     let k = if program_starts(input, b"RT_IDP") {
         U_IDP
     } else if program_starts(input, b"RT_FLOW")
-        || has(m, b"PFE_FW_")
-        || has(m, b"DFWD_")
-        || has(m, b"ESWD_")
+        || find_lit!(m, b"PFE_FW_").is_some()
+        || find_lit!(m, b"DFWD_").is_some()
+        || find_lit!(m, b"ESWD_").is_some()
         || program_starts(input, b"rpd")
-        || has(m, b"rpd")
+        || find_lit!(m, b"rpd").is_some()
     {
         U_FIREWALL
     } else if program_starts(input, b"RT_IDS") {
         U_IDS
     } else if program_starts(input, b"RT_UTM") {
         U_UTM
-    } else if has(m, b"SNMP_TRAP_")
-        || has(m, b"SNMPD_")
-        || has(m, b"VRRPD_")
-        || has(m, b"CHASSISD_SNMP_")
+    } else if find_lit!(m, b"SNMP_TRAP_").is_some()
+        || find_lit!(m, b"SNMPD_").is_some()
+        || find_lit!(m, b"VRRPD_").is_some()
+        || find_lit!(m, b"CHASSISD_SNMP_").is_some()
     {
         U_SNMP
     } else {
@@ -205,7 +202,7 @@ fn unstructured_msg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let m = input.body;
     if !(m.starts_with(b"PFE_FW_SYSLOG_ETH_IP: ")
         || m.starts_with(b"PFE_FW_SYSLOG_IP:")
-        || has(m, b"EX-BCM PIC"))
+        || find_lit!(m, b"EX-BCM PIC").is_some())
     {
         return false;
     }

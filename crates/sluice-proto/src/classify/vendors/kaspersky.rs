@@ -74,7 +74,7 @@ fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .as_ref()
         .map(|s| s.raw())
         .unwrap_or_default();
-    if memchr::memmem::find(sd, b"@23668").is_none() {
+    if crate::classify::vendors::util::find_lit!(sd, b"@23668").is_none() {
         return false;
     }
     out.key(&KEYS[SYSLOG]);

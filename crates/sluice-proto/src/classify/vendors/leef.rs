@@ -56,7 +56,7 @@ fn leef_text<'m>(input: &Input<'m, '_>) -> &'m [u8] {
             return &raw[at - start..];
         }
     }
-    match memchr::memmem::find(raw, b"LEEF:") {
+    match crate::classify::vendors::util::find_lit!(raw, b"LEEF:") {
         Some(at) => &raw[at..],
         None => input.body,
     }
@@ -165,7 +165,7 @@ fn split_iter<'a>(s: &'a [u8], sep: &'a [u8]) -> impl Iterator<Item = &'a [u8]> 
             [] => None,
             // Tab or `|` almost always: no searcher to build.
             [b] => memchr::memchr(*b, r),
-            _ => memchr::memmem::find(r, sep),
+            _ => crate::classify::vendors::util::find(r, sep),
         };
         match found {
             Some(at) => {

@@ -46,7 +46,7 @@ fn netmotion<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .as_ref()
         .map(|s| s.raw())
         .unwrap_or_default();
-    if memchr::memmem::find(sd, b"@11912").is_none() {
+    if crate::classify::vendors::util::find_lit!(sd, b"@11912").is_none() {
         return false;
     }
     if input.program.is_some_and(|p| REPORTING.is_match(p)) {

@@ -339,7 +339,7 @@ fn any_type(m: &[u8]) -> Option<usize> {
     let Some(search) = SEARCH.as_ref() else {
         return TYPES
             .iter()
-            .position(|(t, _, _)| memchr::memmem::find(m, t).is_some());
+            .position(|(t, _, _)| crate::classify::vendors::util::find(m, t).is_some());
     };
     let mut best: Option<usize> = None;
     let mut at = 0;

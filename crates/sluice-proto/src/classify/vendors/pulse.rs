@@ -29,8 +29,8 @@ fn pulse<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     }
     out.key(&KEYS[0]);
     let m = input.body;
-    if memchr::memmem::find(m, b"Access blocked").is_some()
-        || memchr::memmem::find(m, b"WebRequest").is_some()
+    if crate::classify::vendors::util::find_lit!(m, b"Access blocked").is_some()
+        || crate::classify::vendors::util::find_lit!(m, b"WebRequest").is_some()
     {
         out.key(&KEYS[1]);
     }

@@ -27,7 +27,7 @@ fn idp<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .as_ref()
         .map(|s| s.raw())
         .unwrap_or_default();
-    if memchr::memmem::find(sd, b"SecureAuth").is_none() {
+    if crate::classify::vendors::util::find_lit!(sd, b"SecureAuth").is_none() {
         return false;
     }
     out.key(&KEYS[0]);

@@ -139,7 +139,7 @@ mod tests {
         let want = XG_TYPES
             .iter()
             .enumerate()
-            .filter(|(_, t)| memchr::memmem::find(m, t).is_some())
+            .filter(|(_, t)| crate::classify::vendors::util::find(m, t).is_some())
             .fold(0, |acc, (i, _)| acc | 1 << i);
         assert_eq!(xg_types(m), want);
         assert_eq!(want.count_ones(), 3);

@@ -12,6 +12,42 @@ pub(crate) fn contains(needle: &LazyLock<memchr::memmem::Finder<'static>>, hay: 
     needle.find(hay).is_some()
 }
 
+/// Where the first `: %` starts (Cisco's header end: `: %FAC-S-MNEMONIC`). A search for
+/// the rare `%`, checked for `: ` before it: the memmem searcher keys on a rare byte pair of
+/// the needle, and `: ` is everywhere in syslog, so it stopped on nearly every header.
+pub(crate) fn colon_percent(hay: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'%', hay)
+        .find(|&i| i >= 2 && &hay[i - 2..i] == b": ")
+        .map(|i| i - 2)
+}
+
+/// The first occurrence of `needle` in `hay`, as `memchr::memmem::find` gives it. A field
+/// (a CEF product, a FortiGate `type`) is shorter than what building memmem's searcher
+/// costs, so a short haystack is compared in place; a long one gets the searcher.
+pub(crate) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    if hay.len() < 64 {
+        let first = needle[0];
+        return (0..(hay.len() + 1).saturating_sub(needle.len()))
+            .find(|&i| hay[i] == first && hay[i..].starts_with(needle));
+    }
+    memchr::memmem::find(hay, needle)
+}
+
+/// The first occurrence of a literal needle, with its searcher built once per call site
+/// (`memchr::memmem::find` builds one per call, which costs about as much as searching a
+/// short field).
+macro_rules! find_lit {
+    ($hay:expr, $needle:expr) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        FINDER.find($hay)
+    }};
+}
+pub(crate) use find_lit;
+
 /// A hand-written scanner met a byte where a Unicode class of the regex it stands for (`\d`,
 /// `\w`, `\s`, a negated class) could differ from its ASCII meaning: the caller runs the
 /// regex instead. Scanners return `Err(Unsure)` only on non-ASCII bytes, which the
@@ -101,6 +137,42 @@ pub(crate) fn json_scalar<'a>(text: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The `: %` scanner finds what memmem finds, non-ASCII and near-misses included.
+        #[test]
+        fn colon_percent_is_memmem(hay in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just(b':'),
+                proptest::strategy::Just(b' '),
+                proptest::strategy::Just(b'%'),
+                proptest::num::u8::ANY,
+            ],
+            0..40,
+        )) {
+            proptest::prop_assert_eq!(colon_percent(&hay), memchr::memmem::find(&hay, b": %"));
+        }
+    }
+
+    proptest::proptest! {
+        /// The short-haystack search agrees with memmem on both sides of the cut-over.
+        #[test]
+        fn find_is_memmem(
+            hay in proptest::collection::vec(proptest::sample::select(b"ab\xc3\xa9 ".to_vec()), 0..90),
+            needle in proptest::collection::vec(proptest::sample::select(b"ab\xc3\xa9 ".to_vec()), 0..4),
+        ) {
+            proptest::prop_assert_eq!(find(&hay, &needle), memchr::memmem::find(&hay, &needle));
+        }
+    }
+
+    #[test]
+    fn colon_percent_examples() {
+        assert_eq!(colon_percent(b"a: %ASA-1"), Some(1));
+        assert_eq!(colon_percent(b"%: %"), Some(1));
+        assert_eq!(colon_percent(b":%  % : %"), Some(6));
+        assert_eq!(colon_percent(b" %x"), None);
+        assert_eq!(colon_percent("\u{e9}: %".as_bytes()), Some(2));
+    }
 
     #[test]
     fn json_members() {

@@ -413,7 +413,7 @@ fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn vsphere_msg<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if memchr::memmem::find(input.body, b"[Originator@6876 ").is_none() {
+    if crate::classify::vendors::util::find_lit!(input.body, b"[Originator@6876 ").is_none() {
         return false;
     }
     vsphere(input, out);
@@ -462,7 +462,7 @@ fn ns_vsphere<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn horizon_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if memchr::memmem::find(sdata(input), b"View@6876").is_none() {
+    if crate::classify::vendors::util::find_lit!(sdata(input), b"View@6876").is_none() {
         return false;
     }
     out.key(&KEYS[HORIZON]);
@@ -490,7 +490,8 @@ fn cb_protect<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     out.key(&KEYS[CB]);
     // csv-parser with the `: ` delimiter (greedy): the key=value text follows the first
     // `: `, which the filter's prefix guarantees.
-    let at = memchr::memmem::find(input.body, b": ").map_or(input.body.len(), |i| i + 2);
+    let at = crate::classify::vendors::util::find_lit!(input.body, b": ")
+        .map_or(input.body.len(), |i| i + 2);
     out.values = Some(Values {
         text: &input.body[at..],
         syntax: ValuesSyntax::Kv { pair: b' ' },

@@ -27,7 +27,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-json-zscaler_lss",
             topic: Topic::Sub("json"),
             order: "zscaler/app-json-zscaler_lss.conf",
-            when: When::Always,
+            // `lss` takes a record only with one of these members.
+            when: When::Check(lss_members),
             parse: lss,
         },
         App {
@@ -137,11 +138,11 @@ fn nss<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
             _ => {}
         }
     }
-    if vendor.is_none_or(|v| memchr::memmem::find(v, b"Zscaler").is_none()) {
+    if vendor.is_none_or(|v| crate::classify::vendors::util::find_lit!(v, b"Zscaler").is_none()) {
         return false;
     }
     let product = product.unwrap_or_default();
-    let has = |n: &[u8]| memchr::memmem::find(product, n).is_some();
+    let has = |n: &[u8]| crate::classify::vendors::util::find(product, n).is_some();
     let key = if has(b"dns") {
         DNS
     } else if has(b"fw") {
@@ -174,10 +175,9 @@ fn nss<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 /// (escapes kept) or a scalar's text. A light scan, enough for SC4S's "has a non-empty
 /// value" tests on flat LSS records.
 fn json_member<'a>(text: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
-    let mut from = 0;
-    while let Some(i) = memchr::memmem::find(&text[from..], key) {
-        let at = from + i;
-        from = at + key.len();
+    // Non-overlapping occurrences, one searcher for all of them.
+    for at in memchr::memmem::find_iter(text, key) {
+        let from = at + key.len();
         if at == 0 || text[at - 1] != b'"' || text.get(from) != Some(&b'"') {
             continue;
         }
@@ -205,6 +205,16 @@ fn json_member<'a>(text: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
         return Some(&rest[..end]);
     }
     None
+}
+
+/// A member name `lss` needs: `LogTimestamp` (the LSS records), `ClientAuditUpdate` or
+/// `CreationTime` (the audit record). Without one it takes nothing and writes nothing.
+fn lss_members<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    use crate::classify::vendors::util::find_lit;
+    let m = input.body;
+    find_lit!(m, b"LogTimestamp").is_some()
+        || find_lit!(m, b"ClientAuditUpdate").is_some()
+        || find_lit!(m, b"CreationTime").is_some()
 }
 
 fn lss<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -291,5 +301,28 @@ mod tests {
         );
         assert_eq!(c.sourcetype, "zscalernss-alerts");
         assert_eq!(c.index, "netops");
+    }
+
+    /// The member check passes the records `lss` takes and skips other JSON.
+    #[test]
+    fn lss_members_check() {
+        use crate::classify::dispatch::check_verdict;
+        let app = "app-json-zscaler_lss";
+        for (line, st) in [
+            (
+                r#"{"LogTimestamp": "Sun Apr 14 08:00:13 2024","Customer": "c","Connector": "k","ConnectorGroup": "g"}"#,
+                "zscalerlss-zpa-connector",
+            ),
+            (
+                r#"{"ClientAuditUpdate": "x","CreationTime": "2024-04-14T08:00:13.000Z"}"#,
+                "zscalerlss-zpa-audit",
+            ),
+        ] {
+            assert_eq!(check_verdict(line, app), Some(true), "{line}");
+            assert_eq!(classify_line(line).sourcetype, st, "{line}");
+        }
+        let line = r#"{"Customer": "c","Connector": "k","ConnectorGroup": "g"}"#;
+        assert_eq!(check_verdict(line, app), Some(false));
+        assert_eq!(classify_line(line).sourcetype, "json");
     }
 }

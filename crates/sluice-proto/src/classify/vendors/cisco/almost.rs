@@ -13,10 +13,10 @@
 
 use std::sync::LazyLock;
 
-use crate::classify::registry::{App, HostEdit, Input, Out, TimeEdit, Topic, When};
+use crate::classify::registry::{App, HostEdit, Input, Out, Shape, TimeEdit, Topic, When};
 use crate::classify::value::Value;
 use crate::classify::vendors::almost_levelword::split_program;
-use crate::classify::vendors::util::contains;
+use crate::classify::vendors::util::{colon_percent, contains};
 use crate::classify::vtime;
 use crate::message::{Format, Timestamp};
 use crate::time::Zone;
@@ -35,16 +35,12 @@ pub(crate) const CISCO_MS: App = App {
     name: "app-almost-syslog-cisco_ms",
     topic: Topic::AlmostSyslog,
     order: "cisco/app-almost-syslog-cisco_ms.conf",
-    when: When::Raw(|raw| ms_header(raw).is_some()),
+    when: When::Header(Shape::MONTH, |raw| ms_header(raw).is_some()),
     parse: cisco_ms,
 };
 
-/// `: %`, searched with a searcher built once (`memmem::find` builds one per call).
-static COLON_PERCENT: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(b": %"));
-
 fn has_colon_percent(raw: &[u8]) -> bool {
-    contains(&COLON_PERCENT, raw)
+    colon_percent(raw).is_some()
 }
 
 /// `^<\d+>`: the length of the PRI.
@@ -66,7 +62,7 @@ fn cisco_syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     // syslog-parser(no-header): MESSAGE is everything after the PRI; then the csv split at
     // the first `: %`.
     let text = &raw[pri..];
-    let Some(split) = COLON_PERCENT.find(text) else {
+    let Some(split) = colon_percent(text) else {
         return false;
     };
     static JUNOS: LazyLock<memchr::memmem::Finder<'static>> =
@@ -721,5 +717,17 @@ mod tests {
         let c = classify_line("<134>Mar 15 11:32:40 local0.info sw-9 port: 3 up");
         assert_eq!(c.host, HostEdit::Set(Value::Bytes(b"sw-9")));
         assert_eq!(c.app, "app-fallback-nix_syslog".to_string().as_str());
+    }
+
+    #[test]
+    fn ms_header_needs_a_month_shape() {
+        crate::classify::testutil::assert_needs_shape(
+            crate::classify::registry::Shape::MONTH,
+            |raw| ms_header(raw).is_some(),
+            &[
+                "<13>Mar 31 02:08:27 local7.info host message",
+                "<13> Mar  1 02:08:27 a.b h m",
+            ],
+        );
     }
 }

@@ -11,8 +11,6 @@
 //! message on its own (classification is stateless): every segment arrives, each with the
 //! ISE/ACS sourcetype and its own text; none is dropped.
 
-use std::sync::LazyLock;
-
 use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
 use crate::classify::value::Value;
 use crate::classify::vtime;
@@ -26,8 +24,10 @@ pub static ISE: Vendor = Vendor {
         name: "app-syslog-cisco_ise",
         topic: Topic::Pgm,
         order: "cisco/app-syslog-cisco_ise.conf",
-        // `program('CISE_' prefix) or message('CISE_' substring)`: the raw line has it.
-        when: When::Raw(has_cise),
+        // `program('CISE_' prefix) or message('CISE_' substring)`, the parser's own first
+        // test. (Not a shared token: `CISE` loosened the token scan's fingerprints enough
+        // to slow the scan of every message by more than this search costs.)
+        when: When::Check(cise_filter),
         parse: ise,
     }],
 };
@@ -44,10 +44,9 @@ pub static ACS: Vendor = Vendor {
     }],
 };
 
-fn has_cise(raw: &[u8]) -> bool {
-    static NEEDLE: LazyLock<memchr::memmem::Finder<'static>> =
-        LazyLock::new(|| memchr::memmem::Finder::new(b"CISE_"));
-    crate::classify::vendors::util::contains(&NEEDLE, raw)
+fn cise_filter<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
+    input.program.is_some_and(|p| p.starts_with(b"CISE_"))
+        || crate::classify::vendors::util::find_lit!(input.body, b"CISE_").is_some()
 }
 
 static ISE_KEYS: [Key; 1] = [Key::new("cisco", "ise", "cisco:ise:syslog", "netauth")];
@@ -150,7 +149,9 @@ fn inner_header(m: &[u8]) -> Option<Inner<'_>> {
 
 fn ise<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let program = input.program.unwrap_or_default();
-    if !program.starts_with(b"CISE_") && memchr::memmem::find(input.body, b"CISE_").is_none() {
+    if !program.starts_with(b"CISE_")
+        && crate::classify::vendors::util::find_lit!(input.body, b"CISE_").is_none()
+    {
         return false;
     }
     let mut body = input.body;
@@ -261,5 +262,22 @@ mod tests {
         );
         let c = classify_line("<165> Mar 21 14:13:57 ise-psn-02 CISE_Alarm WARN: RADIUS x");
         assert_eq!(c.sourcetype, "cisco:ise:syslog");
+    }
+
+    /// The filter passes a CISE_ PROGRAM or a CISE_ MESSAGE and skips other programs.
+    #[test]
+    fn cise_filter_check() {
+        use crate::classify::dispatch::check_verdict;
+        let app = "app-syslog-cisco_ise";
+        for line in [
+            "<165> Mar 21 14:13:57 ise-psn-02 CISE_Alarm WARN: RADIUS x",
+            "<165> Mar 21 14:13:57 ise-psn-02 ise: Mar 21 14:13:57 ise-psn-02 CISE_Alarm WARN: x",
+        ] {
+            assert_eq!(check_verdict(line, app), Some(true), "{line}");
+            assert_eq!(classify_line(line).sourcetype, "cisco:ise:syslog", "{line}");
+        }
+        let line = "<165> Mar 21 14:13:57 ise-psn-02 sshd: CISE login";
+        assert_eq!(check_verdict(line, app), Some(false));
+        assert_eq!(classify_line(line).sourcetype, "nix:syslog");
     }
 }

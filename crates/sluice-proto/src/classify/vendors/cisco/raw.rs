@@ -66,7 +66,7 @@ fn host_and_message(after: &[u8]) -> Option<(Option<&[u8]>, &[u8])> {
             return Some((Some(&rest[..host_len]), m));
         }
         // `[^ ]+` can also end inside the word, right before `%FTD-`.
-        if let Some(i) = memchr::memmem::find(&rest[..host_len], b"%FTD-")
+        if let Some(i) = crate::classify::vendors::util::find_lit!(&rest[..host_len], b"%FTD-")
             && i > 0
             && is_ftd_message(&rest[i..])
         {
