@@ -48,6 +48,23 @@ fn noisy_line(prefix: &str, seq: u64) -> Vec<u8> {
     raw
 }
 
+/// `{"k0":"v0 x","k1":12,...}` with irregular key and value lengths, `len` bytes.
+fn quoted_payload(len: usize) -> Vec<u8> {
+    let mut raw = b"{".to_vec();
+    let mut i = 0u64;
+    while raw.len() < len {
+        let word = &"abcdefghijklmnop"[..(i * 7 % 11 + 1) as usize];
+        if i.is_multiple_of(3) {
+            raw.extend_from_slice(format!("\"{word}{i}\":{},", i * 37).as_bytes());
+        } else {
+            raw.extend_from_slice(format!("\"k{i}\":\"{word} \\\\ {i}\",").as_bytes());
+        }
+        i += 1;
+    }
+    raw.truncate(len);
+    raw
+}
+
 fn line(prefix: &str, seq: u64) -> Vec<u8> {
     let mut raw = prefix.as_bytes().to_vec();
     raw.extend_from_slice(
@@ -229,6 +246,16 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             out.clear();
             sluice_proto::json::write_str(&mut out, black_box(&raw3164));
+            black_box(out.len())
+        })
+    });
+    // The escaper's slow path: a JSON payload, a special byte every few bytes (the shape of
+    // the vendor corpus's JSON, CEF and quoted key=value messages).
+    let quoted = quoted_payload(raw3164.len());
+    group.bench_function("quoted", |b| {
+        b.iter(|| {
+            out.clear();
+            sluice_proto::json::write_str(&mut out, black_box(&quoted));
             black_box(out.len())
         })
     });

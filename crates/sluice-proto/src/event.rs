@@ -76,18 +76,25 @@
 //!
 //! # Cost
 //!
-//! No allocation per event: numbers are written with `itoa` into the output, strings are
+//! No allocation per event: numbers are formatted on the stack and stored as fixed-size blocks, strings are
 //! escaped while copied, and the only reservation is the output buffer's own growth.
 
-use std::io::Write as _;
-use std::net::IpAddr;
-
-use crate::classify::{
-    Classification, HostEdit, Rewrite, SourceMeta, Template, Value, Values, ValuesSyntax, kv,
-};
+use crate::classify::{Classification, HostEdit, Rewrite, SourceMeta, Template};
 use crate::json;
-use crate::message::{Format, Message, Priority, StructuredData, Timestamp};
-use crate::time::civil_from_days;
+use crate::message::{Message, Priority, Timestamp};
+
+mod fields;
+mod format;
+mod sdata;
+mod values;
+mod view;
+
+pub use fields::append_tag;
+use fields::write_fields;
+use format::{push_u32, write_bsd_stamp, write_epoch_millis, write_ip, write_isodate};
+use sdata::write_sdata;
+use values::{write_values_json, write_values_welf};
+use view::View;
 
 /// Which indexed fields are sent: SC4S `SC4S_DEST_SPLUNK_INDEXED_FIELDS`, pre-parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,17 +189,18 @@ pub fn encode_event(
     out.extend_from_slice(b"{\"time\":\"");
     write_epoch_millis(out, class.time_micros(msg, recv_unix_micros));
 
-    out.extend_from_slice(b"\",\"host\":");
-    write_host(out, msg, class, src);
+    // Each value's closing quote goes out with the next key: one store instead of two.
+    out.extend_from_slice(b"\",\"host\":\"");
+    write_host_unquoted(out, msg, class, src);
 
-    out.extend_from_slice(b",\"source\":");
-    class.source.write_json(out);
-    out.extend_from_slice(b",\"sourcetype\":");
-    class.sourcetype.write_json(out);
-    out.extend_from_slice(b",\"index\":");
-    class.index.write_json(out);
+    out.extend_from_slice(b"\",\"source\":\"");
+    class.source.escape_into(out);
+    out.extend_from_slice(b"\",\"sourcetype\":\"");
+    class.sourcetype.escape_into(out);
+    out.extend_from_slice(b"\",\"index\":\"");
+    class.index.escape_into(out);
 
-    out.extend_from_slice(b",\"event\":\"");
+    out.extend_from_slice(b"\",\"event\":\"");
     let view = View::new(msg, class);
     let text_start = out.len();
     write_template(out, msg, class, src, &view, recv_unix_micros, opts);
@@ -207,46 +215,28 @@ pub fn encode_event(
     out.push(b'}');
 }
 
-/// HOST, lowercased: the vendor's or `host.csv`'s, the header's, or the sender's IP.
-fn write_host(
-    out: &mut Vec<u8>,
-    msg: &Message<'_>,
-    class: &Classification<'_, '_>,
-    src: &SourceMeta<'_>,
-) {
-    match class.host {
-        HostEdit::Set(v) if !v.is_empty() => v.write_json_lowercase(out),
-        HostEdit::Keep if class.rewrite != Rewrite::InvalidHost => {
-            match msg.hostname.filter(|h| !h.is_empty()) {
-                Some(host) => json::write_str_lowercase(out, host),
-                None => write_ip_json(out, src.source_ip),
-            }
-        }
-        _ => write_ip_json(out, src.source_ip),
-    }
-}
-
-/// The host as it appears inside the event text: the JSON string's escaped content without
-/// its quotes. Written in place, because a scratch buffer here is one allocation per message
-/// on the receive hot path.
+/// HOST, lowercased, JSON-escaped without quotes (the `host` key's value and the host inside
+/// the event text): the vendor's or `host.csv`'s, the header's, or the sender's IP.
 fn write_host_unquoted(
     out: &mut Vec<u8>,
     msg: &Message<'_>,
     class: &Classification<'_, '_>,
     src: &SourceMeta<'_>,
 ) {
-    let start = out.len();
-    write_host(out, msg, class, src);
-    if out.len() >= start + 2 && out[start] == b'"' && out.last() == Some(&b'"') {
-        out.pop();
-        out.remove(start);
+    match class.host {
+        HostEdit::Set(v) if !v.is_empty() => {
+            let (a, b) = v.parts();
+            json::escape_lowercase_into(out, a);
+            json::escape_lowercase_into(out, b);
+        }
+        HostEdit::Keep if class.rewrite != Rewrite::InvalidHost => {
+            match msg.hostname.filter(|h| !h.is_empty()) {
+                Some(host) => json::escape_lowercase_into(out, host),
+                None => write_ip(out, src.source_ip),
+            }
+        }
+        _ => write_ip(out, src.source_ip),
     }
-}
-
-fn write_ip_json(out: &mut Vec<u8>, ip: IpAddr) {
-    out.push(b'"');
-    write_ip(out, ip);
-    out.push(b'"');
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -328,353 +318,6 @@ fn write_template(
     }
 }
 
-const MONTHS: [&[u8; 3]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
-];
-
-fn local_parts(ts: Timestamp) -> (i32, u8, u8, i64) {
-    let local = ts.unix_secs + i64::from(ts.offset_secs);
-    let (y, m, d) = civil_from_days(local.div_euclid(86_400));
-    (y, m, d, local.rem_euclid(86_400))
-}
-
-fn push_2(out: &mut Vec<u8>, v: i64) {
-    out.push(b'0' + (v / 10 % 10) as u8);
-    out.push(b'0' + (v % 10) as u8);
-}
-
-/// `Mar 05 14:23:10` (syslog-ng's `${MONTH_ABBREV} ${DAY} ${HOUR}:${MIN}:${SEC}`).
-fn write_bsd_stamp(out: &mut Vec<u8>, ts: Timestamp) {
-    let (_, m, d, sod) = local_parts(ts);
-    out.extend_from_slice(MONTHS[usize::from(m.clamp(1, 12) - 1)]);
-    out.push(b' ');
-    push_2(out, i64::from(d));
-    out.push(b' ');
-    push_2(out, sod / 3600);
-    out.push(b':');
-    push_2(out, sod / 60 % 60);
-    out.push(b':');
-    push_2(out, sod % 60);
-}
-
-/// `2024-03-05T14:23:10.123+00:00` (syslog-ng's `${ISODATE}` with `frac-digits(3)`).
-fn write_isodate(out: &mut Vec<u8>, ts: Timestamp) {
-    let (y, m, d, sod) = local_parts(ts);
-    out.extend_from_slice(itoa::Buffer::new().format(y).as_bytes());
-    out.push(b'-');
-    push_2(out, i64::from(m));
-    out.push(b'-');
-    push_2(out, i64::from(d));
-    out.push(b'T');
-    push_2(out, sod / 3600);
-    out.push(b':');
-    push_2(out, sod / 60 % 60);
-    out.push(b':');
-    push_2(out, sod % 60);
-    let ms = ts.micros / 1000;
-    out.extend_from_slice(&[
-        b'.',
-        b'0' + (ms / 100) as u8,
-        b'0' + (ms / 10 % 10) as u8,
-        b'0' + (ms % 10) as u8,
-    ]);
-    let o = ts.offset_secs;
-    out.push(if o < 0 { b'-' } else { b'+' });
-    let o = i64::from(o.unsigned_abs());
-    push_2(out, o / 3600);
-    out.push(b':');
-    push_2(out, o / 60 % 60);
-}
-
-/// `t_json_values`: the parsed values as one JSON object, escaped into the event string.
-fn write_values_json(out: &mut Vec<u8>, values: Option<Values<'_>>) {
-    let Some(v) = values else {
-        out.extend_from_slice(b"{}");
-        return;
-    };
-    match v.syntax {
-        ValuesSyntax::Json => {
-            // Insignificant whitespace dropped, the rest copied.
-            let mut compact = Vec::with_capacity(v.text.len());
-            let mut in_str = false;
-            let mut escaped = false;
-            for &b in v.text {
-                if in_str {
-                    compact.push(b);
-                    match (escaped, b) {
-                        (true, _) => escaped = false,
-                        (false, b'\\') => escaped = true,
-                        (false, b'"') => in_str = false,
-                        _ => {}
-                    }
-                } else if !b.is_ascii_whitespace() {
-                    if b == b'"' {
-                        in_str = true;
-                    }
-                    compact.push(b);
-                }
-            }
-            json::escape_into(out, &compact);
-        }
-        ValuesSyntax::Kv { pair } => {
-            let mut obj = Vec::with_capacity(v.text.len() + 16);
-            obj.push(b'{');
-            let mut value = Vec::new();
-            for (i, p) in kv::pairs(v.text, pair).enumerate() {
-                if i > 0 {
-                    obj.push(b',');
-                }
-                json::write_str(&mut obj, p.key);
-                obj.push(b':');
-                value.clear();
-                if p.quoted {
-                    kv::unquote_into(p.value, &mut value);
-                } else {
-                    value.extend_from_slice(p.value);
-                }
-                json::write_str(&mut obj, &value);
-            }
-            obj.push(b'}');
-            json::escape_into(out, &obj);
-        }
-    }
-}
-
-/// `t_kv_values`: the parsed values as WELF `key=value` pairs (values with a space quoted).
-fn write_values_welf(out: &mut Vec<u8>, values: Option<Values<'_>>) {
-    let Some(v) = values else {
-        return;
-    };
-    let ValuesSyntax::Kv { pair } = v.syntax else {
-        json::escape_into(out, v.text);
-        return;
-    };
-    let mut value = Vec::new();
-    for (i, p) in kv::pairs(v.text, pair).enumerate() {
-        if i > 0 {
-            out.push(b' ');
-        }
-        json::escape_into(out, p.key);
-        out.push(b'=');
-        value.clear();
-        if p.quoted {
-            kv::unquote_into(p.value, &mut value);
-        } else {
-            value.extend_from_slice(p.value);
-        }
-        if value.contains(&b' ') {
-            out.extend_from_slice(b"\\\"");
-            json::escape_into(out, &value);
-            out.extend_from_slice(b"\\\"");
-        } else {
-            json::escape_into(out, &value);
-        }
-    }
-}
-
-/// The fields of a message as SC4S's templates see them after the header repairs.
-struct View<'a> {
-    program: Option<&'a [u8]>,
-    pid: Option<&'a [u8]>,
-    /// MSGHDR (and, for RFC 3164, LEGACY_MSGHDR) of the effective PROGRAM.
-    header: Header<'a>,
-    message: Text<'a>,
-    /// LEGACY_MSGHDR exists only for RFC 3164.
-    legacy: bool,
-}
-
-impl<'a> View<'a> {
-    fn new(msg: &Message<'a>, class: &Classification<'a, 'a>) -> View<'a> {
-        let v = class.view;
-        let body = Value::Bytes(v.message.unwrap_or_default());
-        let original = Header::of(msg, v.program, v.pid, v.message);
-        let legacy = class.format == Format::Rfc3164;
-        let mut view = match class.rewrite {
-            Rewrite::None => View {
-                program: v.program,
-                pid: v.pid,
-                header: original,
-                message: Text {
-                    host: None,
-                    header: Header::None,
-                    body,
-                },
-                legacy,
-            },
-            Rewrite::InvalidProgram(_) => View {
-                program: None,
-                pid: None,
-                header: Header::None,
-                message: Text {
-                    host: None,
-                    header: original,
-                    body,
-                },
-                legacy,
-            },
-            Rewrite::InvalidHost => View {
-                program: None,
-                pid: None,
-                header: Header::None,
-                message: Text {
-                    host: msg.hostname.filter(|h| !h.is_empty()),
-                    header: original,
-                    body,
-                },
-                legacy,
-            },
-        };
-        let e = class.edit;
-        if e.program.is_some() || e.pid.is_some() {
-            if let Some(p) = e.program {
-                view.program = p.filter(|p| !p.is_empty());
-            }
-            if let Some(p) = e.pid {
-                view.pid = p.filter(|p| !p.is_empty());
-            }
-            view.header = match view.program {
-                Some(program) => Header::Built {
-                    program,
-                    pid: view.pid,
-                },
-                None => Header::None,
-            };
-        }
-        if let Some(m) = e.message {
-            view.message = Text {
-                host: None,
-                header: Header::None,
-                body: m,
-            };
-        }
-        view
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Header<'a> {
-    None,
-    /// The original tag text from the raw message.
-    Span(&'a [u8]),
-    /// Rebuilt `PROGRAM[PID]: ` / `PROGRAM: `.
-    Built {
-        program: &'a [u8],
-        pid: Option<&'a [u8]>,
-    },
-}
-
-impl<'a> Header<'a> {
-    fn of(
-        msg: &Message<'a>,
-        program: Option<&'a [u8]>,
-        pid: Option<&'a [u8]>,
-        message: Option<&'a [u8]>,
-    ) -> Header<'a> {
-        let Some(program) = program.filter(|p| !p.is_empty()) else {
-            return Header::None;
-        };
-        if msg.format == Format::Rfc3164
-            && let Some(span) = tag_span(msg.raw, program, message)
-        {
-            return Header::Span(span);
-        }
-        Header::Built {
-            program,
-            pid: pid.filter(|p| !p.is_empty()),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        matches!(self, Header::None)
-    }
-
-    fn write(&self, out: &mut Vec<u8>) {
-        match *self {
-            Header::None => {}
-            Header::Span(span) => json::escape_into(out, span),
-            Header::Built { program, pid } => {
-                json::escape_into(out, program);
-                if let Some(pid) = pid {
-                    out.push(b'[');
-                    json::escape_into(out, pid);
-                    out.push(b']');
-                }
-                out.extend_from_slice(b": ");
-            }
-        }
-    }
-}
-
-/// The raw bytes from the start of PROGRAM to the start of MESSAGE, when both are slices of
-/// `raw` in that order and the span starts with PROGRAM. A UTF-8 BOM the parser removed from
-/// the start of MESSAGE is left out.
-fn tag_span<'a>(raw: &'a [u8], program: &[u8], message: Option<&[u8]>) -> Option<&'a [u8]> {
-    let base = raw.as_ptr() as usize;
-    let offset = |part: &[u8]| -> Option<usize> {
-        let at = (part.as_ptr() as usize).checked_sub(base)?;
-        (at + part.len() <= raw.len()).then_some(at)
-    };
-    let start = offset(program)?;
-    let end = offset(message?)?;
-    let span = raw.get(start..end)?;
-    if !span.starts_with(program) || span.len() == program.len() {
-        return None;
-    }
-    Some(span.strip_suffix(b"\xEF\xBB\xBF").unwrap_or(span))
-}
-
-/// MESSAGE after the header repairs and vendor edits: `[HOST SP][MSGHDR]body`.
-struct Text<'a> {
-    host: Option<&'a [u8]>,
-    header: Header<'a>,
-    body: Value<'a, 'a>,
-}
-
-impl Text<'_> {
-    fn is_empty(&self) -> bool {
-        self.host.is_none() && self.header.is_empty() && self.body.is_empty()
-    }
-
-    fn write(&self, out: &mut Vec<u8>) {
-        if let Some(host) = self.host {
-            json::escape_into(out, host);
-            out.push(b' ');
-        }
-        self.header.write(out);
-        self.body.escape_into(out);
-    }
-
-    /// `$(strip ...)`: leading and trailing whitespace removed (from the body; a repaired
-    /// host/header never starts with whitespace).
-    fn write_trimmed(&self, out: &mut Vec<u8>) {
-        if let Some(host) = self.host {
-            json::escape_into(out, host);
-            out.push(b' ');
-        }
-        self.header.write(out);
-        let (a, b) = self.body.parts();
-        let whole: std::borrow::Cow<'_, [u8]> = if b.is_empty() {
-            a.into()
-        } else {
-            [a, b].concat().into()
-        };
-        let mut t: &[u8] = &whole;
-        if self.host.is_none() && self.header.is_empty() {
-            while let [first, rest @ ..] = t
-                && first.is_ascii_whitespace()
-            {
-                t = rest;
-            }
-        }
-        while let [rest @ .., last] = t
-            && last.is_ascii_whitespace()
-        {
-            t = rest;
-        }
-        json::escape_into(out, t);
-    }
-}
-
 fn write_5424_compact(out: &mut Vec<u8>, msg: &Message<'_>, view: &View<'_>) {
     out.extend_from_slice(b"- - ");
     write_or_dash(out, view.program);
@@ -696,119 +339,6 @@ fn write_or_dash(out: &mut Vec<u8>, value: Option<&[u8]>) {
     }
 }
 
-/// Writes `[id name="value" ...]...`; returns `false` (writing nothing) when there is no
-/// element.
-fn write_sdata(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
-    if sd_is_canonical(sd.raw()) {
-        // Re-serialising it would give back the same bytes: escape them in one go.
-        json::escape_into(out, sd.raw());
-        return true;
-    }
-    write_sdata_parts(out, sd)
-}
-
-/// Whether `raw` is SD exactly as [`write_sdata_parts`] would write it again: one or more
-/// `[id name="value" ...]` elements back to back, single spaces, quoted values whose only
-/// backslashes escape `"`, `\` or `]` and that hold no bare `]`, nothing after the last
-/// element. One pass, with the value bodies (the long part) searched with `memchr3`.
-fn sd_is_canonical(raw: &[u8]) -> bool {
-    let n = raw.len();
-    let mut i = 0;
-    if n == 0 {
-        return false;
-    }
-    while i < n {
-        if raw[i] != b'[' {
-            return false;
-        }
-        i += 1;
-        // SD-ID: up to a space or `]`; a quote in it would confuse the element scan.
-        while i < n && raw[i] != b' ' && raw[i] != b']' {
-            if raw[i] == b'"' {
-                return false;
-            }
-            i += 1;
-        }
-        loop {
-            match raw.get(i) {
-                Some(b']') => {
-                    i += 1;
-                    break;
-                }
-                Some(b' ') => i += 1,
-                _ => return false,
-            }
-            // PARAM-NAME up to `=`.
-            while i < n && raw[i] != b'=' {
-                if matches!(raw[i], b' ' | b']' | b'"') {
-                    return false;
-                }
-                i += 1;
-            }
-            if raw.get(i + 1) != Some(&b'"') {
-                return false;
-            }
-            i += 2;
-            // PARAM-VALUE up to the closing quote.
-            loop {
-                let Some(at) = memchr::memchr3(b'"', b'\\', b']', &raw[i.min(n)..]) else {
-                    return false;
-                };
-                i += at;
-                match raw[i] {
-                    b'"' => {
-                        i += 1;
-                        break;
-                    }
-                    b'\\' if matches!(raw.get(i + 1), Some(b'"' | b'\\' | b']')) => i += 2,
-                    _ => return false,
-                }
-            }
-        }
-    }
-    true
-}
-
-fn write_sdata_parts(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
-    let mut any = false;
-    for element in sd.elements() {
-        any = true;
-        out.push(b'[');
-        json::escape_into(out, element.id());
-        for param in element.params() {
-            out.push(b' ');
-            json::escape_into(out, param.name());
-            out.extend_from_slice(b"=\\\"");
-            write_sd_value(out, param.raw_value());
-            out.extend_from_slice(b"\\\"");
-        }
-        out.push(b']');
-    }
-    any
-}
-
-/// Re-escapes an SD value as received (`raw`) for output: `\"`, `\\`, `\]` stay; a lone
-/// `\` becomes `\\`, a bare `"` or `]` (possible only in the lenient unquoted form) gets its
-/// backslash. All of it JSON-escaped on the way out.
-fn write_sd_value(out: &mut Vec<u8>, raw: &[u8]) {
-    let mut start = 0;
-    let mut i = 0;
-    while i < raw.len() {
-        match raw[i] {
-            b'\\' if matches!(raw.get(i + 1), Some(b'"' | b'\\' | b']')) => i += 2,
-            b'\\' | b'"' | b']' => {
-                json::escape_into(out, &raw[start..i]);
-                // One SD escape backslash, JSON-escaped.
-                out.extend_from_slice(b"\\\\");
-                start = i;
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    json::escape_into(out, &raw[start..]);
-}
-
 fn write_fallback_kv(out: &mut Vec<u8>, msg: &Message<'_>, view: &View<'_>, opts: &EncodeOptions) {
     const NL: &[u8] = b"\\n";
     if opts.store_raw_message && !msg.raw.is_empty() {
@@ -818,7 +348,7 @@ fn write_fallback_kv(out: &mut Vec<u8>, msg: &Message<'_>, view: &View<'_>, opts
     }
     out.extend_from_slice(b"PRI=");
     let pri = msg.priority.unwrap_or(Priority::DEFAULT).value();
-    out.extend_from_slice(itoa::Buffer::new().format(pri).as_bytes());
+    push_u32(out, u32::from(pri));
     out.extend_from_slice(NL);
     if view.legacy && !view.header.is_empty() {
         out.extend_from_slice(b"LEGACY_MSGHDR=");
@@ -839,142 +369,6 @@ fn write_fallback_kv(out: &mut Vec<u8>, msg: &Message<'_>, view: &View<'_>, opts
         out.extend_from_slice(b"MESSAGE=");
         view.message.write(out);
         out.extend_from_slice(NL);
-    }
-}
-
-fn write_fields(
-    out: &mut Vec<u8>,
-    msg: &Message<'_>,
-    class: &Classification<'_, '_>,
-    src: &SourceMeta<'_>,
-    recv_unix_micros: i64,
-    opts: &EncodeOptions,
-) {
-    let f = &opts.indexed_fields;
-    let pri = msg.priority.unwrap_or(Priority::DEFAULT);
-    out.extend_from_slice(b",\"fields\":{\"sc4s_vendor\":");
-    class.vendor.write_json(out);
-    out.extend_from_slice(b",\"sc4s_product\":");
-    class.product.write_json(out);
-    if let Some(c) = class.class.filter(|c| !c.is_empty()) {
-        out.extend_from_slice(b",\"sc4s_class\":");
-        c.write_json(out);
-    }
-    for (name, value) in class.fields.iter() {
-        out.push(b',');
-        json::write_str(out, name.as_bytes());
-        out.push(b':');
-        value.write_json(out);
-    }
-    for (name, value) in class.compliance {
-        out.push(b',');
-        json::write_str(out, name.as_bytes());
-        out.push(b':');
-        json::write_str(out, value.as_bytes());
-    }
-    if f.facility {
-        out.extend_from_slice(b",\"sc4s_syslog_facility\":\"");
-        out.extend_from_slice(pri.facility_name().as_bytes());
-        out.push(b'"');
-    }
-    if f.severity {
-        out.extend_from_slice(b",\"sc4s_syslog_severity\":\"");
-        out.extend_from_slice(pri.severity_name().as_bytes());
-        out.push(b'"');
-    }
-    if f.container {
-        out.extend_from_slice(b",\"sc4s_container\":");
-        json::write_str(out, opts.loghost.as_bytes());
-    }
-    if let Some(host) = opts.container_host.as_deref().filter(|h| !h.is_empty()) {
-        out.extend_from_slice(b",\"sc4s_loghost\":");
-        json::write_str(out, host.as_bytes());
-    }
-    if f.destport {
-        out.extend_from_slice(b",\"sc4s_destport\":\"");
-        out.extend_from_slice(itoa::Buffer::new().format(src.dest_port).as_bytes());
-        out.push(b'"');
-    }
-    if f.fromhostip {
-        out.extend_from_slice(b",\"sc4s_fromhostip\":\"");
-        write_ip(out, src.source_ip);
-        out.push(b'"');
-    }
-    if f.proto {
-        out.extend_from_slice(b",\"sc4s_proto\":\"");
-        out.extend_from_slice(src.transport.sc4s_proto().as_bytes());
-        out.push(b'"');
-    }
-    if f.recv_time {
-        out.extend_from_slice(b",\"sc4s_recv_time\":\"");
-        write_epoch_millis(out, recv_unix_micros);
-        out.push(b'"');
-    }
-    out.extend_from_slice(b",\"sc4s_tags\":\".source.s_");
-    json::escape_into(out, src.listener_id.as_bytes());
-    out.extend_from_slice(match class.format {
-        Format::Rfc5424 => b"|wireformat:rfc|wireformat:rfc5424".as_slice(),
-        Format::Rfc3164 => b"|wireformat:rfc|wireformat:rfc3164".as_slice(),
-        Format::Unparsed => b"|wireformat:raw".as_slice(),
-    });
-    if let Rewrite::InvalidProgram(rule) = class.rewrite {
-        out.extend_from_slice(b"|.app.");
-        out.extend_from_slice(rule.app_name().as_bytes());
-    }
-    out.extend_from_slice(b"|.app.");
-    json::escape_into(out, class.app.as_bytes());
-    out.extend_from_slice(b"\"}");
-}
-
-/// Adds `tag` to the `sc4s_tags` of the event [`encode_event`] just wrote at `out[start..]`
-/// (`...|.app.x"}}` becomes `...|.app.x|tag"}}`). Returns `false`, changing nothing, when the
-/// event has no `fields` object (indexed fields `none`). For marks that concern one event in
-/// a great many (a partial frame), so the common path pays nothing for them.
-pub fn append_tag(out: &mut Vec<u8>, start: usize, tag: &str) -> bool {
-    const END: &[u8] = b"\"}}";
-    let event = &out[start..];
-    if !event.ends_with(END) || !event.windows(13).any(|w| w == b"\"sc4s_tags\":\"") {
-        return false;
-    }
-    let at = out.len() - END.len();
-    let mut escaped = Vec::with_capacity(tag.len() + 1);
-    escaped.push(b'|');
-    json::escape_into(&mut escaped, tag.as_bytes());
-    out.splice(at..at, escaped);
-    true
-}
-
-/// Epoch seconds with three decimals, truncated toward zero (`-0.5` s is `-0.500`).
-fn write_epoch_millis(out: &mut Vec<u8>, unix_micros: i64) {
-    let abs = unix_micros.unsigned_abs();
-    if unix_micros < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(itoa::Buffer::new().format(abs / 1_000_000).as_bytes());
-    let millis = (abs % 1_000_000 / 1000) as u16;
-    out.extend_from_slice(&[
-        b'.',
-        b'0' + (millis / 100) as u8,
-        b'0' + (millis / 10 % 10) as u8,
-        b'0' + (millis % 10) as u8,
-    ]);
-}
-
-fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
-    match ip.to_canonical() {
-        IpAddr::V4(v4) => {
-            let mut buf = itoa::Buffer::new();
-            for (i, octet) in v4.octets().into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b'.');
-                }
-                out.extend_from_slice(buf.format(octet).as_bytes());
-            }
-        }
-        // Writing into a Vec cannot fail; std's Display applies RFC 5952 compression.
-        IpAddr::V6(v6) => {
-            let _ = write!(out, "{v6}");
-        }
     }
 }
 

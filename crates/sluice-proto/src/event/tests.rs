@@ -1,8 +1,10 @@
+use super::sdata::{sd_is_canonical, write_sdata_parts};
 use super::*;
 use crate::classify::{Classifier, Transport, classify};
 use crate::message::Timestamp;
+use crate::message::{Format, StructuredData};
 use serde_json::Value;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 const RECV: i64 = 1_772_713_800_123_456;
 
@@ -486,6 +488,60 @@ fn epoch_formatting() {
     assert_eq!(fmt(1_710_166_925_412_999), "1710166925.412");
     assert_eq!(fmt(-500_000), "-0.500");
     assert_eq!(fmt(i64::MIN), "-9223372036854.775");
+    // Around the ten-digit fast path, compared with the general formatting.
+    let general = |micros: i64| {
+        let abs = micros.unsigned_abs();
+        let sign = if micros < 0 { "-" } else { "" };
+        format!("{sign}{}.{:03}", abs / 1_000_000, abs % 1_000_000 / 1000)
+    };
+    for micros in [
+        999_999_999_999_999,
+        1_000_000_000_000_000,
+        1_000_000_000_000_999,
+        1_000_000_000_001_000,
+        1_234_567_890_123_456,
+        9_999_999_999_999_999,
+        10_000_000_000_000_000,
+        i64::MAX,
+    ] {
+        assert_eq!(fmt(micros), general(micros), "{micros}");
+    }
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..100_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let micros = 1_000_000_000_000_000 + (state % 9_000_000_000_000_000) as i64;
+        assert_eq!(fmt(micros), general(micros), "{micros}");
+    }
+}
+
+#[test]
+fn number_and_address_formatting() {
+    for v in [0, 7, 9, 10, 99, 100, 514, 65_535, 999_999_999, u32::MAX] {
+        let mut out = b"x".to_vec();
+        push_u32(&mut out, v);
+        assert_eq!(out, format!("x{v}").as_bytes());
+    }
+    let every_octet = (0..=255u8).flat_map(|o| {
+        [
+            Ipv4Addr::new(o, 255 - o, o / 2, 7),
+            Ipv4Addr::new(9, o, 100, o / 3),
+        ]
+    });
+    for ip in [
+        Ipv4Addr::new(0, 0, 0, 0),
+        Ipv4Addr::new(9, 10, 99, 100),
+        Ipv4Addr::new(255, 255, 255, 255),
+        Ipv4Addr::new(192, 0, 2, 10),
+    ]
+    .into_iter()
+    .chain(every_octet)
+    {
+        let mut out = b"x".to_vec();
+        write_ip(&mut out, IpAddr::V4(ip));
+        assert_eq!(out, format!("x{ip}").as_bytes());
+    }
 }
 
 fn field() -> impl proptest::strategy::Strategy<Value = Option<Vec<u8>>> {

@@ -1,0 +1,90 @@
+//! The `t_json_values` and `t_kv_values` event texts: a vendor's parsed values re-rendered.
+
+use crate::classify::{Values, ValuesSyntax, kv};
+use crate::json;
+
+/// `t_json_values`: the parsed values as one JSON object, escaped into the event string.
+pub(super) fn write_values_json(out: &mut Vec<u8>, values: Option<Values<'_>>) {
+    let Some(v) = values else {
+        out.extend_from_slice(b"{}");
+        return;
+    };
+    match v.syntax {
+        ValuesSyntax::Json => {
+            // Insignificant whitespace dropped, the rest copied.
+            let mut compact = Vec::with_capacity(v.text.len());
+            let mut in_str = false;
+            let mut escaped = false;
+            for &b in v.text {
+                if in_str {
+                    compact.push(b);
+                    match (escaped, b) {
+                        (true, _) => escaped = false,
+                        (false, b'\\') => escaped = true,
+                        (false, b'"') => in_str = false,
+                        _ => {}
+                    }
+                } else if !b.is_ascii_whitespace() {
+                    if b == b'"' {
+                        in_str = true;
+                    }
+                    compact.push(b);
+                }
+            }
+            json::escape_into(out, &compact);
+        }
+        ValuesSyntax::Kv { pair } => {
+            let mut obj = Vec::with_capacity(v.text.len() + 16);
+            obj.push(b'{');
+            let mut value = Vec::new();
+            for (i, p) in kv::pairs(v.text, pair).enumerate() {
+                if i > 0 {
+                    obj.push(b',');
+                }
+                json::write_str(&mut obj, p.key);
+                obj.push(b':');
+                value.clear();
+                if p.quoted {
+                    kv::unquote_into(p.value, &mut value);
+                } else {
+                    value.extend_from_slice(p.value);
+                }
+                json::write_str(&mut obj, &value);
+            }
+            obj.push(b'}');
+            json::escape_into(out, &obj);
+        }
+    }
+}
+
+/// `t_kv_values`: the parsed values as WELF `key=value` pairs (values with a space quoted).
+pub(super) fn write_values_welf(out: &mut Vec<u8>, values: Option<Values<'_>>) {
+    let Some(v) = values else {
+        return;
+    };
+    let ValuesSyntax::Kv { pair } = v.syntax else {
+        json::escape_into(out, v.text);
+        return;
+    };
+    let mut value = Vec::new();
+    for (i, p) in kv::pairs(v.text, pair).enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        json::escape_into(out, p.key);
+        out.push(b'=');
+        value.clear();
+        if p.quoted {
+            kv::unquote_into(p.value, &mut value);
+        } else {
+            value.extend_from_slice(p.value);
+        }
+        if value.contains(&b' ') {
+            out.extend_from_slice(b"\\\"");
+            json::escape_into(out, &value);
+            out.extend_from_slice(b"\\\"");
+        } else {
+            json::escape_into(out, &value);
+        }
+    }
+}
