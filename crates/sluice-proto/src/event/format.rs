@@ -23,6 +23,15 @@ pub(super) fn push_2(out: &mut Vec<u8>, v: i64) {
     out.push(b'0' + (v % 10) as u8);
 }
 
+/// `14:23:10` from the seconds of the day.
+fn push_hms(out: &mut Vec<u8>, sod: i64) {
+    push_2(out, sod / 3600);
+    out.push(b':');
+    push_2(out, sod / 60 % 60);
+    out.push(b':');
+    push_2(out, sod % 60);
+}
+
 /// `Mar 05 14:23:10` (syslog-ng's `${MONTH_ABBREV} ${DAY} ${HOUR}:${MIN}:${SEC}`).
 pub(super) fn write_bsd_stamp(out: &mut Vec<u8>, ts: Timestamp) {
     let (_, m, d, sod) = local_parts(ts);
@@ -30,11 +39,7 @@ pub(super) fn write_bsd_stamp(out: &mut Vec<u8>, ts: Timestamp) {
     out.push(b' ');
     push_2(out, i64::from(d));
     out.push(b' ');
-    push_2(out, sod / 3600);
-    out.push(b':');
-    push_2(out, sod / 60 % 60);
-    out.push(b':');
-    push_2(out, sod % 60);
+    push_hms(out, sod);
 }
 
 /// `2024-03-05T14:23:10.123+00:00` (syslog-ng's `${ISODATE}` with `frac-digits(3)`).
@@ -46,11 +51,7 @@ pub(super) fn write_isodate(out: &mut Vec<u8>, ts: Timestamp) {
     out.push(b'-');
     push_2(out, i64::from(d));
     out.push(b'T');
-    push_2(out, sod / 3600);
-    out.push(b':');
-    push_2(out, sod / 60 % 60);
-    out.push(b':');
-    push_2(out, sod % 60);
+    push_hms(out, sod);
     let ms = ts.micros / 1000;
     out.extend_from_slice(&[
         b'.',
