@@ -9,14 +9,15 @@
 //! classifications per CPU-second of its own thread (`/proc/thread-self/stat`, Linux),
 //! which is the per-core figure whatever the load.
 
+#[path = "support/corpus.rs"]
+mod corpus;
 #[path = "support/cpu.rs"]
 mod cpu;
 
 use std::hint::black_box;
-use std::net::{IpAddr, Ipv4Addr};
 
 use criterion::{Criterion, Throughput, criterion_group};
-use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
+use sluice_proto::classify::{Classifier, SourceMeta, classify};
 use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
 
@@ -25,23 +26,8 @@ const NOW: i64 = 1_713_139_200;
 /// A line of syslog-ng's `loggen -s 431` (nix:syslog), the baseline stream of BENCHMARKS 9b.
 const LOGGEN_LINE: &[u8] = b"<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000, runid: 1795706502, stamp: 2026-11-26T15:21:42 PADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPAD\n";
 
-fn corpus() -> Vec<Vec<u8>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/crates/sluice-proto/tests/corpus/sc4s-vendors.jsonl"
-    );
-    let text = std::fs::read_to_string(path).expect("vendor corpus");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("json");
-            v["raw"].as_str().expect("raw").as_bytes().to_vec()
-        })
-        .collect()
-}
-
 fn bench(c: &mut Criterion) {
-    let raws = corpus();
+    let raws = corpus::vendor_corpus();
     let zone = Zone::utc();
     let opts = ParseOptions {
         now_unix_secs: NOW,
@@ -49,12 +35,7 @@ fn bench(c: &mut Criterion) {
     };
     let msgs: Vec<_> = raws.iter().map(|r| parse(r, &opts)).collect();
     let classifier = Classifier::default();
-    let src = SourceMeta {
-        transport: Transport::Udp,
-        dest_port: 514,
-        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
-        listener_id: "DEFAULT",
-    };
+    let src = corpus::udp_source();
     let encode = EncodeOptions::new("bench-host");
     let mut group = c.benchmark_group("classify");
     group.throughput(Throughput::Elements(msgs.len() as u64));
@@ -136,7 +117,7 @@ fn per_message_report(
 }
 
 fn cpu_report() {
-    let mut raws = corpus();
+    let mut raws = corpus::vendor_corpus();
     raws.insert(0, LOGGEN_LINE.to_vec());
     let zone = Zone::utc();
     let opts = ParseOptions {
@@ -145,12 +126,7 @@ fn cpu_report() {
     };
     let msgs: Vec<_> = raws.iter().map(|r| parse(r, &opts)).collect();
     let classifier = Classifier::default();
-    let src = SourceMeta {
-        transport: Transport::Udp,
-        dest_port: 514,
-        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
-        listener_id: "DEFAULT",
-    };
+    let src = corpus::udp_source();
     per_message_report(&msgs, &src, &classifier);
     let msgs = &msgs[1..];
     per_cpu_second(

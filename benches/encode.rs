@@ -4,19 +4,20 @@
 //! the encoder's own cost per message of the mix), and gzip throughput of a 5000-event HEC
 //! batch (SC4S's batch-lines) at levels 1 and 6.
 
+#[path = "support/corpus.rs"]
+mod corpus;
 #[path = "support/cpu.rs"]
 mod cpu;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
+use sluice_proto::classify::{Classifier, classify};
 use sluice_proto::event::{EncodeOptions, encode_event};
 use sluice_proto::message::{Format, Message, Priority, StructuredData, Timestamp};
 use sluice_proto::{ParseOptions, Zone, parse};
 use std::hint::black_box;
 use std::io::Write;
-use std::net::{IpAddr, Ipv4Addr};
 
 const RECV: i64 = 1_772_713_731_250_000;
 const NOW_SECS: i64 = RECV / 1_000_000;
@@ -128,25 +129,10 @@ fn rfc5424(raw: &[u8]) -> Message<'_> {
     }
 }
 
-fn vendor_corpus() -> Vec<Vec<u8>> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/crates/sluice-proto/tests/corpus/sc4s-vendors.jsonl"
-    );
-    let text = std::fs::read_to_string(path).expect("vendor corpus");
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("json");
-            v["raw"].as_str().expect("raw").as_bytes().to_vec()
-        })
-        .collect()
-}
-
 /// `encode_event` alone over the vendor corpus mix: the per-message encoder cost that
 /// `classify/vendor_corpus_mix+encode` minus `classify/vendor_corpus_mix` estimates.
 fn corpus_encode(c: &mut Criterion) {
-    let raws = vendor_corpus();
+    let raws = corpus::vendor_corpus();
     let zone = Zone::utc();
     let popts = ParseOptions {
         now_unix_secs: NOW_SECS,
@@ -154,12 +140,7 @@ fn corpus_encode(c: &mut Criterion) {
     };
     let msgs: Vec<_> = raws.iter().map(|r| parse(r, &popts)).collect();
     let classifier = Classifier::default();
-    let src = SourceMeta {
-        transport: Transport::Udp,
-        dest_port: 514,
-        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
-        listener_id: "DEFAULT",
-    };
+    let src = corpus::udp_source();
     let classes: Vec<_> = msgs
         .iter()
         .map(|m| classify(m, &src, NOW_SECS, &classifier))
@@ -223,12 +204,7 @@ fn bench(c: &mut Criterion) {
     corpus_encode(c);
     let tables = Classifier::default();
     let opts = EncodeOptions::new("sc4s-bench");
-    let src = SourceMeta {
-        transport: Transport::Udp,
-        dest_port: 514,
-        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
-        listener_id: "DEFAULT",
-    };
+    let src = corpus::udp_source();
     const P3164: &str = "<38>2026-03-05T12:28:51 localhost prg00000[1234]: ";
     const P5424: &str =
         "<38>1 2026-03-05T12:28:51+00:00 localhost prg00000 1234 - [meta sequenceId=\"42\"] ";

@@ -63,14 +63,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 syslog-ng --version | head -1 >&2
 
-say "build"
-if [ -n "${SLUICE_BIN:-}" ]; then
-    bin=$SLUICE_BIN
-else
-    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
-    cargo build --release --locked -p sluice
-    bin=$CARGO_TARGET_DIR/release/sluice
-fi
+build_sluice
 commit=$(git -C "$repo" log -1 --format='%h' 2>/dev/null || echo unknown)
 echo "sluice commit $commit" >&2
 

@@ -26,13 +26,9 @@ command -v perf >/dev/null || {
     echo "perf-udp.sh: perf is not installed (apt-get install linux-perf)" >&2
     exit 2
 }
-if [ -n "${SLUICE_BIN:-}" ]; then
-    bin=$SLUICE_BIN
-else
-    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$repo/target}
-    cargo build --release --locked -p sluice
-    bin=$CARGO_TARGET_DIR/release/sluice
-fi
+# shellcheck source=scripts/lib/measure.sh
+. scripts/lib/measure.sh  # the cd above made the checkout the working directory
+build_sluice
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/load.txt" >&2
 "$bin" bench --sender "${SENDER:-loggen}" --rates "$rate" --duration "$secs" --env SC4S_ENABLE_EBPF=yes \

@@ -87,6 +87,17 @@ fn check(event: &str) -> Value {
     v
 }
 
+/// [`loggen_line`] as the parser reads it.
+fn loggen_msg(raw: &[u8]) -> Message<'_> {
+    bsd(
+        raw,
+        Some("localhost"),
+        Some("prg00000"),
+        Some("1234"),
+        "seq:",
+    )
+}
+
 fn loggen_line() -> Vec<u8> {
     let mut raw = b"<38>2026-03-05T12:28:51 localhost prg00000[1234]: seq: 0000000042, thread: 0003, runid: 1772713731, stamp: 2026-03-05T12:28:51 ".to_vec();
     while raw.len() < 799 {
@@ -121,13 +132,7 @@ fn bsd<'a>(
 #[test]
 fn golden_loggen_rfc3164() {
     let raw = loggen_line();
-    let msg = bsd(
-        &raw,
-        Some("localhost"),
-        Some("prg00000"),
-        Some("1234"),
-        "seq:",
-    );
+    let msg = loggen_msg(&raw);
     let event = encode(&msg);
     let body = String::from_utf8(from(&raw, "prg00000").to_vec()).unwrap();
     let expected = format!(
@@ -151,13 +156,7 @@ fn golden_loggen_rfc3164() {
 #[test]
 fn append_tag_extends_sc4s_tags_and_nothing_else() {
     let raw = loggen_line();
-    let msg = bsd(
-        &raw,
-        Some("localhost"),
-        Some("prg00000"),
-        Some("1234"),
-        "seq:",
-    );
+    let msg = loggen_msg(&raw);
     let tables = Classifier::default();
     let class = classify(&msg, &udp(), RECV / 1_000_000, &tables);
     let mut out = b"previous".to_vec();
@@ -403,13 +402,7 @@ fn fallback_kv_with_all_keys() {
 #[test]
 fn indexed_fields_settings() {
     let raw = loggen_line();
-    let msg = bsd(
-        &raw,
-        Some("localhost"),
-        Some("prg00000"),
-        Some("1234"),
-        "seq:",
-    );
+    let msg = loggen_msg(&raw);
 
     let mut o = opts();
     o.indexed_fields = IndexedFields::from_sc4s("none");
