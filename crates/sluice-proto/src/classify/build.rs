@@ -147,6 +147,11 @@ pub struct VendorOptions {
     /// Black's `: `), or sluice's parser reads everything the filter lets through (RFC 3164
     /// for a PRI-less BSD line), both ways give the same result.
     pub lenient: LenientDrops,
+    /// `SC4S_NETAPP_ONTAP_NEW_FORMAT=yes` (exactly `yes`, as SC4S compares it): ONTAP events
+    /// are `netapp:ontap:audit` / `netapp:ontap:ems`, recognised only on a NetApp listener or
+    /// `vendor_product_by_source` entry; otherwise any plain PROGRAM with an ONTAP audit line
+    /// is `ontap:ems`.
+    pub netapp_ontap_new_format: bool,
 }
 
 /// `SC4S_DISABLE_DROP_INVALID_<X>` (see [`VendorOptions::lenient`]).
@@ -175,6 +180,7 @@ impl Default for VendorOptions {
             vsphere_groupmsg: false,
             brightmail_groupmsg: true,
             lenient: LenientDrops::default(),
+            netapp_ontap_new_format: false,
         }
     }
 }
@@ -182,7 +188,7 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 12] = [
+    pub const VARIABLES: [&'static str; 13] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
@@ -195,6 +201,7 @@ impl VendorOptions {
         "SC4S_DISABLE_DROP_INVALID_RAW_BSD",
         "SC4S_DISABLE_DROP_INVALID_XML",
         "SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG",
+        "SC4S_NETAPP_ONTAP_NEW_FORMAT",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -217,6 +224,7 @@ impl VendorOptions {
             raw_bsd_var,
             xml_var,
             brightmail_var,
+            netapp_var,
         ] = Self::VARIABLES;
         if let Some(p) = get(prefix_var) {
             let p = p.trim();
@@ -258,6 +266,8 @@ impl VendorOptions {
         if let Some(b) = flag(brightmail_var)? {
             o.brightmail_groupmsg = b;
         }
+        // SC4S compares the raw text with `yes`: any other value (`true`, `YES`) is not yes.
+        o.netapp_ontap_new_format = get(netapp_var).is_some_and(|v| v == "yes");
         let l = &mut o.lenient;
         for (var, field) in [
             (cisco_var, &mut l.cisco),
@@ -484,6 +494,20 @@ mod tests {
         .unwrap();
         assert_eq!(o.fortinet_sourcetype_prefix, "fortigate");
         assert!(o.lenient_cef);
+        assert!(!o.netapp_ontap_new_format);
+        // SC4S compares SC4S_NETAPP_ONTAP_NEW_FORMAT with `yes` as text.
+        for (value, on) in [
+            ("yes", true),
+            ("no", false),
+            ("true", false),
+            ("YES", false),
+        ] {
+            let o = VendorOptions::from_env(|k| {
+                (k == "SC4S_NETAPP_ONTAP_NEW_FORMAT").then(|| value.to_owned())
+            })
+            .unwrap();
+            assert_eq!(o.netapp_ontap_new_format, on, "{value}");
+        }
         assert_eq!(o.lenient, LenientDrops::default());
         let o = VendorOptions::from_env(|k| {
             k.starts_with("SC4S_DISABLE_DROP_INVALID_")

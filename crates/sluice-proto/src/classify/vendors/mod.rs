@@ -35,6 +35,7 @@ pub mod leef;
 mod mcafee;
 mod microfocus;
 mod microsoft;
+mod netapp;
 mod netmotion;
 mod netscout;
 mod ossec;
@@ -99,6 +100,7 @@ pub static VENDORS: &[&Vendor] = &[
     &kaspersky::VENDOR,
     &leef::VENDOR,
     &mcafee::VENDOR,
+    &netapp::VENDOR,
     &netmotion::VENDOR,
     &ossec::VENDOR,
     &proofpoint::VENDOR,
