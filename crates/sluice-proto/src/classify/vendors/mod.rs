@@ -38,10 +38,13 @@ mod microsoft;
 mod netapp;
 mod netmotion;
 mod netscout;
+mod netwrix;
 mod ossec;
 mod pan;
+mod polycom;
 mod proofpoint;
 mod pulse;
+mod purestorage;
 mod qumulo;
 mod ricoh;
 mod ruckus;
@@ -58,6 +61,7 @@ mod util;
 mod varonis;
 mod veeam;
 mod vmware;
+mod wallix;
 mod zscaler;
 
 #[cfg(test)]
@@ -102,9 +106,12 @@ pub static VENDORS: &[&Vendor] = &[
     &mcafee::VENDOR,
     &netapp::VENDOR,
     &netmotion::VENDOR,
+    &netwrix::VENDOR,
     &ossec::VENDOR,
+    &polycom::VENDOR,
     &proofpoint::VENDOR,
     &pulse::VENDOR,
+    &purestorage::VENDOR,
     &qumulo::VENDOR,
     &ricoh::VENDOR,
     &ruckus::VENDOR,
@@ -118,6 +125,7 @@ pub static VENDORS: &[&Vendor] = &[
     &ubiquiti::VENDOR,
     &veeam::VENDOR,
     &vmware::VENDOR,
+    &wallix::VENDOR,
     &zscaler::VENDOR,
     &cef::VENDOR,
     &cyberark::VENDOR,
