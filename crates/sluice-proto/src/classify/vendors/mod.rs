@@ -41,15 +41,20 @@ mod netscout;
 mod netwrix;
 mod ossec;
 mod pan;
+mod pfsense;
 mod polycom;
 mod proofpoint;
 mod pulse;
 mod purestorage;
 mod qumulo;
+mod raritan;
 mod ricoh;
+mod riverbed;
 mod ruckus;
+mod schneider;
 mod secureauth;
 mod sophos;
+mod spectracom;
 mod stealthbits;
 mod suricata;
 mod tenable;
@@ -108,16 +113,21 @@ pub static VENDORS: &[&Vendor] = &[
     &netmotion::VENDOR,
     &netwrix::VENDOR,
     &ossec::VENDOR,
+    &pfsense::VENDOR,
     &polycom::VENDOR,
     &proofpoint::VENDOR,
     &pulse::VENDOR,
     &purestorage::VENDOR,
     &qumulo::VENDOR,
+    &raritan::VENDOR,
     &ricoh::VENDOR,
+    &riverbed::VENDOR,
     &ruckus::VENDOR,
+    &schneider::VENDOR,
     &secureauth::VENDOR,
     &pan::VENDOR,
     &sophos::VENDOR,
+    &spectracom::VENDOR,
     &stealthbits::VENDOR,
     &suricata::VENDOR,
     &tenable::VENDOR,
