@@ -39,10 +39,12 @@ mod netapp;
 mod netmotion;
 mod netscout;
 mod netwrix;
+mod opswat;
 mod ossec;
 mod pan;
 mod pfsense;
 mod polycom;
+mod powertech;
 mod proofpoint;
 mod pulse;
 mod purestorage;
@@ -59,11 +61,14 @@ mod stealthbits;
 mod suricata;
 mod tenable;
 mod thales;
+mod thycotic;
+mod tim;
 mod trellix;
 mod trendmicro;
 mod ubiquiti;
 mod util;
 mod varonis;
+mod vectra;
 mod veeam;
 mod vmware;
 mod wallix;
@@ -144,9 +149,14 @@ pub static VENDORS: &[&Vendor] = &[
     &microfocus::VENDOR,
     &microsoft::VENDOR,
     &netscout::VENDOR,
+    &opswat::VENDOR,
+    &powertech::VENDOR,
+    &thycotic::VENDOR,
+    &tim::VENDOR,
     &trellix::VENDOR,
     &trendmicro::VENDOR,
     &varonis::VENDOR,
+    &vectra::VENDOR,
 ];
 
 /// The built-in applications, always active.
