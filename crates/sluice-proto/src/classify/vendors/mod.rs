@@ -39,6 +39,7 @@ mod netapp;
 mod netmotion;
 mod netscout;
 mod netwrix;
+mod nutanix;
 mod opswat;
 mod ossec;
 mod pan;
@@ -49,6 +50,7 @@ mod proofpoint;
 mod pulse;
 mod purestorage;
 mod qumulo;
+mod radware;
 mod raritan;
 mod ricoh;
 mod riverbed;
@@ -63,6 +65,7 @@ mod tenable;
 mod thales;
 mod thycotic;
 mod tim;
+mod tintri;
 mod trellix;
 mod trendmicro;
 mod ubiquiti;
@@ -117,6 +120,7 @@ pub static VENDORS: &[&Vendor] = &[
     &netapp::VENDOR,
     &netmotion::VENDOR,
     &netwrix::VENDOR,
+    &nutanix::VENDOR,
     &ossec::VENDOR,
     &pfsense::VENDOR,
     &polycom::VENDOR,
@@ -124,6 +128,7 @@ pub static VENDORS: &[&Vendor] = &[
     &pulse::VENDOR,
     &purestorage::VENDOR,
     &qumulo::VENDOR,
+    &radware::VENDOR,
     &raritan::VENDOR,
     &ricoh::VENDOR,
     &riverbed::VENDOR,
@@ -137,6 +142,7 @@ pub static VENDORS: &[&Vendor] = &[
     &suricata::VENDOR,
     &tenable::VENDOR,
     &thales::VENDOR,
+    &tintri::VENDOR,
     &ubiquiti::VENDOR,
     &veeam::VENDOR,
     &vmware::VENDOR,
