@@ -39,6 +39,7 @@ mod netapp;
 mod netmotion;
 mod netscout;
 mod netwrix;
+mod novell;
 mod nutanix;
 mod opswat;
 mod ossec;
@@ -155,6 +156,7 @@ pub static VENDORS: &[&Vendor] = &[
     &microfocus::VENDOR,
     &microsoft::VENDOR,
     &netscout::VENDOR,
+    &novell::VENDOR,
     &opswat::VENDOR,
     &powertech::VENDOR,
     &thycotic::VENDOR,
