@@ -62,6 +62,7 @@ mod sophos;
 mod spectracom;
 mod stealthbits;
 mod suricata;
+mod tanium;
 mod tenable;
 mod thales;
 mod thycotic;
@@ -141,6 +142,7 @@ pub static VENDORS: &[&Vendor] = &[
     &spectracom::VENDOR,
     &stealthbits::VENDOR,
     &suricata::VENDOR,
+    &tanium::VENDOR,
     &tenable::VENDOR,
     &thales::VENDOR,
     &tintri::VENDOR,
