@@ -85,6 +85,7 @@ use crate::message::{Message, Priority, Timestamp};
 
 mod fields;
 mod format;
+mod nested;
 mod sdata;
 mod values;
 mod view;
@@ -93,7 +94,7 @@ pub use fields::append_tag;
 use fields::write_fields;
 use format::{push_u32, write_bsd_stamp, write_epoch_millis, write_ip, write_isodate};
 use sdata::write_sdata;
-use values::{write_values_json, write_values_welf};
+use values::{write_values_json, write_values_json_msg, write_values_welf};
 use view::View;
 
 /// Which indexed fields are sent: SC4S `SC4S_DEST_SPLUNK_INDEXED_FIELDS`, pre-parsed.
@@ -313,8 +314,9 @@ fn write_template(
         }
         Template::Rfc5424Compact => write_5424_compact(out, msg, view),
         Template::FallbackKv => write_fallback_kv(out, msg, view, opts),
-        Template::JsonValues => write_values_json(out, class.values),
-        Template::KvValues => write_values_welf(out, class.values),
+        Template::JsonValues => write_values_json(out, class.values, msg),
+        Template::KvValues => write_values_welf(out, class.values, msg),
+        Template::JsonValuesMsg => write_values_json_msg(out, class.values, msg, view),
     }
 }
 

@@ -48,6 +48,7 @@ pub(crate) mod gate;
 pub mod group;
 pub mod header;
 pub mod kv;
+pub mod kvscan;
 pub mod metadata;
 pub mod registry;
 pub mod template;

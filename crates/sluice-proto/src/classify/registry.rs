@@ -478,6 +478,12 @@ pub enum ValuesSyntax {
     /// `key=value` pairs separated by `pair`, values optionally double-quoted (see
     /// [`super::kv`]).
     Kv { pair: u8 },
+    /// syslog-ng `kv-parser()` pairs with its own value and (one-byte) pair separators (see
+    /// [`super::kvscan`]).
+    Scanner { value: u8, pair: u8 },
+    /// A CEF record (`CEF:0|vendor|...|extension`, the text SC4S's CEF parser split): the
+    /// header columns as `.metadata.cef.*`, the extension as SC4S's `cef_kv` reads it.
+    Cef,
 }
 
 /// What applications set. Everything starts as "keep"; the last application that took the

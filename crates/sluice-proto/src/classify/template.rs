@@ -33,9 +33,11 @@ pub enum Template {
     JsonValues,
     /// `t_kv_values`: the values a vendor parsed, as WELF `key=value` pairs.
     KvValues,
+    /// `t_json_values_msg`: `t_json_values` with the MESSAGE as `message`.
+    JsonValuesMsg,
 }
 
-const ALL: [Template; 13] = [
+const ALL: [Template; 14] = [
     Template::Standard,
     Template::MsgOnly,
     Template::MsgTrim,
@@ -49,6 +51,7 @@ const ALL: [Template; 13] = [
     Template::FallbackKv,
     Template::JsonValues,
     Template::KvValues,
+    Template::JsonValuesMsg,
 ];
 
 impl Template {
@@ -68,6 +71,7 @@ impl Template {
             Template::FallbackKv => "t_fallback_kv",
             Template::JsonValues => "t_json_values",
             Template::KvValues => "t_kv_values",
+            Template::JsonValuesMsg => "t_json_values_msg",
         }
     }
 

@@ -180,6 +180,53 @@ impl Text<'_> {
         self.body.escape_into(out);
     }
 
+    /// The text as the content of a JSON string inside a JSON string (see
+    /// [`json::escape_twice_into`]).
+    pub(super) fn write_twice(&self, out: &mut Vec<u8>) {
+        if let Some(host) = self.host {
+            json::escape_twice_into(out, host);
+            out.push(b' ');
+        }
+        match self.header {
+            Header::None => {}
+            Header::Span(span) => json::escape_twice_into(out, span),
+            Header::Built { program, pid } => {
+                json::escape_twice_into(out, program);
+                if let Some(pid) = pid {
+                    out.push(b'[');
+                    json::escape_twice_into(out, pid);
+                    out.push(b']');
+                }
+                out.extend_from_slice(b": ");
+            }
+        }
+        let (a, b) = self.body.parts();
+        json::escape_twice_into(out, a);
+        json::escape_twice_into(out, b);
+    }
+
+    /// The text unescaped (for templates that escape it themselves).
+    pub(super) fn push_raw(&self, out: &mut Vec<u8>) {
+        if let Some(host) = self.host {
+            out.extend_from_slice(host);
+            out.push(b' ');
+        }
+        match self.header {
+            Header::None => {}
+            Header::Span(span) => out.extend_from_slice(span),
+            Header::Built { program, pid } => {
+                out.extend_from_slice(program);
+                if let Some(pid) = pid {
+                    out.push(b'[');
+                    out.extend_from_slice(pid);
+                    out.push(b']');
+                }
+                out.extend_from_slice(b": ");
+            }
+        }
+        self.body.push_to(out);
+    }
+
     /// `$(strip ...)`: leading and trailing whitespace removed (from the body; a repaired
     /// host/header never starts with whitespace).
     pub(super) fn write_trimmed(&self, out: &mut Vec<u8>) {

@@ -58,10 +58,12 @@ mod riverbed;
 mod ruckus;
 mod schneider;
 mod secureauth;
+mod semperis;
 mod sophos;
 mod spectracom;
 mod stealthbits;
 mod suricata;
+mod syslogng;
 mod tanium;
 mod tenable;
 mod thales;
@@ -77,6 +79,7 @@ mod vectra;
 mod veeam;
 mod vmware;
 mod wallix;
+mod xypro;
 mod zscaler;
 
 #[cfg(test)]
@@ -138,10 +141,12 @@ pub static VENDORS: &[&Vendor] = &[
     &schneider::VENDOR,
     &secureauth::VENDOR,
     &pan::VENDOR,
+    &semperis::VENDOR,
     &sophos::VENDOR,
     &spectracom::VENDOR,
     &stealthbits::VENDOR,
     &suricata::VENDOR,
+    &syslogng::VENDOR,
     &tanium::VENDOR,
     &tenable::VENDOR,
     &thales::VENDOR,
@@ -167,6 +172,7 @@ pub static VENDORS: &[&Vendor] = &[
     &trendmicro::VENDOR,
     &varonis::VENDOR,
     &vectra::VENDOR,
+    &xypro::VENDOR,
 ];
 
 /// The built-in applications, always active.
