@@ -416,6 +416,22 @@ mod tests {
         }
     }
 
+    /// syslog-ng reads a BSD stamp by its fixed width: a HOSTNAME may follow with no space.
+    #[test]
+    fn bsd_stamp_runs_into_the_hostname() {
+        let z = Zone::utc();
+        let m = parse(b"<111>May 25 14:11:56sol-vmr01 event: SYSTEM: X", &opts(&z));
+        assert!(m.timestamp.is_some());
+        assert_eq!(m.hostname, Some(&b"sol-vmr01"[..]));
+        assert_eq!(m.appname, Some(&b"event"[..]));
+        assert_eq!(m.message, Some(&b"SYSTEM: X"[..]));
+        let m = parse(b"<111>May 25 14:11:5610.0.0.1 app: x", &opts(&z));
+        assert_eq!(m.hostname, Some(&b"10.0.0.1"[..]));
+        // An ISO stamp still needs its space.
+        let m = parse(b"<111>2024-05-25T14:11:56Zhost app: x", &opts(&z));
+        assert!(m.timestamp.is_none());
+    }
+
     #[test]
     fn cisco_prefixes_need_a_stamp() {
         let z = Zone::utc();

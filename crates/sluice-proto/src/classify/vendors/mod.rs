@@ -59,6 +59,7 @@ mod ruckus;
 mod schneider;
 mod secureauth;
 mod semperis;
+mod solace;
 mod sophos;
 mod spectracom;
 mod stealthbits;
@@ -142,6 +143,7 @@ pub static VENDORS: &[&Vendor] = &[
     &secureauth::VENDOR,
     &pan::VENDOR,
     &semperis::VENDOR,
+    &solace::VENDOR,
     &sophos::VENDOR,
     &spectracom::VENDOR,
     &stealthbits::VENDOR,
