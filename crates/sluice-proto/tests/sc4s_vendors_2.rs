@@ -13,9 +13,10 @@ use std::net::{IpAddr, Ipv4Addr};
 use serde_json::Value;
 use sluice_proto::classify::group::{GroupLimits, Grouper, Rule, finish_joined, part};
 use sluice_proto::classify::{
-    Classifier, Settings, SourceMeta, Transport, VendorOptions, build, classify,
+    Classifier, Settings, SourceMeta, Transport, VendorOptions, build, classify, classify_no_parse,
 };
 use sluice_proto::event::{EncodeOptions, encode_event};
+use sluice_proto::parse::no_parse;
 use sluice_proto::{Decoder, ParseOptions, Zone, parse};
 
 use vendor_corpus::test_env::TestEnv;
@@ -95,9 +96,19 @@ fn replay(case: &vendor_corpus::Case, env: &TestEnv, classifier: &Classifier) ->
         }
         frames
     };
+    // An RFC6587_NOPARSE listener parses nothing: its network-source applications do.
+    let no_parse_listener = listener.proto == "RFC6587_NOPARSE";
     let mut clock_ms = now * 1000;
     for frame in &frames {
         clock_ms += 1;
+        if no_parse_listener {
+            let msg = no_parse(frame);
+            let class = classify_no_parse(&msg, &src, now, classifier);
+            let mut out = Vec::new();
+            encode_event(&mut out, &msg, &class, &src, recv, &opts);
+            events.push(serde_json::from_slice(&out).expect("the event is JSON"));
+            continue;
+        }
         let msg = parse(frame, &popts);
         let class = classify(&msg, &src, now, classifier);
         match part(&msg, &class, src.source_ip, &groups) {
