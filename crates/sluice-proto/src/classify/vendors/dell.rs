@@ -33,7 +33,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-netsource-dell_rsa_secureid",
             topic: Topic::NetSource,
             order: "dell/app-netsource-dell_rsa_secureid.conf",
-            when: When::NetSource(&["dell_rsa_secureid"]),
+            // The listener `DELL_RSA_SECUREID` names vendor `dell`, product `rsa`.
+            when: When::NetSource(&["dell_rsa_secureid", "dell_rsa"]),
             parse: rsa,
         },
         App {
@@ -158,7 +159,10 @@ fn rsa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static SYSTEM: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"\s*system\.+\w+"));
     static RUNTIME: LazyLock<Gated> =
         LazyLock::new(|| Gated::new(r"\s*audit\.runtime\.(com\.rsa|sa\.ims)"));
-    if out.identified || !netsource_is(input, "dell", "rsa_secureid", "dell_rsa_secureid") {
+    if out.identified
+        || !(netsource_is(input, "dell", "rsa_secureid", "dell_rsa_secureid")
+            || input.src.listener_id == "DELL_RSA_SECUREID")
+    {
         return false;
     }
     out.key(&KEYS[RSA]);

@@ -13,7 +13,7 @@ mod aruba;
 mod barracuda;
 mod broadcom;
 pub mod cef;
-mod checkpoint;
+pub(crate) mod checkpoint;
 mod cisco;
 mod citrix;
 mod cohesity;
