@@ -98,19 +98,34 @@ pub fn escape_lowercase_into(out: &mut Vec<u8>, bytes: &[u8]) {
 /// Appends the content of a JSON string for the JSON string literal of `bytes` (content
 /// only, no quotes): what [`escape_into`] of the output of [`escape_into`] would give, in
 /// one pass and without a buffer in between. For a JSON text nested in a JSON string (SC4S's
-/// `t_json_values_msg` event: `{"message":"..."}` inside `event`). Rare path: a plain loop.
+/// `t_json_values_msg` event, `{"message":"..."}`, the event of every loggen line). Clean
+/// runs are found and copied as [`escape_into`] finds and copies them.
 pub fn escape_twice_into(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.reserve(bytes.len() + 8);
-    for chunk in bytes.utf8_chunks() {
-        let valid = chunk.valid().as_bytes();
-        let mut run = 0;
-        for (i, &b) in valid.iter().enumerate() {
-            if b >= 0x20 && b != b'"' && b != b'\\' {
-                continue;
+    let n = bytes.len();
+    out.reserve(n + 8);
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        i = next_special(bytes, i);
+        if i >= n {
+            break;
+        }
+        let b = bytes[i];
+        if b >= 0x80 {
+            match utf8_sequence(&bytes[i..]) {
+                Ok(len) => {
+                    i += len;
+                    continue;
+                }
+                Err(bad) => {
+                    copy_run::<false>(out, bytes, start, i);
+                    out.extend_from_slice(&REPLACEMENT);
+                    i += bad;
+                }
             }
-            out.extend_from_slice(&valid[run..i]);
-            run = i + 1;
-            // The first escape's backslash is escaped again, and so is its `"` or `\`.
+        } else {
+            copy_run::<false>(out, bytes, start, i);
+            // The inner escape's backslash is escaped again, and so is its `"` or `\`.
             out.extend_from_slice(b"\\\\");
             match b {
                 b'"' => out.extend_from_slice(b"\\\""),
@@ -130,12 +145,11 @@ pub fn escape_twice_into(out: &mut Vec<u8>, bytes: &[u8]) {
                     }
                 }
             }
+            i += 1;
         }
-        out.extend_from_slice(&valid[run..]);
-        if !chunk.invalid().is_empty() {
-            out.extend_from_slice(&REPLACEMENT);
-        }
+        start = i;
     }
+    copy_run::<false>(out, bytes, start, n);
 }
 
 /// Short strings (table values such as `nix:syslog`, `osnix`, hostnames) are most of the

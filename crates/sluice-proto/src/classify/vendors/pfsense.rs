@@ -35,6 +35,10 @@ static KEYS: &[Key] = &[
 /// `s_PFSENSE` is the listener id `PFSENSE`, which names no product).
 fn filter<'m>(input: &Input<'m, '_>, out: &Out<'m>) -> bool {
     let ns = input.netsource;
+    // Most messages: no vendor_product, the default listener.
+    if ns.vendor_product.is_empty() {
+        return input.src.listener_id == "PFSENSE" && !out.identified;
+    }
     !out.identified
         && (ns.vendor_product == "pfsense_firewall"
             || (ns.vendor == "pfsense" && ns.product == "firewall")
