@@ -1,14 +1,18 @@
 //! Fuzz target `classify`: parse → classify → encode on arbitrary bytes, with the first byte
 //! choosing a vendor preamble (CEF header, PAN-OS CSV, FortiGate key=value, a JSON body, a
 //! Cisco mnemonic or header variant, an ISE segment, a LEEF header, an almost-syslog header,
-//! or none) so the vendor parsers are reached quickly. Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
+//! ..., or none) so the vendor parsers are reached quickly, and a listener (the default or a
+//! vendor's, for the network-source parsers). Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
 #![no_main]
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
+use sluice_proto::classify::context::ContextFiles;
+use sluice_proto::classify::{
+    Classifier, Settings, SourceMeta, Transport, VendorOptions, classify,
+};
 use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
 
@@ -43,9 +47,43 @@ const PREAMBLES: &[&[u8]] = &[
     b"<13>Apr 10 2024 10:00:00.",
     b"<166>Mar 27 09:08:53 slot1/",
     b"<144>2024-04-13T15:43:27.912Z esx-08 Vpxa: verbose vpxa[4242] [Originator@6876 ",
+    // Issue 27 (cat3): syslog-ng kv-parser layouts, CEF rendered as JSON values, loggen's
+    // t_json_values_msg with SD, Tanium's SD stamp, Vectra JSON, NetApp ONTAP audit/EMS,
+    // NetIQ JSON, Radware's device prefix.
+    b"<110>May 25 13:06:49 dsp Semperis.DSP [AdChanges@51802] [",
+    b"<134>May 24 05:38:26 ns CEF:0|XYPRO|NONSTOP|3.0|SAFEGUARD|Logon|5|",
+    b"<38>1 2024-05-26T09:44:02Z h prg00000 1234 - [meta sequenceId=\"1\"] ",
+    b"<14>1 2024-05-26T09:44:02Z t Tanium 2324 - [tanium_droid@017472 Client-Time-UTC=\"",
+    b"<13>May 27 10:41:43 c vectra_json_v2 -: {\"vectra_timestamp\": \"",
+    b"<14>May 23 18:47:16 n: n: 00000030.00c8f1e2 11e5347f Thu May 23 2024 18:47:16 ",
+    b"<13>May 23 19:52:23 [n-1:secd:notice]: ",
+    b"<132>May 24 03:28:12 nam {\"appName\":\"Novell Access Manager\",\"timeStamp\":\"",
+    b"<27>[Device: dp 10.0.0.1] M_2",
 ];
 
-static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
+/// Listener ids the choice byte also picks (beyond the preamble): the network-source
+/// applications run only on a vendor's listener.
+const LISTENERS: &[&str] = &[
+    "DEFAULT",
+    "NETAPP_ONTAP",
+    "PFSENSE_FIREWALL",
+    "SPECTRACOM_NTP",
+    "RIVERBED_SYSLOG",
+    "RARITAN_DSX",
+    "SCHNEIDER_APC",
+];
+
+static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(|| {
+    let settings = Settings {
+        listeners: LISTENERS.iter().map(|l| (*l).to_owned()).collect(),
+        options: VendorOptions {
+            netapp_ontap_new_format: true,
+            ..VendorOptions::default()
+        },
+        ..Settings::default()
+    };
+    Classifier::new(ContextFiles::default(), &settings).expect("the classifier builds")
+});
 static ZONE: LazyLock<Zone> = LazyLock::new(Zone::utc);
 
 fuzz_target!(|data: &[u8]| {
@@ -66,7 +104,7 @@ fuzz_target!(|data: &[u8]| {
         transport: Transport::Udp,
         dest_port: 514,
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
-        listener_id: "DEFAULT",
+        listener_id: LISTENERS[usize::from(choice) / PREAMBLES.len() % LISTENERS.len()],
     };
     let class = classify(&msg, &src, now, &CLASSIFIER);
     let mut out = Vec::new();

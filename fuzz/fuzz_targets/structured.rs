@@ -1,12 +1,13 @@
 //! Fuzz target `structured`: the vendor payload tokenizers on arbitrary bytes — key=value
-//! pairs with every separator vendors use, CEF extensions, and the strptime-style vendor
+//! pairs with every separator vendors use, CEF extensions, syslog-ng's kv-parser scanner,
+//! and the strptime-style vendor
 //! time formats. Nothing may panic, every pair must point into the input, and a value is
 //! never longer than the input.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use sluice_proto::Zone;
-use sluice_proto::classify::{kv, vendors::cef, vtime};
+use sluice_proto::classify::{kv, kvscan, vendors::cef, vtime};
 
 fn within(outer: &[u8], inner: &[u8]) -> bool {
     let o = outer.as_ptr() as usize;
@@ -25,6 +26,14 @@ fuzz_target!(|data: &[u8]| {
     }
     for (k, v) in cef::ext_pairs(data) {
         assert!(within(data, k) && within(data, v));
+    }
+    // syslog-ng's kv-parser scanner with the separators SC4S's parsers use: keys point into
+    // the input, a value is at most the input's length (decoding only shortens).
+    for (value_sep, pair_sep) in [(b']', b'['), (b'=', b','), (b'=', b' ')] {
+        for (k, v) in kvscan::pairs(data, value_sep, pair_sep) {
+            assert!(within(data, k) && !k.is_empty());
+            assert!(v.len() <= data.len());
+        }
     }
     let zone = Zone::utc();
     for f in [
