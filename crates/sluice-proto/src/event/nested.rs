@@ -375,6 +375,17 @@ mod tests {
     }
 
     #[test]
+    fn short_cef_header() {
+        // A lenient (SC4S_DISABLE_DROP_INVALID_CEF) record: the columns it has, no extension.
+        let mut p = Pairs::default();
+        p.push_cef(b"CEF:0|XYPRO|NONSTOP");
+        assert_eq!(
+            json_of(p),
+            r#"{"cef":{"version":"CEF:0","device_vendor":"XYPRO","device_product":"NONSTOP"}}"#
+        );
+    }
+
+    #[test]
     fn cef_record() {
         let mut p = Pairs::default();
         p.push_cef(b"CEF:0|XYPRO|NONSTOP|1.0|SAFEGUARD|Logon|5|suser=ops act=logon");

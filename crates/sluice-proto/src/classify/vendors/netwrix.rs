@@ -53,5 +53,9 @@ mod tests {
         assert_eq!(c.sourcetype, "netwrix:epp");
         let c = classify_line("<129>May 24 02:23:05 epp-srv-01 EPP: x");
         assert_eq!(c.sourcetype, "nix:syslog");
+        // Whatever the text (or none), the PROGRAM decides.
+        let e = event_of("<129>1 2024-05-24T02:23:05Z epp-srv-01 EPP-1.1.1.1 - - -");
+        assert_eq!(e["sourcetype"], "netwrix:epp");
+        assert!(!e["event"].as_str().unwrap().is_empty());
     }
 }
