@@ -27,10 +27,10 @@ use prometheus_client::metrics::MetricType;
 use sluice_net::{RcvbufReport, SocketStats};
 
 use crate::admin::{PromWriter, Status};
-use crate::edge::Edge;
+use crate::listen::stream::conn::TcpStats;
+use crate::listen::stream::edge::Edge;
 use crate::output::{DestinationStats, FileStats};
 use crate::pipeline::ReceiverCounters;
-use crate::tcp::TcpStats;
 use crate::telemetry::LabelStr;
 use crate::tls::{TlsEndpoint, TlsManager};
 use crate::window::{MemoryBudget, Window};

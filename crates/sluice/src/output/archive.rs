@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Output, OutputTask};
 use crate::config::ArchiveMode;
-use crate::edge::LogLimiter;
+use crate::listen::stream::edge::LogLimiter;
 
 /// Write errors of the archive, for `/metrics`.
 pub static ARCHIVE_WRITE_ERRORS: AtomicU64 = AtomicU64::new(0);

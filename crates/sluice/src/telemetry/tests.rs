@@ -12,7 +12,7 @@ use tracing_subscriber::fmt::MakeWriter;
 use super::events::*;
 use super::logging::{LogFormat, subscriber};
 use super::{InternalEvent, Metrics};
-use crate::edge::{CloseReason, Edge};
+use crate::listen::stream::edge::{CloseReason, Edge};
 use crate::pipeline::LocalCounts;
 use crate::tls::Failure;
 

@@ -12,7 +12,7 @@ use prometheus_client::registry::Registry;
 use sluice_proto::framing::FramingStats;
 
 use super::InternalEvent;
-use crate::edge::CloseReason;
+use crate::listen::stream::edge::CloseReason;
 use crate::telemetry::{Label, Metrics, RateLimit};
 
 /// One stream port.
@@ -95,7 +95,7 @@ impl Families {
 }
 
 /// The metric handles and log allowances of one stream port, shared by its listener task,
-/// its connection table ([`crate::edge::Edge`]) and its connections. `Default` gives handles
+/// its connection table ([`crate::listen::stream::edge::Edge`]) and its connections. `Default` gives handles
 /// that belong to no registry (tests).
 #[derive(Debug, Default)]
 pub struct StreamEvents {
