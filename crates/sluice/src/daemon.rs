@@ -35,10 +35,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::metrics::Registry;
 use crate::output::{DestinationSet, Limits};
 use crate::pipeline::Processor;
 use crate::reload::{ReloadRequest, Reloader};
+use crate::telemetry::state::Registry;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
@@ -217,7 +217,7 @@ async fn run_async(
     });
     let metrics_stop = CancellationToken::new();
     if let Some(submit) = metrics_submit {
-        crate::sc4s_metrics::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
+        crate::telemetry::sc4s::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
     watch_buffer_full(registry.clone(), admin_stop.clone());

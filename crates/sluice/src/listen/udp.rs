@@ -42,9 +42,9 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Balance;
-use crate::metrics::UdpPortMetrics;
 use crate::output::Submit;
 use crate::pipeline::{Emitter, LocalCounts, ReceiverCounters, RecvTime, SharedProcessor};
+use crate::telemetry::state::UdpPortMetrics;
 use crate::topology::UdpPlan;
 use crate::window::{MemoryBudget, Window};
 

@@ -51,6 +51,8 @@ pub mod label;
 pub mod logging;
 pub mod process;
 mod ratelimit;
+pub mod sc4s;
+pub mod state;
 mod writer;
 
 #[cfg(test)]

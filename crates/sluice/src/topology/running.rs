@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 use super::{Change, Topology, Transition, UdpPlan};
 use crate::listen::stream::{ActiveStream, BoundStream, StreamShared};
 use crate::listen::udp::{UdpContext, UdpPort};
-use crate::metrics::{Ports, TcpPortMetrics, UdpPortMetrics};
 use crate::output::Submit;
 use crate::pipeline::SharedProcessor;
+use crate::telemetry::state::{Ports, TcpPortMetrics, UdpPortMetrics};
 use crate::tls::TlsManager;
 use crate::window::{MemoryBudget, Window};
 
