@@ -5,7 +5,6 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
-pub mod check;
 pub mod cli;
 pub mod config;
 pub mod daemon;
@@ -16,7 +15,6 @@ pub mod name_cache;
 pub mod notify;
 pub mod output;
 pub mod pipeline;
-pub mod reload;
 pub mod routing;
 pub mod telemetry;
 pub mod tls;

@@ -3,7 +3,7 @@
 //!
 //! Startup binds every socket before anything starts, so a port conflict or a missing
 //! privilege is one clear error naming the setting to change. The listeners are a
-//! [`Topology`] run by [`Running`]; a reload ([`crate::reload`]) changes them in place.
+//! [`Topology`] run by [`Running`]; a reload ([`crate::daemon::reload`]) changes them in place.
 //! Shutdown follows the order of the data:
 //! 1. stop accepting and stop reading new data: UDP threads finish their current batch; TCP
 //!    connections read what their senders already sent (in the kernel's buffers) until they
@@ -15,6 +15,9 @@
 //!    as `hec_rejected`), otherwise exit 1 saying how many events were lost.
 //!
 //! Every number comes from the completions: nothing is inferred from what is left over.
+
+pub mod check;
+pub mod reload;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -35,9 +38,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
+use crate::daemon::reload::{ReloadRequest, Reloader};
 use crate::output::{DestinationSet, Limits};
 use crate::pipeline::Processor;
-use crate::reload::{ReloadRequest, Reloader};
 use crate::telemetry::state::Registry;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
