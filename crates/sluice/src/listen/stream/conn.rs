@@ -44,13 +44,14 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::listen::stream::edge::{CloseLogs, CloseReason, ConnGuard, Edge};
+use crate::listen::stream::edge::{CloseLogs, ConnGuard, Edge};
 use crate::listen::stream::proxy::Prefixed;
-use crate::output::Submit;
+use crate::output::{Submit, sleep_until_opt};
 use crate::pipeline::{LocalCounts, ReceiverCounters, RecvTime, SharedProcessor, hand_over};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{AcceptFailed, BatchEmitted};
-use crate::tls::{Failure, TlsEndpoint};
+use crate::telemetry::events::{CloseReason, Failure};
+use crate::tls::TlsEndpoint;
 use crate::window::{MemoryBudget, Window};
 
 /// Tag added to `sc4s_tags` of a partial frame delivered because its deadline passed.
@@ -692,12 +693,5 @@ async fn combine(
     }
     if let Some(b) = builder.take() {
         send(b);
-    }
-}
-
-pub(crate) async fn sleep_until_opt(deadline: Option<std::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
-        None => std::future::pending::<()>().await,
     }
 }

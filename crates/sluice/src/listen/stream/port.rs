@@ -54,8 +54,8 @@ pub fn bind(
         None
     } else {
         let held = PortClaim::acquire(NetTransport::Tcp, addr, claim)
-            .map_err(|e| crate::daemon::listen_error(word, addr, &spec.setting, &e))?;
-        crate::daemon::log_sharing(word, addr, held.shared_with());
+            .map_err(|e| crate::listen::listen_error(word, addr, &spec.setting, &e))?;
+        crate::listen::log_sharing(word, addr, held.shared_with());
         Some(held)
     };
     let rcvbuf = (plan.settings.rcvbuf.0 > 0).then_some(plan.settings.rcvbuf.0 as usize);
@@ -63,7 +63,7 @@ pub fn bind(
         crate::listen::stream::conn::bind(addr, plan.settings.sockets, rcvbuf).map_err(|e| {
             anyhow::anyhow!(
                 "cannot listen on {word} {addr}: {e}{}; change the port with {}",
-                crate::daemon::privilege_hint(&e, spec.port),
+                crate::listen::privilege_hint(&e, spec.port),
                 spec.setting
             )
         })?;
