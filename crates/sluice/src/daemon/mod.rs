@@ -36,9 +36,10 @@ use sluice_proto::event::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
+use crate::admin::ReloadRequest;
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::daemon::reload::{ReloadRequest, Reloader};
+use crate::daemon::reload::Reloader;
 use crate::output::{DestinationSet, Limits};
 use crate::pipeline::Processor;
 use crate::telemetry::state::Registry;
@@ -165,7 +166,6 @@ async fn run_async(
         },
         routing.fallback(),
     )?;
-    let output_metrics = destinations.default_metrics.clone();
 
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
@@ -206,21 +206,13 @@ async fn run_async(
         ports: running.ports(),
         windows: vec![udp_window, tcp_window],
         memory,
-        destinations: destinations
-            .dests
-            .iter()
-            .map(|d| d.stats().clone())
-            .collect(),
-        buffer: destinations.dests[0].buffer().cloned(),
-        extra_buffers: destinations.extra_buffers.clone(),
-        extra_hec: destinations.extra_hec.clone(),
-        output: output_metrics,
+        destinations: Arc::new(ArcSwap::from_pointee(destinations.state.clone())),
         stopping: stopping.clone(),
-        reload: reloader.stats(),
+        config: reloader.stats(),
     });
     let metrics_stop = CancellationToken::new();
     if let Some(submit) = metrics_submit {
-        crate::telemetry::sc4s::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
+        spawn_metrics_to_hec(config, &registry, submit, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
     watch_buffer_full(registry.clone(), admin_stop.clone());
@@ -343,29 +335,11 @@ async fn run_async(
     Ok(outcome)
 }
 
-/// Counts UDP kernel drops as `buffer_full` while the disk buffer is full: the receivers
+/// Counts UDP kernel drops as `buffer_full` while a disk buffer is full: the receivers
 /// are held back then, and the kernel drops what they do not read.
 fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
-    // Every destination's buffer: any of them full holds the receivers back.
-    let buffers: Vec<_> = registry
-        .buffer
-        .iter()
-        .cloned()
-        .chain(registry.extra_buffers.iter().map(|(_, b)| b.clone()))
-        .collect();
-    if buffers.is_empty() {
-        return;
-    }
     tokio::spawn(async move {
-        let drops = || -> u64 {
-            let ports = registry.ports.load();
-            ports
-                .udp
-                .iter()
-                .flat_map(|u| u.sockets.iter())
-                .map(|s| s.kernel_drops())
-                .sum()
-        };
+        let drops = || registry.ports.load().kernel_drops();
         let mut last = drops();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
@@ -374,12 +348,71 @@ fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
                 () = stop.cancelled() => return,
             }
             let now = drops();
-            if let Some(full) = buffers.iter().find(|b| b.full().is_some()) {
+            // Any destination's buffer full holds the receivers back.
+            let destinations = registry.destinations.load();
+            if let Some(full) = destinations.buffers().find(|b| b.full().is_some()) {
                 full.add_buffer_full_drops(now.saturating_sub(last));
             }
             last = now;
         }
     });
+}
+
+/// Submits the metric events of `config`'s form to the HEC destination, one batch per
+/// interval, until `stop`. Holds a handle into the destination until then: cancel `stop`
+/// before waiting for the destination to drain.
+fn spawn_metrics_to_hec(
+    config: &crate::config::Config,
+    registry: &Arc<Registry>,
+    submit: crate::output::Submit,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let Ok(form) = config.hec.metrics_form() else {
+        // client_config() checked it before the output started.
+        return;
+    };
+    let container = config.fields.loghost.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .or_else(|| config.service.hostname.clone())
+            .unwrap_or_else(|| "localhost".into())
+    });
+    let mut fields = vec![("sc4s_container".to_owned(), container.clone())];
+    if let Some(h) = &config.fields.container_host {
+        fields.push(("sc4s_loghost".to_owned(), h.clone()));
+    }
+    fields.push((
+        "sc4s_version".to_owned(),
+        env!("CARGO_PKG_VERSION").to_owned(),
+    ));
+    let meta = crate::telemetry::sc4s::Meta {
+        time: 0.0,
+        host: container,
+        fields,
+    };
+    let interval = config.hec.sc4s_metrics_interval;
+    crate::telemetry::sc4s::spawn(
+        form,
+        interval,
+        Arc::clone(registry),
+        meta,
+        stop,
+        move |lines| {
+            if lines.is_empty() {
+                return;
+            }
+            match sluice_proto::batch::EncodedBatch::from_lines(bytes::Bytes::from(
+                lines.join("\n"),
+            )) {
+                Ok(batch) => submit.submit(batch),
+                Err(e) => {
+                    tracing::warn!(error = %e, "sluice's metrics do not fit one batch; not sent")
+                }
+            }
+        },
+    );
 }
 
 /// SIGTERM, SIGINT and SIGHUP, caught from startup on.

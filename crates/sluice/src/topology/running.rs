@@ -17,11 +17,12 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Change, Topology, Transition, UdpPlan};
+use crate::listen::stream::port::PortCounters;
 use crate::listen::stream::{ActiveStream, BoundStream, StreamShared};
 use crate::listen::udp::{UdpContext, UdpPort};
 use crate::output::Submit;
 use crate::pipeline::SharedProcessor;
-use crate::telemetry::state::{Ports, TcpPortMetrics, UdpPortMetrics};
+use crate::telemetry::state::{PortMetrics, Ports, TcpPortMetrics, UdpPortMetrics};
 use crate::tls::TlsManager;
 use crate::window::{MemoryBudget, Window};
 
@@ -56,6 +57,7 @@ struct ActiveTls {
 #[derive(Debug)]
 struct Draining {
     task: tokio::task::JoinHandle<()>,
+    counters: PortCounters,
     metrics: Arc<TcpPortMetrics>,
 }
 
@@ -190,15 +192,15 @@ impl Running {
             let old = self.streams.remove(&port);
             // The metrics of the port continue: from the listener being replaced, or from an
             // earlier one on this port whose connections are still draining.
-            let reuse = old.as_ref().map(|o| o.metrics.clone()).or_else(|| {
+            let reuse = old.as_ref().map(|o| o.counters.clone()).or_else(|| {
                 let d = self.draining.iter().find(|d| d.metrics.port == port);
-                d.map(|d| d.metrics.clone())
+                d.map(|d| d.counters.clone())
             });
             let mut new = crate::listen::stream::start(
                 bound,
                 &shared,
                 tls_manager.as_deref(),
-                reuse.as_deref(),
+                reuse.as_ref(),
                 &self.out,
             );
             if let Some(mut old) = old {
@@ -326,6 +328,7 @@ impl Running {
         );
         self.draining.push(Draining {
             task: old.task,
+            counters: old.counters,
             metrics: old.metrics,
         });
     }
@@ -343,7 +346,10 @@ impl Running {
     }
 
     fn publish(&self) {
-        let udp = self.udp.values().map(|u| u.metrics.clone()).collect();
+        let udp = self
+            .udp
+            .values()
+            .map(|u| PortMetrics::Udp(u.metrics.clone()));
         let mut tcp: Vec<Arc<TcpPortMetrics>> =
             self.streams.values().map(|s| s.metrics.clone()).collect();
         for d in &self.draining {
@@ -355,9 +361,10 @@ impl Running {
             }
         }
         self.ports.store(Arc::new(Ports {
-            udp,
-            tcp,
-            tls: self.tls.as_ref().map(|t| t.manager.clone()),
+            listeners: udp
+                .chain(tcp.into_iter().map(PortMetrics::Stream))
+                .collect(),
+            tls: self.tls.as_ref().map(|t| t.manager.stats.clone()),
         }));
     }
 }

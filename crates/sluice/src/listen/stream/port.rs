@@ -104,39 +104,53 @@ pub struct ActiveStream {
     pub accepting: CancellationToken,
     /// The port's claim (its lock file), held while the port is open.
     pub claim: Option<PortClaim>,
+    pub counters: PortCounters,
     pub metrics: Arc<TcpPortMetrics>,
 }
 
+/// What a stream port counts on and its connection table: a listener that replaces it on the
+/// same port takes them over, so the port's metrics continue and its connection limit covers
+/// old and new connections.
+#[derive(Debug, Clone)]
+pub struct PortCounters {
+    pub counters: Arc<ReceiverCounters>,
+    pub stats: Arc<TcpStats>,
+    pub edge: Arc<Edge>,
+}
+
 /// Starts serving `bound`; batches go to `out`. `tls` is the TLS setup for a TLS port.
-/// `reuse`: the counters and connection table of a listener this one replaces on the same
-/// port, so the port's metrics continue and its connection limit covers old and new
-/// connections.
+/// `reuse`: the counters of a listener this one replaces on the same port.
 pub fn start(
     bound: BoundStream,
     shared: &StreamShared,
     tls: Option<&TlsManager>,
-    reuse: Option<&TcpPortMetrics>,
+    reuse: Option<&PortCounters>,
     out: &Submit,
 ) -> ActiveStream {
     let BoundStream { plan, mut port } = bound;
     let spec = &plan.spec;
-    let (counters, stats, edge) = match reuse {
+    let kept = match reuse {
         Some(m) => {
             m.edge.set_limit(plan.settings.port_limit());
-            (m.counters.clone(), m.stats.clone(), m.edge.clone())
+            m.clone()
         }
         None => {
             let m = crate::telemetry::metrics();
             let transport = spec.proto.label();
             let local = port.local_addr.port();
             let stats = TcpStats::register(m, &spec.id, transport, local);
-            (
-                ReceiverCounters::register(m, &spec.id, transport, local, None),
-                stats.clone(),
-                Edge::with_events(plan.settings.port_limit(), stats),
-            )
+            PortCounters {
+                counters: ReceiverCounters::register(m, &spec.id, transport, local, None),
+                stats: stats.clone(),
+                edge: Edge::with_events(plan.settings.port_limit(), stats),
+            }
         }
     };
+    let PortCounters {
+        counters,
+        stats,
+        edge,
+    } = kept.clone();
     let tls = if spec.kind == ListenerKind::Tls {
         tls.and_then(|t| t.endpoint(spec.proto).map(|e| (t, e)))
     } else {
@@ -171,7 +185,6 @@ pub fn start(
         counters: counters.clone(),
         stats: stats.clone(),
         edge: edge.clone(),
-        tls: tls.clone(),
         rcvbuf: port.rcvbuf.clone(),
     });
     let accepting = shared.stop.child_token();
@@ -203,6 +216,7 @@ pub fn start(
         task,
         accepting,
         claim,
+        counters: kept,
         metrics,
     }
 }
