@@ -238,8 +238,8 @@ async fn run_async(
     let plan = running.plan();
     notify.ready(&format!(
         "receiving on {} UDP and {} stream ports",
-        plan.udp.len(),
-        plan.streams.len()
+        plan.udp().count(),
+        plan.streams().count()
     ));
     let _watchdog = notify.spawn_watchdog();
 
