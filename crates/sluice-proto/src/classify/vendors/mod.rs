@@ -39,6 +39,8 @@ mod netmotion;
 mod netscout;
 mod ossec;
 mod pan;
+mod pan_cortex;
+mod prisma;
 mod proofpoint;
 mod pulse;
 mod qumulo;
@@ -108,6 +110,8 @@ pub static VENDORS: &[&Vendor] = &[
     &ruckus::VENDOR,
     &secureauth::VENDOR,
     &pan::VENDOR,
+    &pan_cortex::VENDOR,
+    &prisma::VENDOR,
     &sophos::VENDOR,
     &stealthbits::VENDOR,
     &suricata::VENDOR,
