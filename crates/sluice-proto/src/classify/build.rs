@@ -478,10 +478,16 @@ impl Classifier {
 
     /// Builds from file contents already read (see [`ContextFiles`]).
     pub fn new(files: ContextFiles, settings: &Settings) -> Result<Classifier, BuildError> {
-        let metadata = match &files.splunk_metadata {
+        let mut metadata = match &files.splunk_metadata {
             Some((name, text)) => Metadata::parse(name, text)?,
             None => Metadata::default(),
         };
+        if settings.options.dell_powerstore_index != "infraops" {
+            metadata.default_index(
+                "dellemc_powerstore",
+                &settings.options.dell_powerstore_index,
+            );
+        }
         let context = Context::parse(&files)?;
         let mut active = vendors::builtin();
         active.extend(settings.vendors.resolve(vendors::VENDORS)?);

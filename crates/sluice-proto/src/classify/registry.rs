@@ -478,6 +478,9 @@ pub enum ValuesSyntax {
     /// `key=value` pairs separated by `pair`, values optionally double-quoted (see
     /// [`super::kv`]).
     Kv { pair: u8 },
+    /// Stealthbits StealthINTERCEPT alerts: space-separated pairs whose `AlertText=` runs to
+    /// the end and holds `Key: value; ...` details (SC4S's `parser_stealthbits.py`).
+    StealthbitsAlerts,
 }
 
 /// What applications set. Everything starts as "keep"; the last application that took the

@@ -131,7 +131,8 @@ static KEYS: &[Key] = &[
         "infraops",
     )
     .class("idrac"),
-    // SC4S_OPTION_DELL_POWERSTORE_INDEX, default infraops.
+    // SC4S_OPTION_DELL_POWERSTORE_INDEX (default infraops) is applied as a metadata default
+    // when the classifier is built.
     Key::new("dellemc", "powerstore", "dell:emc:powerstore", "infraops"),
     Key::new("dell", "sonicwall-firewall", "dell:sonicwall", "netfw")
         .template(Template::JsonValues),
@@ -551,6 +552,36 @@ mod tests {
         );
         assert_eq!(c.sourcetype, "dell:emc:powerstore");
         assert_eq!(c.vendor, "dellemc");
+        assert_eq!(c.index, "infraops");
+        // SC4S_OPTION_DELL_POWERSTORE_INDEX, which splunk_metadata.csv still overrides.
+        let line =
+            "<110>Mar 26 04:55:51 ps [358]: 2024 ps x Auth [PowerStore_audit_event@1139 id=\"1\"]";
+        let cx = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            dell_powerstore_index: "storage".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            crate::classify::testutil::classify_line_with(cx, line).index,
+            "storage"
+        );
+        let settings = crate::classify::Settings {
+            options: crate::classify::VendorOptions {
+                dell_powerstore_index: "storage".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let files = crate::classify::context::ContextFiles {
+            splunk_metadata: Some(("m.csv".into(), "dellemc_powerstore,index,san\n".into())),
+            ..Default::default()
+        };
+        let cx = Box::leak(Box::new(
+            crate::classify::Classifier::new(files, &settings).unwrap(),
+        ));
+        assert_eq!(
+            crate::classify::testutil::classify_line_with(cx, line).index,
+            "san"
+        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod json;
 mod juniper;
 mod kaspersky;
 pub mod leef;
+mod local_example;
 mod mcafee;
 mod microfocus;
 mod microsoft;
@@ -141,5 +142,6 @@ pub(crate) fn builtin() -> Vec<&'static Vendor> {
         &almost_headers::BUILTIN,
         &almost_levelword::BUILTIN,
         &almost_wrongver::BUILTIN,
+        &local_example::BUILTIN,
     ]
 }
