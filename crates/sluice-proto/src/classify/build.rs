@@ -160,7 +160,7 @@ pub struct VendorOptions {
     pub checkpoint: CheckpointOptions,
     /// `SC4S_USE_VPS_CACHE=yes`: a sender's host name remembers the vendor and product its
     /// last event was classified as; later messages from that host on a listener without a
-    /// vendor are read as that vendor's network source.
+    /// vendor are read as that vendor's network source (see [`super::VpsCache`]).
     pub use_vps_cache: bool,
     /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
     /// for X finds invalid; sluice never drops: by default the message goes on to the next
@@ -433,6 +433,8 @@ pub struct Classifier {
     pub(crate) options: VendorOptions,
     /// `SC4S_USE_NAME_CACHE`: the last good hostname of each sender (kept by the caller).
     pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
+    /// `SC4S_USE_VPS_CACHE`: the vendor and product of each host's last event.
+    pub(crate) vps_cache: Option<std::sync::Arc<dyn super::VpsCache>>,
     warnings: Vec<ContextWarning>,
     ignored_listeners: Vec<String>,
 }
@@ -461,6 +463,12 @@ impl Classifier {
     /// (`SC4S_USE_NAME_CACHE`), after `host.csv`.
     pub fn set_name_cache(&mut self, cache: std::sync::Arc<dyn super::NameCache>) {
         self.name_cache = Some(cache);
+    }
+
+    /// Reads a host's network source from `cache` on listeners without a vendor
+    /// (`SC4S_USE_VPS_CACHE`), before `vendor_product_by_source`.
+    pub fn set_vps_cache(&mut self, cache: std::sync::Arc<dyn super::VpsCache>) {
+        self.vps_cache = Some(cache);
     }
 
     /// Which multi-part groupings are on (see [`super::group`]).
@@ -511,6 +519,7 @@ impl Classifier {
             warnings,
             ignored_listeners: Vec::new(),
             name_cache: None,
+            vps_cache: None,
         };
         for id in &settings.listeners {
             if !c.add_listener(id) && id != super::DEFAULT_LISTENER {
