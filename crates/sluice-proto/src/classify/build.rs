@@ -182,9 +182,10 @@ pub struct CheckpointOptions {
     pub noise_control: bool,
     /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL_SECONDS` (default 2).
     pub noise_seconds: u32,
-    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS=yes`: accepted Firewall,
-    /// Application Control and URL Filtering events that carry a `loguid` but no `bytes`
-    /// (the partial records of a connection still open) are not sent; they are counted.
+    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS=yes`: SC4S discards accepted
+    /// Firewall, Application Control and URL Filtering events that carry a `loguid` but no
+    /// `bytes` (the partial records of a connection still open). sluice reads the setting
+    /// but delivers them: it discards nothing (the daemon says so at start).
     pub noise_incomplete_events: bool,
     /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES=yes`: HOST from the CN of
     /// `originsicname`, then `origin_sic_name`, then `hostname` (the default order starts
