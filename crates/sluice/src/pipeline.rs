@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
-use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify};
+use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify, classify_no_parse};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
 use sluice_proto::{Message, ParseOptions, parse};
@@ -35,6 +35,9 @@ pub struct Processor {
     pub groups: Arc<crate::group::GroupStage>,
     /// `SC4S_USE_NAME_CACHE`: learns each sender's hostname (the classifier looks it up).
     pub names: Option<Arc<crate::name_cache::HostNames>>,
+    /// `SC4S_USE_VPS_CACHE`: learns each host's vendor and product (the classifier looks
+    /// them up).
+    pub vps: Option<Arc<crate::vps_cache::VendorProducts>>,
 }
 
 /// The destination set of a classified message (see [`crate::routing`]).
@@ -49,6 +52,28 @@ fn route(r: &Routing, class: &Classification<'_, '_>, msg: &Message<'_>) -> u64 
     }
     // A vendor or product built from two pieces (rare): joined for the lookup.
     r.dests(&[v, v_tail].concat(), &[p, p_tail].concat(), severity)
+}
+
+/// Tells the VPS cache the vendor and product of one event (`SC4S_USE_VPS_CACHE`).
+#[inline]
+fn observe_vps(
+    vps: &crate::vps_cache::VendorProducts,
+    src: &SourceMeta<'_>,
+    class: &Classification<'_, '_>,
+    msg: &Message<'_>,
+) {
+    let joined = |v: &sluice_proto::classify::Value<'_, '_>| {
+        let (a, b) = v.parts();
+        sluice_proto::classify::Inline::concat(&[a, b])
+    };
+    if let (Some(v), Some(p)) = (joined(&class.vendor), joined(&class.product)) {
+        vps.observe(
+            src.source_ip,
+            class.host_bytes(msg),
+            v.as_bytes(),
+            p.as_bytes(),
+        );
+    }
 }
 
 /// The processor every receiver shares. Receivers load it once per batch (a `recvmmsg`, a
@@ -116,6 +141,45 @@ impl Processor {
         self.process_inner(payload, src, at, builder, counts, None)
     }
 
+    /// [`process`](Self::process) for an `RFC6587_NOPARSE` listener: the frame is not
+    /// parsed; the listener's network-source parsers read it whole.
+    pub fn process_no_parse(
+        &self,
+        payload: &[u8],
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+    ) -> Option<EncodedBatch> {
+        let msg = sluice_proto::parse::no_parse(payload);
+        counts.messages += 1;
+        counts.bytes += payload.len() as u64;
+        counts.by_format[format_index(msg.format)] += 1;
+        let class = classify_no_parse(
+            &msg,
+            src,
+            at.unix_micros.div_euclid(1_000_000),
+            &self.tables,
+        );
+        Classified {
+            class: &class,
+            format: msg.format,
+        }
+        .emit(crate::telemetry::metrics());
+        if let Some(names) = &self.names {
+            names.observe(src.source_ip, class.host_bytes(&msg));
+        }
+        if let Some(vps) = &self.vps {
+            observe_vps(vps, src, &class, &msg);
+        }
+        if self.absorb(&msg, &class, src, at, counts) {
+            return None;
+        }
+        self.push(builder, at, &class, &msg, |out: &mut Vec<u8>| {
+            encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
+        })
+    }
+
     /// [`process`](Self::process), adding `tag` to the event's `sc4s_tags` (when indexed
     /// fields are sent). For the rare event that needs a mark, such as a partial frame.
     pub fn process_tagged(
@@ -156,6 +220,9 @@ impl Processor {
         .emit(crate::telemetry::metrics());
         if let Some(names) = &self.names {
             names.observe(src.source_ip, class.host_bytes(&msg));
+        }
+        if let Some(vps) = &self.vps {
+            observe_vps(vps, src, &class, &msg);
         }
         if self.absorb(&msg, &class, src, at, counts) {
             return None;

@@ -484,6 +484,9 @@ pub enum ValuesSyntax {
     /// A CEF record (`CEF:0|vendor|...|extension`, the text SC4S's CEF parser split): the
     /// header columns as `.metadata.cef.*`, the extension as SC4S's `cef_kv` reads it.
     Cef,
+    /// Stealthbits StealthINTERCEPT alerts: space-separated pairs whose `AlertText=` runs to
+    /// the end and holds `Key: value; ...` details (SC4S's `parser_stealthbits.py`).
+    StealthbitsAlerts,
 }
 
 /// What applications set. Everything starts as "keep"; the last application that took the

@@ -114,9 +114,14 @@ impl TestEnv {
             .map(|(_, v)| v.clone())
     }
 
-    /// `local/context`: SC4S's context files.
+    /// `local/context`: SC4S's context files (`SLUICE_VENDOR_CORPUS_CONTEXT` names another
+    /// directory, e.g. to try the host hints as `vendor_product_by_source` rows while the
+    /// app-parser loader is missing).
     pub fn context_dir(&self) -> PathBuf {
-        self.dir.join("local/context")
+        match std::env::var_os("SLUICE_VENDOR_CORPUS_CONTEXT") {
+            Some(d) => PathBuf::from(d),
+            None => self.dir.join("local/context"),
+        }
     }
 
     /// `local/config/app_parsers`: SC4S's test app-parsers.

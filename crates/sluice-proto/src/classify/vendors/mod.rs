@@ -32,6 +32,7 @@ mod json;
 mod juniper;
 mod kaspersky;
 pub mod leef;
+mod local_example;
 mod mcafee;
 mod microfocus;
 mod microsoft;
@@ -44,9 +45,11 @@ mod nutanix;
 mod opswat;
 mod ossec;
 mod pan;
+mod pan_cortex;
 mod pfsense;
 mod polycom;
 mod powertech;
+mod prisma;
 mod proofpoint;
 mod pulse;
 mod purestorage;
@@ -79,6 +82,7 @@ mod varonis;
 mod vectra;
 mod veeam;
 mod vmware;
+mod vmware_carbonblack;
 mod wallix;
 mod xypro;
 mod zscaler;
@@ -142,6 +146,8 @@ pub static VENDORS: &[&Vendor] = &[
     &schneider::VENDOR,
     &secureauth::VENDOR,
     &pan::VENDOR,
+    &pan_cortex::VENDOR,
+    &prisma::VENDOR,
     &semperis::VENDOR,
     &solace::VENDOR,
     &sophos::VENDOR,
@@ -156,6 +162,7 @@ pub static VENDORS: &[&Vendor] = &[
     &ubiquiti::VENDOR,
     &veeam::VENDOR,
     &vmware::VENDOR,
+    &vmware_carbonblack::VENDOR,
     &wallix::VENDOR,
     &zscaler::VENDOR,
     &cef::VENDOR,
@@ -185,5 +192,6 @@ pub(crate) fn builtin() -> Vec<&'static Vendor> {
         &almost_headers::BUILTIN,
         &almost_levelword::BUILTIN,
         &almost_wrongver::BUILTIN,
+        &local_example::BUILTIN,
     ]
 }
