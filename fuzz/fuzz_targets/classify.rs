@@ -1,8 +1,11 @@
 //! Fuzz target `classify`: parse → classify → encode on arbitrary bytes, with the first byte
 //! choosing a vendor preamble (CEF header, PAN-OS CSV, FortiGate key=value, a JSON body, a
 //! Cisco mnemonic or header variant, an ISE segment, a LEEF header, an almost-syslog header,
-//! ..., or none) so the vendor parsers are reached quickly, and a listener (the default or a
-//! vendor's, for the network-source parsers). Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
+//! StealthINTERCEPT alert details, Prisma pairs, RSA SecurID columns, a Thales STA frame, the
+//! cat3 layouts (kv-parser pairs, CEF as JSON values, Vectra JSON, ONTAP, NetIQ, Radware), or
+//! none) so the vendor parsers are reached quickly, and the second byte a listener (the default or a vendor's,
+//! for the network-source parsers, or a no-parse port). Nothing may panic, and every event must
+//! be one valid JSON object with a non-blank `event`.
 #![no_main]
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -11,8 +14,9 @@ use std::sync::LazyLock;
 use libfuzzer_sys::fuzz_target;
 use sluice_proto::classify::context::ContextFiles;
 use sluice_proto::classify::{
-    Classifier, Settings, SourceMeta, Transport, VendorOptions, classify,
+    Classifier, Settings, SourceMeta, Transport, VendorOptions, classify, classify_no_parse,
 };
+use sluice_proto::parse::no_parse;
 use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
 
@@ -59,9 +63,15 @@ const PREAMBLES: &[&[u8]] = &[
     b"<13>May 23 19:52:23 [n-1:secd:notice]: ",
     b"<132>May 24 03:28:12 nam {\"appName\":\"Novell Access Manager\",\"timeStamp\":\"",
     b"<27>[Device: dp 10.0.0.1] M_2",
+    // StealthINTERCEPT alert details, Prisma SD-WAN pairs, RSA SecurID columns (on the
+    // DELL_RSA_SECUREID listener, see below), a Thales STA frame (no-parse listener).
+    b"<166>May 25 19:37:31 NumberOfLogins=1 AttackedHostIp= AlertText=Activity.Account Sid: ",
+    b"<11>1 2024-05-24T23:00:18.318529Z 10.64.12.21 log - - - ION_HOST=\"x\" FACILITY=",
+    b"<166>May 15 09:14:25 am-01 2024-05-15 09:14:25,246, am-01, audit.admin.",
+    b"<14>1 2024-05-26T14:04:30.318529+00:00 sta-1 - - RemoteLogging \xef\xbb\xbf{",
 ];
 
-/// Listener ids the choice byte also picks (beyond the preamble): the network-source
+/// Listener ids the second byte picks (beyond the preamble): the network-source
 /// applications run only on a vendor's listener.
 const LISTENERS: &[&str] = &[
     "DEFAULT",
@@ -71,6 +81,8 @@ const LISTENERS: &[&str] = &[
     "RIVERBED_SYSLOG",
     "RARITAN_DSX",
     "SCHNEIDER_APC",
+    "DELL_RSA_SECUREID",
+    "THALES_STA",
 ];
 
 static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(|| {
@@ -87,9 +99,10 @@ static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(|| {
 static ZONE: LazyLock<Zone> = LazyLock::new(Zone::utc);
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&choice, rest)) = data.split_first() else {
+    let [choice, pick_listener, rest @ ..] = data else {
         return;
     };
+    let choice = *choice;
     let mut input = PREAMBLES[usize::from(choice) % PREAMBLES.len()].to_vec();
     input.extend_from_slice(rest);
     let now = 1_713_139_200;
@@ -100,13 +113,21 @@ fuzz_target!(|data: &[u8]| {
             zone: &ZONE,
         },
     );
+    // The second byte picks the listener; Thales STA's is a no-parse port (its frames are
+    // classified unparsed).
+    let listener_id = LISTENERS[usize::from(*pick_listener) % LISTENERS.len()];
     let src = SourceMeta {
         transport: Transport::Udp,
         dest_port: 514,
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
-        listener_id: LISTENERS[usize::from(choice) / PREAMBLES.len() % LISTENERS.len()],
+        listener_id,
     };
-    let class = classify(&msg, &src, now, &CLASSIFIER);
+    let unparsed = no_parse(&input);
+    let (msg, class) = if listener_id == "THALES_STA" {
+        (unparsed, classify_no_parse(&unparsed, &src, now, &CLASSIFIER))
+    } else {
+        (msg, classify(&msg, &src, now, &CLASSIFIER))
+    };
     let mut out = Vec::new();
     encode_event(
         &mut out,

@@ -672,3 +672,43 @@ fn vps_cache_names_the_network_source_of_a_remembered_host() {
     assert!(VendorProduct::new(b"", b"x").is_none());
     assert!(VendorProduct::new(&[b'v'; 40], &[b'p'; 30]).is_none());
 }
+
+#[test]
+fn listener_ids_without_vendor_reach_the_applications_that_name_them() {
+    use crate::parse::{ParseOptions, parse};
+    let zone = crate::time::Zone::utc();
+    let settings = Settings {
+        listeners: vec![
+            "INFOBLOX".into(),
+            "DELL_POWEREDGE_CMC".into(),
+            "CITRIX_NETSCALER_RFC5424".into(),
+        ],
+        ..Settings::default()
+    };
+    let cx = Classifier::new(Default::default(), &settings).unwrap();
+    // INFOBLOX names no vendor and product (SC4S's `tags(".source.s_INFOBLOX")`).
+    assert_eq!(cx.ignored_listeners(), ["INFOBLOX"]);
+    let run = |line: &[u8], listener: &str| {
+        let msg = parse(
+            line,
+            &ParseOptions {
+                now_unix_secs: NOW,
+                zone: &zone,
+            },
+        );
+        classify(&msg, &src(listener), NOW, &cx)
+            .sourcetype
+            .to_string_lossy()
+    };
+    let named = b"<30>Mar 30 10:00:00 ns1 named[42]: client 10.0.0.1#53: query: example.com IN A";
+    assert_eq!(run(named, "INFOBLOX"), "infoblox:dns");
+    assert_ne!(run(named, "DEFAULT"), "infoblox:dns");
+    let cmc = b"<13>1 2024-03-30T10:00:00Z cmc-1 CMC 1 - - Login success";
+    assert_eq!(run(cmc, "DELL_POWEREDGE_CMC"), "dell:poweredge:cmc:syslog");
+    let ns = b"<134>1 2025-01-01T17:00:30Z adc-1 TCP 42 - - default CONN 1 0 : Source 1.1.1.1:1";
+    assert_eq!(
+        run(ns, "CITRIX_NETSCALER_RFC5424"),
+        "citrix:netscaler:syslog"
+    );
+    assert_ne!(run(ns, "DEFAULT"), "citrix:netscaler:syslog");
+}

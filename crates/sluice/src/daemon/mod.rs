@@ -605,8 +605,9 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         if tables.ignored_listeners().contains(&spec.id) {
             tracing::warn!(
                 id = %spec.id,
-                "{} does not name a vendor and product (VENDOR_PRODUCT[_EXTRA]); its events get \
-                 the default metadata",
+                "{} does not name a vendor and product (VENDOR_PRODUCT[_EXTRA]); only the \
+                 parsers that know this listener id (as SC4S's .source.s_<ID>) treat its events \
+                 as their own",
                 spec.setting
             );
         }
