@@ -3,13 +3,16 @@
 
 use super::registry::Vendor;
 
+mod a10networks;
 mod alcatel;
 mod almost_epoch;
 mod almost_headers;
 mod almost_levelword;
 mod almost_wrongver;
+mod alsid;
 mod arista;
 mod aruba;
+mod avaya;
 mod barracuda;
 mod broadcom;
 pub mod cef;
@@ -18,6 +21,7 @@ mod cisco;
 mod citrix;
 mod cohesity;
 mod cyberark;
+mod cylance;
 mod darktrace;
 mod dell;
 mod f5;
@@ -32,6 +36,7 @@ mod json;
 mod juniper;
 mod kaspersky;
 pub mod leef;
+mod liveaction;
 mod mcafee;
 mod microfocus;
 mod microsoft;
@@ -66,9 +71,12 @@ mod robust_a;
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
 /// parallel additions merge cleanly.
 pub static VENDORS: &[&Vendor] = &[
+    &a10networks::VENDOR,
     &alcatel::VENDOR,
+    &alsid::VENDOR,
     &arista::VENDOR,
     &aruba::VENDOR,
+    &avaya::VENDOR,
     &barracuda::VENDOR,
     &broadcom::VENDOR,
     &checkpoint::VENDOR,
@@ -86,6 +94,7 @@ pub static VENDORS: &[&Vendor] = &[
     &cisco::netsource::WSA,
     &citrix::VENDOR,
     &cohesity::VENDOR,
+    &cylance::VENDOR,
     &darktrace::VENDOR,
     &dell::VENDOR,
     &f5::VENDOR,
@@ -98,6 +107,7 @@ pub static VENDORS: &[&Vendor] = &[
     &juniper::VENDOR,
     &kaspersky::VENDOR,
     &leef::VENDOR,
+    &liveaction::VENDOR,
     &mcafee::VENDOR,
     &netmotion::VENDOR,
     &ossec::VENDOR,
