@@ -13,12 +13,16 @@ mod alsid;
 mod arista;
 mod aruba;
 mod avaya;
+mod aviatrix;
 mod barracuda;
 mod broadcom;
+mod brocade;
+mod buffalo;
 pub mod cef;
 mod checkpoint;
 mod cisco;
 mod citrix;
+mod clearswift;
 mod cohesity;
 mod cyberark;
 mod cylance;
@@ -29,6 +33,7 @@ mod fortinet;
 mod github;
 mod haproxy;
 mod hpe;
+mod ibm;
 mod imperva;
 mod infoblox;
 mod isc;
@@ -40,6 +45,7 @@ mod liveaction;
 mod mcafee;
 mod microfocus;
 mod microsoft;
+mod mikrotik;
 mod netmotion;
 mod netscout;
 mod ossec;
@@ -77,8 +83,11 @@ pub static VENDORS: &[&Vendor] = &[
     &arista::VENDOR,
     &aruba::VENDOR,
     &avaya::VENDOR,
+    &aviatrix::VENDOR,
     &barracuda::VENDOR,
     &broadcom::VENDOR,
+    &brocade::VENDOR,
+    &buffalo::VENDOR,
     &checkpoint::VENDOR,
     &cisco::VENDOR,
     &cisco::ise::ACS,
@@ -93,6 +102,7 @@ pub static VENDORS: &[&Vendor] = &[
     &cisco::pgm::UCS_HX,
     &cisco::netsource::WSA,
     &citrix::VENDOR,
+    &clearswift::VENDOR,
     &cohesity::VENDOR,
     &cylance::VENDOR,
     &darktrace::VENDOR,
@@ -102,6 +112,7 @@ pub static VENDORS: &[&Vendor] = &[
     &fortinet::VENDOR,
     &haproxy::VENDOR,
     &hpe::VENDOR,
+    &ibm::VENDOR,
     &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
@@ -109,6 +120,7 @@ pub static VENDORS: &[&Vendor] = &[
     &leef::VENDOR,
     &liveaction::VENDOR,
     &mcafee::VENDOR,
+    &mikrotik::VENDOR,
     &netmotion::VENDOR,
     &ossec::VENDOR,
     &proofpoint::VENDOR,
