@@ -31,6 +31,7 @@ mod dell;
 mod f5;
 mod fortinet;
 mod github;
+mod guardicore;
 mod haproxy;
 mod hpe;
 mod ibm;
@@ -110,6 +111,7 @@ pub static VENDORS: &[&Vendor] = &[
     &f5::VENDOR,
     &github::VENDOR,
     &fortinet::VENDOR,
+    &guardicore::VENDOR,
     &haproxy::VENDOR,
     &hpe::VENDOR,
     &ibm::VENDOR,
