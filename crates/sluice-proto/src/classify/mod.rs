@@ -47,6 +47,7 @@ pub mod filter;
 pub(crate) mod gate;
 pub mod group;
 pub mod header;
+pub mod json_walk;
 pub mod kv;
 pub mod metadata;
 pub mod registry;

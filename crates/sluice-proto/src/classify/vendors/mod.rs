@@ -29,6 +29,7 @@ mod cylance;
 mod darktrace;
 mod dell;
 mod f5;
+mod fireeye;
 mod fortinet;
 mod github;
 mod guardicore;
@@ -109,6 +110,7 @@ pub static VENDORS: &[&Vendor] = &[
     &darktrace::VENDOR,
     &dell::VENDOR,
     &f5::VENDOR,
+    &fireeye::VENDOR,
     &github::VENDOR,
     &fortinet::VENDOR,
     &guardicore::VENDOR,
