@@ -13,6 +13,7 @@ mod alsid;
 mod arista;
 mod aruba;
 mod avaya;
+mod avi;
 mod aviatrix;
 mod barracuda;
 mod broadcom;
@@ -85,6 +86,7 @@ pub static VENDORS: &[&Vendor] = &[
     &arista::VENDOR,
     &aruba::VENDOR,
     &avaya::VENDOR,
+    &avi::VENDOR,
     &aviatrix::VENDOR,
     &barracuda::VENDOR,
     &broadcom::VENDOR,
