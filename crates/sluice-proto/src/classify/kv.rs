@@ -178,6 +178,70 @@ pub(crate) fn quoted_end(body: &[u8]) -> usize {
     i.min(body.len())
 }
 
+/// syslog-ng's key bytes (`kv-scanner.c`).
+fn key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// The value of the last `want=` pair as syslog-ng's `kv-parser(pair-separator(" "))`
+/// reads the text (Forcepoint), which differs from [`pairs`]: a key is the run of key bytes before an `=` (spaces before the `=`
+/// allowed), anything else between pairs is skipped; a value quoted with `"` or `'` runs to
+/// its closing quote when a space or the end follows it (escapes are left as written),
+/// otherwise a value ends at the first space. The last value of a repeated key wins.
+pub fn space_separated_value<'a>(text: &'a [u8], want: &[u8]) -> Option<&'a [u8]> {
+    let mut found = None;
+    let mut pos = 0;
+    let mut search = 0;
+    while let Some(i) = memchr::memchr(b'=', &text[search..]) {
+        let eq = search + i;
+        let mut end = eq;
+        while end > pos && text[end - 1] == b' ' {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > pos && key_byte(text[start - 1]) {
+            start -= 1;
+        }
+        if start == end {
+            search = eq + 1;
+            continue;
+        }
+        let key = &text[start..end];
+        let v = &text[eq + 1..];
+        let unquoted = |v: &'a [u8]| {
+            let n = memchr::memchr(b' ', v).unwrap_or(v.len());
+            (&v[..n], n)
+        };
+        let (value, used) = match v.first() {
+            Some(&q @ (b'"' | b'\'')) => match closing_quote(&v[1..], q) {
+                Some(c) if matches!(v.get(c + 2), None | Some(b' ')) => (&v[1..c + 1], c + 2),
+                _ => unquoted(v),
+            },
+            _ => unquoted(v),
+        };
+        if key == want {
+            found = Some(value);
+        }
+        pos = eq + 1 + used;
+        search = pos;
+    }
+    found
+}
+
+/// Where the quote `q` that closes a quoted value is in `s` (the text after the opening
+/// quote); a backslash escapes the byte after it.
+fn closing_quote(s: &[u8], q: u8) -> Option<usize> {
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            b'\\' => i += 2,
+            b if b == q => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

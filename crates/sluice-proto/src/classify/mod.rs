@@ -75,8 +75,8 @@ pub use build::{
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
 pub use registry::{
-    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Shape, Source, TimeEdit,
-    Topic, Values, ValuesSyntax, Vendor, When,
+    App, Check, Fields, HostEdit, Input, Key, MessageFilter, NameValues, NetSource, Out, Shape,
+    Source, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,
 };
 pub use template::Template;
 pub use value::{Inline, Value};
@@ -150,6 +150,8 @@ pub struct Edit<'m, 't> {
     pub program: Option<Option<&'m [u8]>>,
     pub pid: Option<Option<&'m [u8]>>,
     pub message: Option<Value<'m, 't>>,
+    /// Parts of MESSAGE removed as the event is written.
+    pub filter: MessageFilter,
 }
 
 /// The SC4S metadata of one message. `'m` borrows the message, `'t` the classifier.
@@ -565,6 +567,7 @@ impl Classifier {
                 program: out.program,
                 pid: out.pid,
                 message: out.message,
+                filter: out.message_filter,
             },
             host,
             time,

@@ -89,6 +89,36 @@ pub fn classify_line_on(
     classify(msg, &src, NOW, classifier)
 }
 
+/// The HEC event text (`event`) the daemon would send for `line` on the default listener.
+pub fn event_text(line: &str) -> String {
+    let zone = Zone::utc();
+    let msg = parse(
+        line.as_bytes(),
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone: &zone,
+        },
+    );
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: "DEFAULT",
+    };
+    let c = classify(&msg, &src, NOW, &CLASSIFIER);
+    let mut out = Vec::new();
+    crate::event::encode_event(
+        &mut out,
+        &msg,
+        &c,
+        &src,
+        NOW * 1_000_000,
+        &crate::event::EncodeOptions::new("test"),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("the event is JSON");
+    v["event"].as_str().expect("event text").to_owned()
+}
+
 /// [`classify_line`] for arbitrary bytes (robustness sweeps); only the fact that it returns
 /// matters, so nothing is leaked.
 pub fn classify_line_bytes(raw: &[u8]) {

@@ -31,6 +31,7 @@ mod darktrace;
 mod dell;
 mod f5;
 mod fireeye;
+mod forcepoint;
 mod fortinet;
 mod github;
 mod guardicore;
@@ -113,6 +114,7 @@ pub static VENDORS: &[&Vendor] = &[
     &dell::VENDOR,
     &f5::VENDOR,
     &fireeye::VENDOR,
+    &forcepoint::VENDOR,
     &github::VENDOR,
     &fortinet::VENDOR,
     &guardicore::VENDOR,
