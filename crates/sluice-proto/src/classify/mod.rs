@@ -55,6 +55,7 @@ pub mod template;
 pub mod value;
 pub mod vendors;
 pub mod vtime;
+pub mod xml;
 
 mod build;
 mod fallback;

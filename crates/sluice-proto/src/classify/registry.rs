@@ -478,6 +478,10 @@ pub enum ValuesSyntax {
     /// `key=value` pairs separated by `pair`, values optionally double-quoted (see
     /// [`super::kv`]).
     Kv { pair: u8 },
+    /// An XML document, read as syslog-ng's `xml()` parser reads it ([`super::xml`]);
+    /// rendered with the message's STRUCTURED-DATA, as SC4S's `t_json_values` includes
+    /// `.SDATA.*`.
+    Xml,
 }
 
 /// A rewrite of MESSAGE that removes parts of it, applied while the event is written: the

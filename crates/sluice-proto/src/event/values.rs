@@ -1,10 +1,16 @@
 //! The `t_json_values` and `t_kv_values` event texts: a vendor's parsed values re-rendered.
 
-use crate::classify::{Values, ValuesSyntax, kv};
+use super::format_json::Pairs;
+use crate::classify::{Values, ValuesSyntax, kv, xml};
 use crate::json;
+use crate::message::StructuredData;
 
 /// `t_json_values`: the parsed values as one JSON object, escaped into the event string.
-pub(super) fn write_values_json(out: &mut Vec<u8>, values: Option<Values<'_>>) {
+pub(super) fn write_values_json(
+    out: &mut Vec<u8>,
+    values: Option<Values<'_>>,
+    sdata: Option<StructuredData<'_>>,
+) {
     let Some(v) = values else {
         out.extend_from_slice(b"{}");
         return;
@@ -53,6 +59,31 @@ pub(super) fn write_values_json(out: &mut Vec<u8>, values: Option<Values<'_>>) {
             }
             obj.push(b'}');
             json::escape_into(out, &obj);
+        }
+        ValuesSyntax::Xml => {
+            let mut pairs = Pairs::default();
+            // Pairs pushed before a malformed part stay (SC4S's `drop-invalid(no)`).
+            let (pushed, _) = xml::scan(v.text);
+            for (k, val) in pushed {
+                pairs.append(k, val);
+            }
+            add_sdata(&mut pairs, sdata);
+            let mut obj = Vec::with_capacity(v.text.len());
+            pairs.write(&mut obj);
+            json::escape_into(out, &obj);
+        }
+    }
+}
+
+/// `.SDATA.<id>.<param>`, shifted as `t_json_values` shifts it: `<id>.<param>` (a repeated
+/// parameter keeps its last value, as syslog-ng stores it).
+fn add_sdata(pairs: &mut Pairs, sdata: Option<StructuredData<'_>>) {
+    for e in sdata.iter().flat_map(|sd| sd.elements()) {
+        for p in e.params() {
+            let mut name = e.id().to_vec();
+            name.push(b'.');
+            name.extend_from_slice(p.name());
+            pairs.set(name, p.value().into_owned());
         }
     }
 }

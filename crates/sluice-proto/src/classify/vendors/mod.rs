@@ -29,6 +29,7 @@ mod cyberark;
 mod cylance;
 mod darktrace;
 mod dell;
+mod epic;
 mod f5;
 mod fireeye;
 mod forcepoint;
@@ -112,6 +113,7 @@ pub static VENDORS: &[&Vendor] = &[
     &cylance::VENDOR,
     &darktrace::VENDOR,
     &dell::VENDOR,
+    &epic::VENDOR,
     &f5::VENDOR,
     &fireeye::VENDOR,
     &forcepoint::VENDOR,
