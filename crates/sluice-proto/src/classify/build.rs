@@ -139,6 +139,10 @@ pub struct VendorOptions {
     /// `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG` (default yes): Brightmail `bmserver`
     /// parts are joined by message id (see [`super::group`]).
     pub brightmail_groupmsg: bool,
+    /// `SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT` empty or `JSON` (the default): BeyondTrust
+    /// SRA events are sent as JSON of their values (`t_json_values`); any other value
+    /// (SC4S documents `NONE`) sends the vendor's text (`t_msg_only`).
+    pub beyondtrust_sra_json: bool,
     /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
     /// for X finds invalid; sluice never drops: by default the message goes on to the next
     /// parser and the fallback (as when SC4S's application declines it), with the setting X
@@ -174,6 +178,7 @@ impl Default for VendorOptions {
             cisco_dna_fixhost: false,
             vsphere_groupmsg: false,
             brightmail_groupmsg: true,
+            beyondtrust_sra_json: true,
             lenient: LenientDrops::default(),
         }
     }
@@ -182,7 +187,7 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 12] = [
+    pub const VARIABLES: [&'static str; 13] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
@@ -195,6 +200,7 @@ impl VendorOptions {
         "SC4S_DISABLE_DROP_INVALID_RAW_BSD",
         "SC4S_DISABLE_DROP_INVALID_XML",
         "SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG",
+        "SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -217,6 +223,7 @@ impl VendorOptions {
             raw_bsd_var,
             xml_var,
             brightmail_var,
+            beyondtrust_fmt_var,
         ] = Self::VARIABLES;
         if let Some(p) = get(prefix_var) {
             let p = p.trim();
@@ -257,6 +264,11 @@ impl VendorOptions {
         }
         if let Some(b) = flag(brightmail_var)? {
             o.brightmail_groupmsg = b;
+        }
+        // SC4S compares the setting with "" and "JSON" exactly; anything else is the
+        // vendor's own format.
+        if let Some(v) = get(beyondtrust_fmt_var) {
+            o.beyondtrust_sra_json = v.is_empty() || v == "JSON";
         }
         let l = &mut o.lenient;
         for (var, field) in [
@@ -518,5 +530,12 @@ mod tests {
             })
             .is_err()
         );
+        for (value, json) in [("", true), ("JSON", true), ("NONE", false), ("json", false)] {
+            let o = VendorOptions::from_env(|k| {
+                (k == "SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT").then(|| value.to_owned())
+            })
+            .unwrap();
+            assert_eq!(o.beyondtrust_sra_json, json, "{value:?}");
+        }
     }
 }

@@ -482,6 +482,10 @@ pub enum ValuesSyntax {
     /// rendered with the message's STRUCTURED-DATA, as SC4S's `t_json_values` includes
     /// `.SDATA.*`.
     Xml,
+    /// BeyondTrust SRA: `<siteid>:<seq>:<parts>:` then `;`-separated pairs read as
+    /// syslog-ng's kv-parser reads them ([`super::kv::syslog_ng_pairs`]); rendered with
+    /// `siteid`, `seq` and `sc4s.countOfParts` as SC4S's parser sets them.
+    Sra,
 }
 
 /// A rewrite of MESSAGE that removes parts of it, applied while the event is written: the

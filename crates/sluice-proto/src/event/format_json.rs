@@ -17,6 +17,8 @@
 pub(crate) enum Val {
     Str(Vec<u8>),
     List(Vec<Vec<u8>>),
+    /// A typed value written as it is (an integer).
+    Raw(Vec<u8>),
 }
 
 /// Pairs in the order they were set; a name set again is handled by [`Pairs::set`] or
@@ -42,6 +44,15 @@ impl Pairs {
         }
     }
 
+    /// `name` := a number, written unquoted (syslog-ng's `int(...)` values).
+    pub(crate) fn set_number(&mut self, name: Vec<u8>, value: i64) {
+        let v = Val::Raw(value.to_string().into_bytes());
+        match self.find(&name) {
+            Some(old) => *old = v,
+            None => self.items.push((name, v)),
+        }
+    }
+
     /// syslog-ng's xml-parser push with `create-lists(yes)`: a second non-empty value
     /// makes the value a list.
     pub(crate) fn append(&mut self, name: Vec<u8>, value: Vec<u8>) {
@@ -54,6 +65,7 @@ impl Pairs {
                         l.push(value);
                         l
                     }
+                    Val::Raw(prev) => vec![prev, value],
                 };
                 *v = Val::List(list);
             }
@@ -91,6 +103,7 @@ impl Pairs {
             out.push(b':');
             match value {
                 Val::Str(s) => crate::json::write_str(out, s),
+                Val::Raw(r) => out.extend_from_slice(r),
                 Val::List(l) => {
                     out.push(b'[');
                     for (i, s) in l.iter().enumerate() {

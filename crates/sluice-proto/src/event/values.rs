@@ -1,6 +1,7 @@
 //! The `t_json_values` and `t_kv_values` event texts: a vendor's parsed values re-rendered.
 
 use super::format_json::Pairs;
+use crate::classify::vendors::beyondtrust as sra;
 use crate::classify::{Values, ValuesSyntax, kv, xml};
 use crate::json;
 use crate::message::StructuredData;
@@ -69,6 +70,35 @@ pub(super) fn write_values_json(
             }
             add_sdata(&mut pairs, sdata);
             let mut obj = Vec::with_capacity(v.text.len());
+            pairs.write(&mut obj);
+            json::escape_into(out, &obj);
+        }
+        ValuesSyntax::Sra => {
+            let mut pairs = Pairs::default();
+            if let Some(p) = sra::parts(v.text) {
+                for (key, value, quoted) in kv::syslog_ng_pairs(p.message, b';') {
+                    let mut text = Vec::with_capacity(value.len());
+                    if quoted {
+                        kv::unquote_into(value, &mut text);
+                    } else {
+                        text.extend_from_slice(value);
+                    }
+                    pairs.set(key.to_vec(), text);
+                }
+                pairs.set(b"siteid".to_vec(), p.siteid.to_vec());
+                pairs.set(b"seq".to_vec(), p.seq.to_vec());
+                // `set(int("${.tmp.num}") ...)`: a typed integer (a count too large for
+                // one stays text).
+                match std::str::from_utf8(p.parts)
+                    .ok()
+                    .and_then(|n| n.parse::<i64>().ok())
+                {
+                    Some(n) => pairs.set_number(b"sc4s.countOfParts".to_vec(), n),
+                    None => pairs.set(b"sc4s.countOfParts".to_vec(), p.parts.to_vec()),
+                }
+            }
+            add_sdata(&mut pairs, sdata);
+            let mut obj = Vec::with_capacity(v.text.len() + 64);
             pairs.write(&mut obj);
             json::escape_into(out, &obj);
         }

@@ -16,6 +16,7 @@ mod avaya;
 mod avi;
 mod aviatrix;
 mod barracuda;
+pub mod beyondtrust;
 mod broadcom;
 mod brocade;
 mod buffalo;
@@ -91,6 +92,7 @@ pub static VENDORS: &[&Vendor] = &[
     &avi::VENDOR,
     &aviatrix::VENDOR,
     &barracuda::VENDOR,
+    &beyondtrust::VENDOR,
     &broadcom::VENDOR,
     &brocade::VENDOR,
     &buffalo::VENDOR,
