@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
-use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify};
+use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify, classify_no_parse};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
 use sluice_proto::{Format, Message, ParseOptions, parse};
@@ -143,6 +143,42 @@ impl Processor {
         counts: &mut LocalCounts,
     ) -> Option<EncodedBatch> {
         self.process_inner(payload, src, at, builder, counts, None)
+    }
+
+    /// [`process`](Self::process) for an `RFC6587_NOPARSE` listener: the frame is not
+    /// parsed; the listener's network-source parsers read it whole.
+    pub fn process_no_parse(
+        &self,
+        payload: &[u8],
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+    ) -> Option<EncodedBatch> {
+        let msg = sluice_proto::parse::no_parse(payload);
+        counts.messages += 1;
+        counts.bytes += payload.len() as u64;
+        counts.by_format[format_index(msg.format)] += 1;
+        let class = classify_no_parse(
+            &msg,
+            src,
+            at.unix_micros.div_euclid(1_000_000),
+            &self.tables,
+        );
+        Classified {
+            class: &class,
+            format: msg.format,
+        }
+        .emit(crate::telemetry::metrics());
+        if let Some(names) = &self.names {
+            names.observe(src.source_ip, class.host_bytes(&msg));
+        }
+        if self.absorb(&msg, &class, src, at, counts) {
+            return None;
+        }
+        self.push(builder, at, &class, &msg, |out: &mut Vec<u8>| {
+            encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
+        })
     }
 
     /// [`process`](Self::process), adding `tag` to the event's `sc4s_tags` (when indexed

@@ -59,6 +59,7 @@ pub mod xml;
 
 mod build;
 mod fallback;
+mod no_parse;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -70,11 +71,12 @@ use std::net::IpAddr;
 use crate::message::{Format, Message, Timestamp};
 
 pub use build::{
-    BuildError, Classifier, LenientDrops, Settings, VendorOptionError, VendorOptions,
-    VendorSelection, build,
+    BuildError, CheckpointOptions, Classifier, LenientDrops, Settings, VendorOptionError,
+    VendorOptions, VendorSelection, build,
 };
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
+pub use no_parse::classify_no_parse;
 pub use registry::{
     App, Check, Fields, HostEdit, Input, Key, MessageFilter, NameValues, NetSource, Out, Shape,
     Source, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,

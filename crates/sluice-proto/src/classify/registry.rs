@@ -478,6 +478,9 @@ pub enum ValuesSyntax {
     /// `key=value` pairs separated by `pair`, values optionally double-quoted (see
     /// [`super::kv`]).
     Kv { pair: u8 },
+    /// Stealthbits StealthINTERCEPT alerts: space-separated pairs whose `AlertText=` runs to
+    /// the end and holds `Key: value; ...` details (SC4S's `parser_stealthbits.py`).
+    StealthbitsAlerts,
     /// An XML document, read as syslog-ng's `xml()` parser reads it ([`super::xml`]);
     /// rendered with the message's STRUCTURED-DATA, as SC4S's `t_json_values` includes
     /// `.SDATA.*`.

@@ -21,7 +21,7 @@ mod broadcom;
 mod brocade;
 mod buffalo;
 pub mod cef;
-mod checkpoint;
+pub(crate) mod checkpoint;
 mod cisco;
 mod citrix;
 mod clearswift;
@@ -48,6 +48,7 @@ mod juniper;
 mod kaspersky;
 pub mod leef;
 mod liveaction;
+mod local_example;
 mod mcafee;
 mod microfocus;
 mod microsoft;
@@ -56,6 +57,8 @@ mod netmotion;
 mod netscout;
 mod ossec;
 mod pan;
+mod pan_cortex;
+mod prisma;
 mod proofpoint;
 mod pulse;
 mod qumulo;
@@ -142,6 +145,8 @@ pub static VENDORS: &[&Vendor] = &[
     &ruckus::VENDOR,
     &secureauth::VENDOR,
     &pan::VENDOR,
+    &pan_cortex::VENDOR,
+    &prisma::VENDOR,
     &sophos::VENDOR,
     &stealthbits::VENDOR,
     &suricata::VENDOR,
@@ -171,5 +176,6 @@ pub(crate) fn builtin() -> Vec<&'static Vendor> {
         &almost_headers::BUILTIN,
         &almost_levelword::BUILTIN,
         &almost_wrongver::BUILTIN,
+        &local_example::BUILTIN,
     ]
 }
