@@ -85,6 +85,7 @@ use crate::message::{Message, Priority, Timestamp};
 
 mod fields;
 mod format;
+mod format_json;
 mod nested;
 mod sdata;
 mod values;

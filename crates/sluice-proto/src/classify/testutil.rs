@@ -130,6 +130,19 @@ pub fn event_of(line: &str) -> serde_json::Value {
     event_on(&CLASSIFIER, "DEFAULT", line)
 }
 
+/// A classifier with the listener ids `ids` (`SC4S_LISTEN_<ID>_*_PORT`; leaked: tests only).
+pub fn classifier_with_listeners(ids: &[&str]) -> &'static Classifier {
+    classifier_on(ids, super::VendorOptions::default())
+}
+
+/// The HEC event text (`event`) the daemon would send for `line` on the default listener.
+pub fn event_text(line: &str) -> String {
+    event_of(line)["event"]
+        .as_str()
+        .expect("event text")
+        .to_owned()
+}
+
 /// [`classify_line`] for arbitrary bytes (robustness sweeps); only the fact that it returns
 /// matters, so nothing is leaked.
 pub fn classify_line_bytes(raw: &[u8]) {

@@ -1,11 +1,13 @@
 //! The `t_json_values`, `t_kv_values` and `t_json_values_msg` event texts: a vendor's parsed
 //! values re-rendered.
 
+use super::format_json::Pairs as JsonPairs;
 use super::nested::Pairs;
 use super::view::View;
-use crate::classify::{Values, ValuesSyntax, kv};
+use crate::classify::vendors::beyondtrust as sra;
+use crate::classify::{Values, ValuesSyntax, kv, xml};
 use crate::json;
-use crate::message::Message;
+use crate::message::{Message, StructuredData};
 
 /// The pairs SC4S's `format-json` / `format-welf` select for the syntaxes sluice renders
 /// the syslog-ng way (`.SDATA.*` and the vendor's `.values.*` / `.metadata.*`); `None`
@@ -115,6 +117,60 @@ pub(super) fn write_values_json<'a>(
             json::escape_into(out, &obj);
         }
         ValuesSyntax::Scanner { .. } | ValuesSyntax::Cef => {}
+        ValuesSyntax::Xml => {
+            let mut pairs = JsonPairs::default();
+            // Pairs pushed before a malformed part stay (SC4S's `drop-invalid(no)`).
+            let (pushed, _) = xml::scan(v.text);
+            for (k, val) in pushed {
+                pairs.append(k, val);
+            }
+            add_sdata(&mut pairs, msg.structured_data);
+            let mut obj = Vec::with_capacity(v.text.len());
+            pairs.write(&mut obj);
+            json::escape_into(out, &obj);
+        }
+        ValuesSyntax::Sra => {
+            let mut pairs = JsonPairs::default();
+            if let Some(p) = sra::parts(v.text) {
+                for (key, value, quoted) in kv::syslog_ng_pairs(p.message, b';') {
+                    let mut text = Vec::with_capacity(value.len());
+                    if quoted {
+                        kv::unquote_into(value, &mut text);
+                    } else {
+                        text.extend_from_slice(value);
+                    }
+                    pairs.set(key.to_vec(), text);
+                }
+                pairs.set(b"siteid".to_vec(), p.siteid.to_vec());
+                pairs.set(b"seq".to_vec(), p.seq.to_vec());
+                // `set(int("${.tmp.num}") ...)`: a typed integer (a count too large for
+                // one stays text).
+                match std::str::from_utf8(p.parts)
+                    .ok()
+                    .and_then(|n| n.parse::<i64>().ok())
+                {
+                    Some(n) => pairs.set_number(b"sc4s.countOfParts".to_vec(), n),
+                    None => pairs.set(b"sc4s.countOfParts".to_vec(), p.parts.to_vec()),
+                }
+            }
+            add_sdata(&mut pairs, msg.structured_data);
+            let mut obj = Vec::with_capacity(v.text.len() + 64);
+            pairs.write(&mut obj);
+            json::escape_into(out, &obj);
+        }
+    }
+}
+
+/// `.SDATA.<id>.<param>`, shifted as `t_json_values` shifts it: `<id>.<param>` (a repeated
+/// parameter keeps its last value, as syslog-ng stores it).
+fn add_sdata(pairs: &mut JsonPairs, sdata: Option<StructuredData<'_>>) {
+    for e in sdata.iter().flat_map(|sd| sd.elements()) {
+        for p in e.params() {
+            let mut name = e.id().to_vec();
+            name.push(b'.');
+            name.extend_from_slice(p.name());
+            pairs.set(name, p.value().into_owned());
+        }
     }
 }
 
@@ -134,7 +190,12 @@ pub(super) fn write_values_welf<'a>(
     let pair = match v.syntax {
         ValuesSyntax::Kv { pair } => pair,
         ValuesSyntax::StealthbitsAlerts => b' ',
-        ValuesSyntax::Json | ValuesSyntax::Scanner { .. } | ValuesSyntax::Cef => {
+        // Documents and headed pairs have no WELF form of their own: their text as sent.
+        ValuesSyntax::Json
+        | ValuesSyntax::Scanner { .. }
+        | ValuesSyntax::Cef
+        | ValuesSyntax::Xml
+        | ValuesSyntax::Sra => {
             json::escape_into(out, v.text);
             return;
         }
