@@ -289,19 +289,15 @@ fn sc4s_test_env_listeners_noparse_and_rfc5424_ids() {
     };
     assert_eq!(
         find(9003),
-        Some(("THALES_STA", ListenerKind::Tcp, SourceProto::Rfc6587NoParse))
+        Some(("THALES_STA", Transport::Tcp, SourceProto::Rfc6587NoParse))
     );
     assert_eq!(
         find(9002),
-        Some((
-            "CITRIX_NETSCALER_RFC5424",
-            ListenerKind::Tcp,
-            SourceProto::Tcp
-        ))
+        Some(("CITRIX_NETSCALER_RFC5424", Transport::Tcp, SourceProto::Tcp))
     );
     assert_eq!(
         find(5514),
-        Some(("SIMPLE_TEST_ONE", ListenerKind::Udp, SourceProto::Udp))
+        Some(("SIMPLE_TEST_ONE", Transport::Udp, SourceProto::Udp))
     );
     assert!(c.parse.vendor_options.checkpoint.noise_control);
     assert!(r.notes.is_empty(), "{:?}", r.notes);
