@@ -85,6 +85,7 @@ use crate::message::{Message, Priority, Timestamp};
 
 mod fields;
 mod format;
+mod format_json;
 mod sdata;
 mod values;
 mod view;
@@ -313,7 +314,7 @@ fn write_template(
         }
         Template::Rfc5424Compact => write_5424_compact(out, msg, view),
         Template::FallbackKv => write_fallback_kv(out, msg, view, opts),
-        Template::JsonValues => write_values_json(out, class.values),
+        Template::JsonValues => write_values_json(out, class.values, msg.structured_data),
         Template::KvValues => write_values_welf(out, class.values),
     }
 }

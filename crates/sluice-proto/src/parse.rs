@@ -162,6 +162,7 @@
 
 mod rfc3164;
 mod rfc5424;
+pub(crate) use rfc5424::tail as rfc5424_tail;
 mod scan;
 mod stamp;
 

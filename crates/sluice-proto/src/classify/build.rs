@@ -162,6 +162,10 @@ pub struct VendorOptions {
     /// last event was classified as; later messages from that host on a listener without a
     /// vendor are read as that vendor's network source (see [`super::VpsCache`]).
     pub use_vps_cache: bool,
+    /// `SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT` empty or `JSON` (the default): BeyondTrust
+    /// SRA events are sent as JSON of their values (`t_json_values`); any other value
+    /// (SC4S documents `NONE`) sends the vendor's text (`t_msg_only`).
+    pub beyondtrust_sra_json: bool,
     /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
     /// for X finds invalid; sluice never drops: by default the message goes on to the next
     /// parser and the fallback (as when SC4S's application declines it), with the setting X
@@ -236,6 +240,7 @@ impl Default for VendorOptions {
             dell_powerstore_index: "infraops".into(),
             checkpoint: CheckpointOptions::default(),
             use_vps_cache: false,
+            beyondtrust_sra_json: true,
             lenient: LenientDrops::default(),
         }
     }
@@ -244,7 +249,7 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 23] = [
+    pub const VARIABLES: [&'static str; 24] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
@@ -269,6 +274,7 @@ impl VendorOptions {
         // SC4S's documentation names it without `SPLUNK_` (its k8s values files).
         "SC4S_LISTEN_CHECKPOINT_OLD_HOST_RULES",
         "SC4S_USE_VPS_CACHE",
+        "SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -377,6 +383,11 @@ impl VendorOptions {
                 })?;
         }
         flag("SC4S_USE_VPS_CACHE", &mut o.use_vps_cache)?;
+        // SC4S compares the setting with "" and "JSON" exactly; anything else is the
+        // vendor's own format.
+        if let Some(v) = get("SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT") {
+            o.beyondtrust_sra_json = v.is_empty() || v == "JSON";
+        }
         let l = &mut o.lenient;
         flag("SC4S_DISABLE_DROP_INVALID_CISCO", &mut l.cisco)?;
         flag("SC4S_DISABLE_DROP_INVALID_HPE", &mut l.hpe)?;
@@ -657,5 +668,12 @@ mod tests {
             })
             .is_err()
         );
+        for (value, json) in [("", true), ("JSON", true), ("NONE", false), ("json", false)] {
+            let o = VendorOptions::from_env(|k| {
+                (k == "SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT").then(|| value.to_owned())
+            })
+            .unwrap();
+            assert_eq!(o.beyondtrust_sra_json, json, "{value:?}");
+        }
     }
 }

@@ -28,6 +28,14 @@
 //!   the last, become `seq|id|field|data;field|data...` (the first part's `seq`) with
 //!   sourcetype `symantec:smg:mail`, class `merged` ([`finish_joined`]).
 //!
+//! * BeyondTrust SRA (`app-postfilter-beyondtrust_sra.conf`): `BG` events
+//!   `siteid:seq:parts:pairs` with `parts` above 1, per HOST, PROGRAM and `siteid`, complete
+//!   when as many parts arrived as the latest part announces, else 10 s after the last. SC4S
+//!   drops the parts and sends one event inheriting the last part's (by `seq`, compared as
+//!   text) header and every part's values (a later part's value wins), with `siteid` `00`,
+//!   that `seq`, and the number of parts received: the joined line is
+//!   `00:<seq>:<count>:<pairs>;<pairs>...`, which the SRA parser then reads.
+//!
 //! The joined event is a new raw line: the first part's header (everything before its
 //! MESSAGE) followed by the joined text. The caller runs it through parse and classify again
 //! (with grouping off), so it gets exactly what a one-part message gets.
@@ -53,6 +61,7 @@ pub enum Rule {
     VsphereMultiline,
     VsphereCmmds,
     Brightmail,
+    BeyondTrustSra,
     CheckpointNoise,
     RsaTrace,
 }
@@ -62,7 +71,7 @@ impl Rule {
     /// setting, see [`GroupOptions::checkpoint_noise_secs`]; this is its default).
     pub fn timeout_ms(self) -> i64 {
         match self {
-            Rule::Ise | Rule::Acs => 10_000,
+            Rule::Ise | Rule::Acs | Rule::BeyondTrustSra => 10_000,
             Rule::VsphereCmmds => 5_000,
             Rule::RsaTrace => 1_000,
             _ => 2_000,
@@ -132,6 +141,7 @@ pub fn part<'m>(
     let app = class.app;
     let vsphere = opts.vsphere && app.starts_with("app-syslog-vmware_vsphere");
     let brightmail = opts.brightmail && app == "app-syslog-symantec_brightmail-pgm";
+    let sra = app == "app-syslog-beyondtrust_sra";
     if app != "app-syslog-cisco_ise"
         && app != "app-syslog-cisco_acs"
         && app != "app-netsource-dell_rsa_secureid"
@@ -139,6 +149,7 @@ pub fn part<'m>(
         && !app.starts_with("app-syslog-checkpoint_syslog")
         && !vsphere
         && !brightmail
+        && !sra
     {
         return None;
     }
@@ -173,6 +184,21 @@ pub fn part<'m>(
         text: body,
         timeout_ms: 0,
     };
+    if sra {
+        // `program('BG') and "${.metadata.sc4s.countOfParts}" > 1`, grouped by
+        // `scope(program)` (HOST and PROGRAM) and `siteid`.
+        let p = super::vendors::beyondtrust::parts(body)?;
+        let num = number(p.parts)?;
+        if num <= 1 {
+            return None;
+        }
+        return Some(Part {
+            rule: Rule::BeyondTrustSra,
+            key: [host, program, p.siteid],
+            num,
+            ..base
+        });
+    }
     if app == "app-netsource-dell_rsa_secureid" {
         // `class('trace')` only; the line is `${LEGACY_MSGHDR}${MESSAGE}`: from PROGRAM on.
         if !matches!(class.class, Some(Value::Static("trace"))) {
@@ -435,12 +461,24 @@ impl<T: Clone> Grouper<T> {
             g.bytes -= held.min(g.bytes);
             self.bytes -= held.min(self.bytes);
         }
-        g.parts.push((part.seq, text.to_vec()));
-        g.bytes += text.len();
+        let stored = match part.rule {
+            // Each part keeps its `seq`, header and pairs: the joined event takes the last
+            // part's header, and the order is decided by `seq` as text.
+            Rule::BeyondTrustSra => match super::vendors::beyondtrust::parts(text) {
+                Some(p) => [p.seq, b"\0", part.prefix, b"\0", p.message].concat(),
+                None => text.to_vec(),
+            },
+            _ => text.to_vec(),
+        };
+        g.bytes += stored.len();
+        g.parts.push((part.seq, stored));
         g.last_ms = now_ms;
         self.bytes += size;
         let complete = match part.rule {
             Rule::Ise | Rule::Acs => g.parts.len() >= g.num as usize,
+            // `trigger("$(context-length)" >= "${.metadata.sc4s.countOfParts}")`: the
+            // count of the part that just arrived.
+            Rule::BeyondTrustSra => g.parts.len() >= part.num as usize,
             Rule::VsphereStorageRm => memchr::memmem::find(text, b"datastoreSlopeUS[5]").is_some(),
             Rule::VsphereCmmds => text.ends_with(b"\\q"),
             _ => false,
@@ -529,6 +567,38 @@ fn join<T>(mut g: Pending<T>) -> Joined<T> {
                 }
                 line.extend_from_slice(t);
             }
+        }
+        Rule::BeyondTrustSra => {
+            let mut items: Vec<[&[u8]; 3]> = g
+                .parts
+                .iter()
+                .map(|(_, t)| {
+                    let mut f = t.splitn(3, |&b| b == 0);
+                    [
+                        f.next().unwrap_or_default(),
+                        f.next().unwrap_or_default(),
+                        f.next().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            // `sort-key("${.values.seq}")`: compared as text (stable).
+            items.sort_by(|a, b| a[0].cmp(b[0]));
+            let mut joined = Vec::new();
+            if let Some(last) = items.last() {
+                joined.extend_from_slice(last[1]);
+                joined.extend_from_slice(b"00:");
+                joined.extend_from_slice(last[0]);
+                joined.push(b':');
+                joined.extend_from_slice(items.len().to_string().as_bytes());
+                joined.push(b':');
+            }
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    joined.push(b';');
+                }
+                joined.extend_from_slice(it[2]);
+            }
+            line = joined;
         }
         Rule::CheckpointNoise => {
             if let Some((_, t)) = g.parts.pop() {

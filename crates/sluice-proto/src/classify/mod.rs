@@ -47,6 +47,7 @@ pub mod filter;
 pub(crate) mod gate;
 pub mod group;
 pub mod header;
+pub mod json_walk;
 pub mod kv;
 pub mod metadata;
 pub mod registry;
@@ -54,6 +55,7 @@ pub mod template;
 pub mod value;
 pub mod vendors;
 pub mod vtime;
+pub mod xml;
 
 mod build;
 mod fallback;
@@ -76,8 +78,8 @@ pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
 pub use no_parse::classify_no_parse;
 pub use registry::{
-    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Shape, Source, TimeEdit,
-    Topic, Values, ValuesSyntax, Vendor, When,
+    App, Check, Fields, HostEdit, Input, Key, MessageFilter, NameValues, NetSource, Out, Shape,
+    Source, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,
 };
 pub use template::Template;
 pub use value::{Inline, Value};
@@ -151,6 +153,8 @@ pub struct Edit<'m, 't> {
     pub program: Option<Option<&'m [u8]>>,
     pub pid: Option<Option<&'m [u8]>>,
     pub message: Option<Value<'m, 't>>,
+    /// Parts of MESSAGE removed as the event is written.
+    pub filter: MessageFilter,
 }
 
 /// The SC4S metadata of one message. `'m` borrows the message, `'t` the classifier.
@@ -595,6 +599,7 @@ impl Classifier {
                 program: out.program,
                 pid: out.pid,
                 message: out.message,
+                filter: out.message_filter,
             },
             host,
             time,

@@ -482,6 +482,82 @@ pub enum ValuesSyntax {
     /// Stealthbits StealthINTERCEPT alerts: space-separated pairs whose `AlertText=` runs to
     /// the end and holds `Key: value; ...` details (SC4S's `parser_stealthbits.py`).
     StealthbitsAlerts,
+    /// An XML document, read as syslog-ng's `xml()` parser reads it ([`super::xml`]);
+    /// rendered with the message's STRUCTURED-DATA, as SC4S's `t_json_values` includes
+    /// `.SDATA.*`.
+    Xml,
+    /// BeyondTrust SRA: `<siteid>:<seq>:<parts>:` then `;`-separated pairs read as
+    /// syslog-ng's kv-parser reads them ([`super::kv::syslog_ng_pairs`]); rendered with
+    /// `siteid`, `seq` and `sc4s.countOfParts` as SC4S's parser sets them.
+    Sra,
+}
+
+/// A rewrite of MESSAGE that removes parts of it, applied while the event is written: the
+/// message is borrowed, so such an edit is described here rather than performed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MessageFilter {
+    #[default]
+    None,
+    /// SC4S's `subst(" [^ =]+\=\-", "", value("MESSAGE"), flags(global))` (Forcepoint):
+    /// every space, key and `=-` removed, matches taken left to right without overlap (a
+    /// value that only starts with `-` loses the `-`, as with the regex).
+    DropDashValues,
+}
+
+impl MessageFilter {
+    /// The pieces of `text` that remain, in order.
+    pub fn pieces(self, text: &[u8]) -> MessagePieces<'_> {
+        MessagePieces {
+            filter: self,
+            text,
+            at: 0,
+        }
+    }
+
+    /// The text as filtered is empty.
+    pub fn is_empty(self, text: &[u8]) -> bool {
+        self.pieces(text).all(<[u8]>::is_empty)
+    }
+}
+
+/// See [`MessageFilter::pieces`].
+#[derive(Clone, Debug)]
+pub struct MessagePieces<'a> {
+    filter: MessageFilter,
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Iterator for MessagePieces<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let t = self.text;
+        if self.at > t.len() {
+            return None;
+        }
+        let from = self.at;
+        if self.filter == MessageFilter::None {
+            self.at = t.len() + 1;
+            return Some(&t[from..]);
+        }
+        let mut i = from;
+        while let Some(sp) = memchr::memchr(b' ', &t[i..]) {
+            let start = i + sp;
+            let key = t[start + 1..]
+                .iter()
+                .take_while(|&&b| b != b' ' && b != b'=')
+                .count();
+            let eq = start + 1 + key;
+            if key > 0 && t.get(eq) == Some(&b'=') && t.get(eq + 1) == Some(&b'-') {
+                self.at = eq + 2;
+                return Some(&t[from..start]);
+            }
+            i = start + 1;
+        }
+        self.at = t.len() + 1;
+        Some(&t[from..])
+    }
 }
 
 /// What applications set. Everything starts as "keep"; the last application that took the
@@ -515,6 +591,8 @@ pub struct Out<'m> {
     /// The wire format an almost-syslog or raw application parsed the message as
     /// (`Rfc3164`: sluice's RFC 3164 parse of it stands; otherwise it stays raw).
     pub format: Option<Format>,
+    /// A removal applied to MESSAGE as the event is written ([`MessageFilter`]).
+    pub message_filter: MessageFilter,
     /// SC4S's `source_identified` tag: the later topics (sdata, pgm, syslog, fallback) are
     /// skipped. Set by the dispatcher for the main topics; almost-syslog and raw
     /// applications set it themselves when SC4S's do.

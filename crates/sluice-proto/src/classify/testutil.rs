@@ -54,6 +54,71 @@ pub fn classifier_with(options: super::VendorOptions) -> &'static Classifier {
     ))
 }
 
+/// A classifier with the listener ids `ids` (`SC4S_LISTEN_<ID>_*_PORT`; leaked: tests only).
+pub fn classifier_with_listeners(ids: &[&str]) -> &'static Classifier {
+    let settings = super::Settings {
+        listeners: ids.iter().map(|s| s.to_string()).collect(),
+        ..super::Settings::default()
+    };
+    Box::leak(Box::new(
+        Classifier::new(super::context::ContextFiles::default(), &settings).expect("builds"),
+    ))
+}
+
+/// [`classify_line_with`] as received on the listener `id` of `classifier`.
+pub fn classify_line_on(
+    classifier: &'static Classifier,
+    id: &'static str,
+    line: &str,
+) -> Classification<'static, 'static> {
+    let raw: &'static [u8] = Box::leak(line.as_bytes().to_vec().into_boxed_slice());
+    let zone: &'static Zone = Box::leak(Box::new(Zone::utc()));
+    let msg = Box::leak(Box::new(parse(
+        raw,
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone,
+        },
+    )));
+    let src = SourceMeta {
+        transport: Transport::Tcp,
+        dest_port: 5514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: id,
+    };
+    classify(msg, &src, NOW, classifier)
+}
+
+/// The HEC event text (`event`) the daemon would send for `line` on the default listener.
+pub fn event_text(line: &str) -> String {
+    let zone = Zone::utc();
+    let msg = parse(
+        line.as_bytes(),
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone: &zone,
+        },
+    );
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: "DEFAULT",
+    };
+    let c = classify(&msg, &src, NOW, &CLASSIFIER);
+    let mut out = Vec::new();
+    crate::event::encode_event(
+        &mut out,
+        &msg,
+        &c,
+        &src,
+        NOW * 1_000_000,
+        &crate::event::EncodeOptions::new("test"),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("the event is JSON");
+    v["event"].as_str().expect("event text").to_owned()
+}
+
 /// [`classify_line`] for arbitrary bytes (robustness sweeps); only the fact that it returns
 /// matters, so nothing is leaked.
 pub fn classify_line_bytes(raw: &[u8]) {

@@ -1,6 +1,6 @@
 //! MESSAGE, PROGRAM, PID and MSGHDR as SC4S's templates see them after the header repairs.
 
-use crate::classify::{Classification, Rewrite, Value};
+use crate::classify::{Classification, MessageFilter, Rewrite, Value};
 use crate::json;
 use crate::message::{Format, Message};
 
@@ -30,6 +30,7 @@ impl<'a> View<'a> {
                     host: None,
                     header: Header::None,
                     body,
+                    filter: MessageFilter::None,
                 },
                 legacy,
             },
@@ -41,6 +42,7 @@ impl<'a> View<'a> {
                     host: None,
                     header: original,
                     body,
+                    filter: MessageFilter::None,
                 },
                 legacy,
             },
@@ -52,6 +54,7 @@ impl<'a> View<'a> {
                     host: msg.hostname.filter(|h| !h.is_empty()),
                     header: original,
                     body,
+                    filter: MessageFilter::None,
                 },
                 legacy,
             },
@@ -77,8 +80,10 @@ impl<'a> View<'a> {
                 host: None,
                 header: Header::None,
                 body: m,
+                filter: MessageFilter::None,
             };
         }
+        view.message.filter = e.filter;
         view
     }
 }
@@ -164,11 +169,40 @@ pub(super) struct Text<'a> {
     pub(super) host: Option<&'a [u8]>,
     pub(super) header: Header<'a>,
     pub(super) body: Value<'a, 'a>,
+    /// Parts of the body a vendor removed ([`MessageFilter`]).
+    pub(super) filter: MessageFilter,
 }
 
 impl Text<'_> {
     pub(super) fn is_empty(&self) -> bool {
-        self.host.is_none() && self.header.is_empty() && self.body.is_empty()
+        self.host.is_none()
+            && self.header.is_empty()
+            && match self.filter {
+                MessageFilter::None => self.body.is_empty(),
+                f => f.is_empty(&self.whole_body()),
+            }
+    }
+
+    /// The body as one slice (a two-part value is joined; only filtered bodies need it).
+    fn whole_body(&self) -> std::borrow::Cow<'_, [u8]> {
+        let (a, b) = self.body.parts();
+        if b.is_empty() {
+            a.into()
+        } else {
+            [a, b].concat().into()
+        }
+    }
+
+    /// The body, escaped, with the filter applied.
+    fn write_body(&self, out: &mut Vec<u8>) {
+        match self.filter {
+            MessageFilter::None => self.body.escape_into(out),
+            f => {
+                for piece in f.pieces(&self.whole_body()) {
+                    json::escape_into(out, piece);
+                }
+            }
+        }
     }
 
     pub(super) fn write(&self, out: &mut Vec<u8>) {
@@ -177,7 +211,7 @@ impl Text<'_> {
             out.push(b' ');
         }
         self.header.write(out);
-        self.body.escape_into(out);
+        self.write_body(out);
     }
 
     /// `$(strip ...)`: leading and trailing whitespace removed (from the body; a repaired
@@ -188,11 +222,13 @@ impl Text<'_> {
             out.push(b' ');
         }
         self.header.write(out);
-        let (a, b) = self.body.parts();
-        let whole: std::borrow::Cow<'_, [u8]> = if b.is_empty() {
-            a.into()
-        } else {
-            [a, b].concat().into()
+        let whole: std::borrow::Cow<'_, [u8]> = match self.filter {
+            MessageFilter::None => self.whole_body(),
+            f => f
+                .pieces(&self.whole_body())
+                .collect::<Vec<_>>()
+                .concat()
+                .into(),
         };
         let mut t: &[u8] = &whole;
         if self.host.is_none() && self.header.is_empty() {

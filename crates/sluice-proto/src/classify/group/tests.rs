@@ -284,6 +284,59 @@ fn brightmail_parts_join_by_message_id() {
     );
 }
 
+/// SC4S's `test_beyondtrust.py::test_beyondtrust_parts`: two parts of site 1427, joined into
+/// one event with every part's values, `siteid` 00, the last `seq` and the count.
+#[test]
+fn beyondtrust_parts_join_by_site() {
+    let lines = [
+        "<166>May 08 04:40:52 sra-01 BG[123]: 1427:02:02:foo=bar;this=that",
+        "<166>May 08 04:40:51 sra-01 BG[123]: 1427:01:02:event=logout;who=unknown (asdf) using password;foo=first",
+    ];
+    let (now, later) = run(&lines, GroupOptions::default(), 100_000);
+    assert!(later.is_empty());
+    assert_eq!(
+        now,
+        [
+            "<166>May 08 04:40:52 sra-01 BG[123]: 00:02:2:event=logout;who=unknown (asdf) using password;foo=first;foo=bar;this=that"
+        ]
+    );
+    let line = &now[0];
+    // The daemon classifies a joined line without grouping it again.
+    let (_, c) = classify_both(line);
+    assert_eq!(c.sourcetype, "beyondtrust:sra");
+    assert_eq!(
+        crate::classify::testutil::event_text(line),
+        r#"{"who":"unknown (asdf) using password","this":"that","siteid":"00","seq":"02","sc4s":{"countOfParts":2},"foo":"bar","event":"logout"}"#
+    );
+    // One-part events and other sites are not held; a missing part is sent at the timeout.
+    for l in [
+        "<166>May 08 04:40:52 sra-01 BG[123]: 1427:01:01:event=logout",
+        "<166>May 08 04:40:52 sra-01 BGX[123]: 1427:01:02:event=logout",
+    ] {
+        let (msg, c) = classify_both(l);
+        assert!(
+            part(&msg, &c, SRC, &GroupOptions::default()).is_none(),
+            "{l}"
+        );
+    }
+    let lines = [
+        "<166>May 08 04:40:52 sra-01 BG[123]: 7:1:3:a=1",
+        "<166>May 08 04:40:52 sra-01 BG[123]: 8:1:2:b=1",
+        "<166>May 08 04:40:52 sra-01 BG[123]: 7:10:3:c=1",
+    ];
+    let (now, mut later) = run(&lines, GroupOptions::default(), 10_010);
+    assert!(now.is_empty());
+    later.sort();
+    assert_eq!(
+        later,
+        [
+            // `seq` compared as text: "1" < "10".
+            "<166>May 08 04:40:52 sra-01 BG[123]: 00:10:2:a=1;c=1",
+            "<166>May 08 04:40:52 sra-01 BG[123]: 00:1:1:b=1",
+        ]
+    );
+}
+
 /// Parses and classifies `line` as received on `listener` with `cx` (leaked: tests only).
 fn classify_on(
     cx: &'static crate::classify::Classifier,

@@ -3,28 +3,43 @@
 
 use super::registry::Vendor;
 
+mod a10networks;
 mod alcatel;
 mod almost_epoch;
 mod almost_headers;
 mod almost_levelword;
 mod almost_wrongver;
+mod alsid;
 mod arista;
 mod aruba;
+mod avaya;
+mod avi;
+mod aviatrix;
 mod barracuda;
+pub mod beyondtrust;
 mod broadcom;
+mod brocade;
+mod buffalo;
 pub mod cef;
 pub(crate) mod checkpoint;
 mod cisco;
 mod citrix;
+mod clearswift;
 mod cohesity;
 mod cyberark;
+mod cylance;
 mod darktrace;
 mod dell;
+mod epic;
 mod f5;
+mod fireeye;
+mod forcepoint;
 mod fortinet;
 mod github;
+mod guardicore;
 mod haproxy;
 mod hpe;
+mod ibm;
 mod imperva;
 mod infoblox;
 mod isc;
@@ -32,10 +47,12 @@ mod json;
 mod juniper;
 mod kaspersky;
 pub mod leef;
+mod liveaction;
 mod local_example;
 mod mcafee;
 mod microfocus;
 mod microsoft;
+mod mikrotik;
 mod netmotion;
 mod netscout;
 mod ossec;
@@ -70,11 +87,19 @@ mod robust_a;
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
 /// parallel additions merge cleanly.
 pub static VENDORS: &[&Vendor] = &[
+    &a10networks::VENDOR,
     &alcatel::VENDOR,
+    &alsid::VENDOR,
     &arista::VENDOR,
     &aruba::VENDOR,
+    &avaya::VENDOR,
+    &avi::VENDOR,
+    &aviatrix::VENDOR,
     &barracuda::VENDOR,
+    &beyondtrust::VENDOR,
     &broadcom::VENDOR,
+    &brocade::VENDOR,
+    &buffalo::VENDOR,
     &checkpoint::VENDOR,
     &cisco::VENDOR,
     &cisco::ise::ACS,
@@ -89,20 +114,29 @@ pub static VENDORS: &[&Vendor] = &[
     &cisco::pgm::UCS_HX,
     &cisco::netsource::WSA,
     &citrix::VENDOR,
+    &clearswift::VENDOR,
     &cohesity::VENDOR,
+    &cylance::VENDOR,
     &darktrace::VENDOR,
     &dell::VENDOR,
+    &epic::VENDOR,
     &f5::VENDOR,
+    &fireeye::VENDOR,
+    &forcepoint::VENDOR,
     &github::VENDOR,
     &fortinet::VENDOR,
+    &guardicore::VENDOR,
     &haproxy::VENDOR,
     &hpe::VENDOR,
+    &ibm::VENDOR,
     &infoblox::VENDOR,
     &isc::VENDOR,
     &juniper::VENDOR,
     &kaspersky::VENDOR,
     &leef::VENDOR,
+    &liveaction::VENDOR,
     &mcafee::VENDOR,
+    &mikrotik::VENDOR,
     &netmotion::VENDOR,
     &ossec::VENDOR,
     &proofpoint::VENDOR,
