@@ -2,8 +2,9 @@
 //! reads the test env_file (its vendor ports moved to free ones, each keeping its listener
 //! id) and an `SC4S_ETC` laid out as SC4S's is (`conf.d/local/context`,
 //! `conf.d/local/config/app_parsers` from `tests/fixtures/sc4s-test-env/local`). Each case is
-//! sent to its port and transport as SC4S's test sends it: over TCP on a connection of its
-//! own (a multi-part case's parts in order on one connection, an octet-counted frame exactly
+//! sent to its port and transport as SC4S's test sends it, in two waves (the vendor ports'
+//! cases, then the default ports', so that `SC4S_USE_VPS_CACHE` has learnt from the first):
+//! over TCP on a connection of its own (a multi-part case's parts in order on one connection, an octet-counted frame exactly
 //! as written), over UDP as one datagram. Events are matched to cases by `event_contains`
 //! (unique across both corpora) after the group timeouts have passed, and checked as the
 //! in-process test checks them. Prints `X/295 SC4S vendor cases pass`; the known-failing
@@ -80,28 +81,34 @@ fn sc4s_vendor_corpus_2_end_to_end() {
     );
     ports.insert(514, daemon.port);
 
-    // Multi-part cases first: their groups time out (ISE/ACS after 10 s) while the rest is
-    // sent.
-    let mut order: Vec<&vendor_corpus::Case> =
-        cases.iter().filter(|c| !c.parts.is_empty()).collect();
-    order.extend(cases.iter().filter(|c| c.parts.is_empty()));
+    // Two waves (vendor_corpus::waves): the vendor ports' cases, then, once their events
+    // arrived and the VPS cache merged them (every second), the default ports' (multi-part
+    // cases first: their groups time out, ISE/ACS after 10 s, while the rest is sent).
     let udp = UdpSocket::bind("127.0.0.1:0").expect("udp socket");
+    let mut sent = 0u64;
     let mut sent_last_part = Instant::now();
-    for case in &order {
-        let port = *ports
-            .get(&case.port)
-            .unwrap_or_else(|| panic!("{}: no listener for port {}", case.id, case.port));
-        if case.transport.eq_ignore_ascii_case("udp") {
-            udp.send_to(&case.raw, ("127.0.0.1", port)).expect("send");
-            continue;
+    for (n, wave) in vendor_corpus::waves(&cases, &env).into_iter().enumerate() {
+        if n > 0 {
+            hec.wait_for(sent, Duration::from_secs(20));
+            std::thread::sleep(Duration::from_millis(1500));
         }
-        let mut tcp = TcpStream::connect(("127.0.0.1", port))
-            .unwrap_or_else(|e| panic!("{}: connect to {port}: {e}", case.id));
-        tcp.write_all(&case.stream_bytes()).expect("send");
-        tcp.flush().expect("flush");
-        let _ = tcp.shutdown(Shutdown::Write);
-        if !case.parts.is_empty() {
-            sent_last_part = Instant::now();
+        for case in wave {
+            let port = *ports
+                .get(&case.port)
+                .unwrap_or_else(|| panic!("{}: no listener for port {}", case.id, case.port));
+            sent += 1;
+            if case.transport.eq_ignore_ascii_case("udp") {
+                udp.send_to(&case.raw, ("127.0.0.1", port)).expect("send");
+                continue;
+            }
+            let mut tcp = TcpStream::connect(("127.0.0.1", port))
+                .unwrap_or_else(|e| panic!("{}: connect to {port}: {e}", case.id));
+            tcp.write_all(&case.stream_bytes()).expect("send");
+            tcp.flush().expect("flush");
+            let _ = tcp.shutdown(Shutdown::Write);
+            if !case.parts.is_empty() {
+                sent_last_part = Instant::now();
+            }
         }
     }
 

@@ -4,16 +4,20 @@
 //! stream listener frames what it reads on the case's port, parsed, classified with that
 //! port's listener id, and encoded. Parts of a multi-part case go through the group stage's
 //! rules (`classify::group`) and are joined after their timeout, as the daemon's group task
-//! joins them. Prints `X/295 SC4S vendor cases pass`; the known-failing list may only shrink.
+//! joins them. With `SC4S_USE_VPS_CACHE=yes` (as here) each event teaches an in-memory cache
+//! its host's vendor and product, as the daemon's does. Prints `X/295 SC4S vendor cases pass`; the known-failing list may only shrink.
 
 mod vendor_corpus;
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use sluice_proto::classify::group::{GroupLimits, Grouper, Rule, finish_joined, part};
 use sluice_proto::classify::{
-    Classifier, Settings, SourceMeta, Transport, VendorOptions, build, classify, classify_no_parse,
+    Classifier, Settings, SourceMeta, Transport, VendorOptions, VendorProduct, VpsCache, build,
+    classify, classify_no_parse, host_is_nil_or_ip,
 };
 use sluice_proto::event::{EncodeOptions, encode_event};
 use sluice_proto::parse::no_parse;
@@ -24,7 +28,43 @@ use vendor_corpus::test_env::TestEnv;
 /// SC4S's TCP message size (`SC4S_SOURCE_TCP_MAX_MESSAGE_SIZE` default, as the daemon).
 const MAX_FRAME: usize = 65_536;
 
-fn classifier(env: &TestEnv) -> Classifier {
+const SENDER: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10));
+
+/// `SC4S_USE_VPS_CACHE` as the daemon keeps it, learning from each event at once (SC4S's
+/// tests wait for every event before the next, and the daemon merges every second).
+#[derive(Debug, Default)]
+struct Remembered(Mutex<HashMap<String, (String, String)>>);
+
+impl VpsCache for Remembered {
+    fn lookup(&self, host: &[u8]) -> Option<VendorProduct> {
+        let key = String::from_utf8_lossy(host).to_ascii_lowercase();
+        let map = self.0.lock().unwrap();
+        let (v, p) = map.get(&key)?;
+        VendorProduct::new(v.as_bytes(), p.as_bytes())
+    }
+}
+
+impl Remembered {
+    fn learn(&self, event: &Value) {
+        let host = event["host"].as_str();
+        if host_is_nil_or_ip(host.map(str::as_bytes), SENDER) {
+            return;
+        }
+        let (Some(h), Some(v), Some(p)) = (
+            host,
+            event["fields"]["sc4s_vendor"].as_str(),
+            event["fields"]["sc4s_product"].as_str(),
+        ) else {
+            return;
+        };
+        self.0
+            .lock()
+            .unwrap()
+            .insert(h.to_ascii_lowercase(), (v.to_owned(), p.to_owned()));
+    }
+}
+
+fn classifier(env: &TestEnv, vps: &Arc<Remembered>) -> Classifier {
     let options = VendorOptions::from_env(|k| env.get(k))
         .unwrap_or_else(|e| panic!("the test env_file's vendor options: {e}"));
     let zone = match env.get("SC4S_DEFAULT_TIMEZONE") {
@@ -37,8 +77,13 @@ fn classifier(env: &TestEnv) -> Classifier {
         options,
         ..Settings::default()
     };
-    build(Some(&env.context_dir()), &settings)
-        .unwrap_or_else(|e| panic!("the test configuration's classifier: {e}"))
+    let use_vps = settings.options.use_vps_cache;
+    let mut cx = build(Some(&env.context_dir()), &settings)
+        .unwrap_or_else(|e| panic!("the test configuration's classifier: {e}"));
+    if use_vps {
+        cx.set_vps_cache(vps.clone());
+    }
+    cx
 }
 
 /// The HEC events one case gives: every frame its bytes hold on its listener, parts joined.
@@ -52,7 +97,7 @@ fn replay(case: &vendor_corpus::Case, env: &TestEnv, classifier: &Classifier) ->
     let src = SourceMeta {
         transport,
         dest_port: case.port,
-        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        source_ip: SENDER,
         listener_id: &listener.id,
     };
     let zone = Zone::utc();
@@ -129,20 +174,30 @@ fn sc4s_vendor_corpus_2_in_process() {
     let corpus = &vendor_corpus::SECOND;
     let cases = vendor_corpus::load_corpus(corpus);
     let env = TestEnv::load();
-    let classifier = classifier(&env);
+    let vps = Arc::new(Remembered::default());
+    let classifier = classifier(&env, &vps);
     let mut outcomes = Vec::new();
-    for case in &cases {
-        let events = replay(case, &env, &classifier);
-        let diffs = match events.as_slice() {
-            [event] => vendor_corpus::check(case, event),
-            [] => vec!["no event".to_owned()],
-            many => {
-                let mut d = vec![format!("{} events, want one", many.len())];
-                d.extend(vendor_corpus::check(case, &many[0]));
-                d
-            }
-        };
-        outcomes.push((case.id.clone(), diffs));
+    // Two waves, as the end-to-end test sends them: the vendor ports' cases, then (after
+    // the daemon's VPS cache has learnt from them) the default ports'.
+    for wave in vendor_corpus::waves(&cases, &env) {
+        let mut learnt = Vec::new();
+        for case in wave {
+            let events = replay(case, &env, &classifier);
+            let diffs = match events.as_slice() {
+                [event] => vendor_corpus::check(case, event),
+                [] => vec!["no event".to_owned()],
+                many => {
+                    let mut d = vec![format!("{} events, want one", many.len())];
+                    d.extend(vendor_corpus::check(case, &many[0]));
+                    d
+                }
+            };
+            outcomes.push((case.id.clone(), diffs));
+            learnt.extend(events);
+        }
+        for e in &learnt {
+            vps.learn(e);
+        }
     }
     vendor_corpus::judge_corpus(corpus, "in process", &outcomes);
 }

@@ -28,4 +28,5 @@ pub mod telemetry;
 pub mod tls;
 pub mod topology;
 pub mod udp;
+pub mod vps_cache;
 pub mod window;

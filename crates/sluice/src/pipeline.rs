@@ -35,6 +35,9 @@ pub struct Processor {
     pub groups: Arc<crate::group::GroupStage>,
     /// `SC4S_USE_NAME_CACHE`: learns each sender's hostname (the classifier looks it up).
     pub names: Option<Arc<crate::name_cache::HostNames>>,
+    /// `SC4S_USE_VPS_CACHE`: learns each host's vendor and product (the classifier looks
+    /// them up).
+    pub vps: Option<Arc<crate::vps_cache::VendorProducts>>,
 }
 
 /// The destination set of a classified message (see [`crate::routing`]).
@@ -49,6 +52,28 @@ fn route(r: &Routing, class: &Classification<'_, '_>, msg: &Message<'_>) -> u64 
     }
     // A vendor or product built from two pieces (rare): joined for the lookup.
     r.dests(&[v, v_tail].concat(), &[p, p_tail].concat(), severity)
+}
+
+/// Tells the VPS cache the vendor and product of one event (`SC4S_USE_VPS_CACHE`).
+#[inline]
+fn observe_vps(
+    vps: &crate::vps_cache::VendorProducts,
+    src: &SourceMeta<'_>,
+    class: &Classification<'_, '_>,
+    msg: &Message<'_>,
+) {
+    let joined = |v: &sluice_proto::classify::Value<'_, '_>| {
+        let (a, b) = v.parts();
+        sluice_proto::classify::Inline::concat(&[a, b])
+    };
+    if let (Some(v), Some(p)) = (joined(&class.vendor), joined(&class.product)) {
+        vps.observe(
+            src.source_ip,
+            class.host_bytes(msg),
+            v.as_bytes(),
+            p.as_bytes(),
+        );
+    }
 }
 
 /// The processor every receiver shares. Receivers load it once per batch (a `recvmmsg`, a
@@ -173,6 +198,9 @@ impl Processor {
         if let Some(names) = &self.names {
             names.observe(src.source_ip, class.host_bytes(&msg));
         }
+        if let Some(vps) = &self.vps {
+            observe_vps(vps, src, &class, &msg);
+        }
         if self.absorb(&msg, &class, src, at, counts) {
             return None;
         }
@@ -221,6 +249,9 @@ impl Processor {
         .emit(crate::telemetry::metrics());
         if let Some(names) = &self.names {
             names.observe(src.source_ip, class.host_bytes(&msg));
+        }
+        if let Some(vps) = &self.vps {
+            observe_vps(vps, src, &class, &msg);
         }
         if self.absorb(&msg, &class, src, at, counts) {
             return None;

@@ -160,7 +160,7 @@ pub struct VendorOptions {
     pub checkpoint: CheckpointOptions,
     /// `SC4S_USE_VPS_CACHE=yes`: a sender's host name remembers the vendor and product its
     /// last event was classified as; later messages from that host on a listener without a
-    /// vendor are read as that vendor's network source.
+    /// vendor are read as that vendor's network source (see [`super::VpsCache`]).
     pub use_vps_cache: bool,
     /// `SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT` empty or `JSON` (the default): BeyondTrust
     /// SRA events are sent as JSON of their values (`t_json_values`); any other value
@@ -186,9 +186,10 @@ pub struct CheckpointOptions {
     pub noise_control: bool,
     /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL_SECONDS` (default 2).
     pub noise_seconds: u32,
-    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS=yes`: accepted Firewall,
-    /// Application Control and URL Filtering events that carry a `loguid` but no `bytes`
-    /// (the partial records of a connection still open) are not sent; they are counted.
+    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS=yes`: SC4S discards accepted
+    /// Firewall, Application Control and URL Filtering events that carry a `loguid` but no
+    /// `bytes` (the partial records of a connection still open). sluice reads the setting
+    /// but delivers them: it discards nothing (the daemon says so at start).
     pub noise_incomplete_events: bool,
     /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES=yes`: HOST from the CN of
     /// `originsicname`, then `origin_sic_name`, then `hostname` (the default order starts
@@ -444,6 +445,8 @@ pub struct Classifier {
     pub(crate) options: VendorOptions,
     /// `SC4S_USE_NAME_CACHE`: the last good hostname of each sender (kept by the caller).
     pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
+    /// `SC4S_USE_VPS_CACHE`: the vendor and product of each host's last event.
+    pub(crate) vps_cache: Option<std::sync::Arc<dyn super::VpsCache>>,
     warnings: Vec<ContextWarning>,
     ignored_listeners: Vec<String>,
 }
@@ -472,6 +475,12 @@ impl Classifier {
     /// (`SC4S_USE_NAME_CACHE`), after `host.csv`.
     pub fn set_name_cache(&mut self, cache: std::sync::Arc<dyn super::NameCache>) {
         self.name_cache = Some(cache);
+    }
+
+    /// Reads a host's network source from `cache` on listeners without a vendor
+    /// (`SC4S_USE_VPS_CACHE`), before `vendor_product_by_source`.
+    pub fn set_vps_cache(&mut self, cache: std::sync::Arc<dyn super::VpsCache>) {
+        self.vps_cache = Some(cache);
     }
 
     /// Which multi-part groupings are on (see [`super::group`]).
@@ -522,6 +531,7 @@ impl Classifier {
             warnings,
             ignored_listeners: Vec::new(),
             name_cache: None,
+            vps_cache: None,
         };
         for id in &settings.listeners {
             if !c.add_listener(id) && id != super::DEFAULT_LISTENER {

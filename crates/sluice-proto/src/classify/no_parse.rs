@@ -9,7 +9,7 @@
 
 use super::{
     Classification, Classifier, Finish, HeaderView, HostEdit, Out, Rewrite, SourceMeta, TimeEdit,
-    Topic, dispatch, fallback,
+    Topic, Value, dispatch, fallback,
 };
 use crate::message::{Format, Message};
 
@@ -47,8 +47,13 @@ pub fn classify_no_parse<'m, 't>(
     if took {
         out.identified = true;
     }
-    let fallback = (!out.identified)
-        .then(|| fallback::choose(Format::Unparsed, None, !msg.raw.is_empty(), netsource));
+    let fallback = (!out.identified).then(|| {
+        let ns = (
+            Value::Static(netsource.vendor),
+            Value::Static(netsource.product),
+        );
+        fallback::choose(Format::Unparsed, None, !msg.raw.is_empty(), ns)
+    });
     let compliance = cx.context.compliance(None, src.source_ip, None, msg.raw);
     cx.finish(
         &out,

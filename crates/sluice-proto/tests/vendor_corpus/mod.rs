@@ -110,6 +110,26 @@ pub fn corpus_dir() -> PathBuf {
     .unwrap_or_else(|| manifest.join("tests/corpus"))
 }
 
+/// The order the second corpus is replayed in, in two waves: first the cases sent to
+/// vendor listeners, then those sent to the default ones (multi-part cases first, their
+/// groups time out while the rest is sent). Between the waves the daemon's
+/// `SC4S_USE_VPS_CACHE` learns what the first wave's hosts are (it merges every second);
+/// within a wave nothing is learnt, as everything is sent at once.
+pub fn waves<'c>(cases: &'c [Case], env: &test_env::TestEnv) -> [Vec<&'c Case>; 2] {
+    let vendor_port = |c: &Case| env.listener(c.port, &c.transport).id != "DEFAULT";
+    let first = cases.iter().filter(|c| vendor_port(c)).collect();
+    let mut second: Vec<&Case> = cases
+        .iter()
+        .filter(|c| !vendor_port(c) && !c.parts.is_empty())
+        .collect();
+    second.extend(
+        cases
+            .iter()
+            .filter(|c| !vendor_port(c) && c.parts.is_empty()),
+    );
+    [first, second]
+}
+
 pub fn load() -> Vec<Case> {
     load_corpus(&FIRST)
 }

@@ -276,6 +276,15 @@ impl Config {
             value: e.value,
             reason: format!("expected {}", e.expected),
         })?;
+        if self.parse.vendor_options.checkpoint.noise_incomplete_events {
+            report.notes.push(
+                "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS=yes: SC4S discards Check \
+                 Point's partial events (a loguid without bytes); sluice discards nothing and \
+                 delivers them (SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL=yes still keeps \
+                 only the last event of each loguid)"
+                    .into(),
+            );
+        }
         set(
             env,
             "SC4S_LISTEN_STATUS_PORT",

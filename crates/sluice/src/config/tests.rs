@@ -307,8 +307,21 @@ fn sc4s_test_env_listeners_noparse_and_rfc5424_ids() {
         Some(("SIMPLE_TEST_ONE", ListenerKind::Udp, SourceProto::Udp))
     );
     assert!(c.parse.vendor_options.checkpoint.noise_control);
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
     assert!(c.parse.vendor_options.use_vps_cache);
     assert!(c.parse.vendor_options.netapp_ontap_new_format);
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[(
+            "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS",
+            "yes",
+        )]))
+        .unwrap();
+    assert!(
+        r.notes.iter().any(|n| n.contains("discards nothing")),
+        "{:?}",
+        r.notes
+    );
     // A NOPARSE port on a TCP port is a conflict naming both settings.
     let mut c = Config::default();
     c.apply_env(&env(&[(

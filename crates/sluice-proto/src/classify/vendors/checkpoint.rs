@@ -3,10 +3,10 @@
 //! the fields in `[sc4s@2620 ...]`), and the firewall OS on its dedicated listener /
 //! netsource. Both Log Exporter formats pick index and source from the `product` field.
 //!
-//! Not here: SC4S's `app-postfilter-checkpoint_*` (partial-event null queue and grouping by
-//! `loguid`) only act when `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_*` is `yes` (off by
-//! default), and they discard events, which sluice does not do; single events are labelled
-//! exactly as without them. `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES=yes` takes HOST
+//! `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL=yes` (SC4S's `app-postfilter-checkpoint_*_02-group`)
+//! keeps the last event of each `loguid`: the group stage does it (`classify::group`), with
+//! [`loguid`]. `..._NOISE_INCOMPLETE_EVENTS` (the `01-partials` post-filters) would discard
+//! events, which sluice does not do. `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES=yes` takes HOST
 //! from the certificate names before `hostname`.
 
 use std::sync::LazyLock;

@@ -39,9 +39,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-netsource-citrix_netscaler_rfc5424",
             topic: Topic::NetSource,
             order: "citrix/app-netsource-citrix_netscaler_rfc5424.conf",
-            // The listener id is `CITRIX_NETSCALER_RFC5424`: its vendor and product are
-            // `citrix` and `netscaler`, the application checks the id.
-            when: When::NetSource(&["citrix_netscaler"]),
+            when: When::NetSource(&[".source.s_CITRIX_NETSCALER_RFC5424"]),
             parse: rfc5424_listener,
         },
         App {

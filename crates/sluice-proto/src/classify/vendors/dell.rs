@@ -25,15 +25,14 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-netsource-dell_poweredge_cmc",
             topic: Topic::NetSource,
             order: "dell/app-netsource-dell_poweredge_cmc.conf",
-            when: When::NetSource(&["dell_poweredge_cmc"]),
+            when: When::NetSource(&["dell_poweredge_cmc", ".source.s_DELL_POWEREDGE_CMC"]),
             parse: cmc,
         },
         App {
             name: "app-netsource-dell_rsa_secureid",
             topic: Topic::NetSource,
             order: "dell/app-netsource-dell_rsa_secureid.conf",
-            // The listener `DELL_RSA_SECUREID` names vendor `dell`, product `rsa`.
-            when: When::NetSource(&["dell_rsa_secureid", "dell_rsa"]),
+            when: When::NetSource(&["dell_rsa_secureid", ".source.s_DELL_RSA_SECUREID"]),
             parse: rsa,
         },
         App {
@@ -148,7 +147,10 @@ fn netsource_is(input: &Input<'_, '_>, vendor: &str, product: &str, vp: &str) ->
 }
 
 fn cmc<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if out.identified || !netsource_is(input, "dell", "poweredge_cmc", "dell_poweredge_cmc") {
+    if out.identified
+        || !(netsource_is(input, "dell", "poweredge_cmc", "dell_poweredge_cmc")
+            || input.src.listener_id == "DELL_POWEREDGE_CMC")
+    {
         return false;
     }
     out.key(&KEYS[CMC]);

@@ -77,6 +77,7 @@ mod util;
 mod varonis;
 mod veeam;
 mod vmware;
+mod vmware_carbonblack;
 mod zscaler;
 
 #[cfg(test)]
@@ -157,6 +158,7 @@ pub static VENDORS: &[&Vendor] = &[
     &ubiquiti::VENDOR,
     &veeam::VENDOR,
     &vmware::VENDOR,
+    &vmware_carbonblack::VENDOR,
     &zscaler::VENDOR,
     &cef::VENDOR,
     &cyberark::VENDOR,
