@@ -130,6 +130,21 @@ fn cpu_report() {
     let src = corpus::udp_source();
     per_message_report(&msgs, &src, &classifier);
     let msgs = &msgs[1..];
+    // Each corpus alone, then the mix, alternating in one run (the machine's load changes
+    // all three alike).
+    let first = corpus::vendor_corpus().len();
+    for _ in 0..2 {
+        for (label, part) in [
+            ("classify/vendor_corpus_1 (CPU time)", &msgs[..first]),
+            ("classify/vendor_corpus_2 (CPU time)", &msgs[first..]),
+        ] {
+            per_cpu_second(label, part.len(), 2.0, || {
+                for m in part {
+                    black_box(classify(black_box(m), &src, NOW, &classifier));
+                }
+            });
+        }
+    }
     per_cpu_second(
         "classify/vendor_corpus_mix (CPU time)",
         msgs.len(),

@@ -63,6 +63,18 @@ const PREAMBLES: &[&[u8]] = &[
     b"<13>May 23 19:52:23 [n-1:secd:notice]: ",
     b"<132>May 24 03:28:12 nam {\"appName\":\"Novell Access Manager\",\"timeStamp\":\"",
     b"<27>[Device: dp 10.0.0.1] M_2",
+    // Issue 27's cat2 families: Epic's XML (t_json_values), FireEye's JSON, BeyondTrust's
+    // pairs, Forcepoint's pairs and its ` key=-` removal, Avi's RFC 5424 tail, Guardicore's
+    // header repair, DataPower's bracket header, Cylance's event types.
+    b"<85>1 2024-05-15T20:05:35.246Z e Epic 7652 - [origin software=\"S\"] <?xml version=\"1.0\"?><EventLog>",
+    b"<85>May 15 20:05:35 e Epic[1]: <",
+    b"<164>fenotify-7441437.warning: {\"product\":\"HX\",\"alert\":{",
+    b"<166>May 08 04:40:52 sra BG[123]: 1427:01:01:",
+    b"<134>May 21 01:40:16 fp vendor=Forcepoint product=Web ",
+    b"<46>2024-05-07 05:53:25,246 avi Avi-Controller - ",
+    b"<14>2024-05-21T04:55Z gc CEF:0|Guardicore|Centra|",
+    b"<166>May 21 08:10:58 dp [A][0x1][",
+    b"<134>1 2024-05-14T20:13:01.246Z cy CylancePROTECT - - - Event Type:",
     // StealthINTERCEPT alert details, Prisma SD-WAN pairs, RSA SecurID columns (on the
     // DELL_RSA_SECUREID listener, see below), a Thales STA frame (no-parse listener).
     b"<166>May 25 19:37:31 NumberOfLogins=1 AttackedHostIp= AlertText=Activity.Account Sid: ",

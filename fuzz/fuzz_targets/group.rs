@@ -1,6 +1,6 @@
 //! Fuzz target `group`: the multi-part grouping (`classify::group`) on a stream of lines.
 //! The input is split at LF into messages; each is parsed, classified and, when it is a part
-//! (an ISE/ACS segment, a vSphere line with GROUPMSG on, a Brightmail part; the first byte of each line picks
+//! (an ISE/ACS segment, a vSphere line with GROUPMSG on, a Brightmail part, a BeyondTrust SRA part; the first byte of each line picks
 //! a preamble that makes one likely), offered to a small bounded `Grouper` with a clock that
 //! the line's second byte advances. Nothing may panic; the grouper stays within its limits;
 //! every joined line parses and classifies again without being a multi-segment part again
@@ -30,6 +30,8 @@ const PREAMBLES: &[&[u8]] = &[
     b"<14>2024-04-10T10:00:00.123Z esx-01 sdrsInjector[1]: ",
     b"<14>2024-04-10T10:00:00.123Z esx-01 Hostd[1]: --> ",
     b"<1>Apr 10 10:00:00 smg-01 bmserver: 1576195989|",
+    b"<166>May 08 04:40:52 sra-01 BG[123]: 1427:0",
+    b"<166>May 08 04:40:52 sra-01 BG[123]: 7:",
 ];
 
 static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(|| {

@@ -166,6 +166,10 @@ pub struct VendorOptions {
     /// SRA events are sent as JSON of their values (`t_json_values`); any other value
     /// (SC4S documents `NONE`) sends the vendor's text (`t_msg_only`).
     pub beyondtrust_sra_json: bool,
+    /// `SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT` empty or `JSON` (the default):
+    /// SonicWall firewall events are sent as JSON of their key=value pairs
+    /// (`t_json_values`); any other value leaves SC4S's default event text (`t_hdr_msg`).
+    pub sonicwall_json: bool,
     /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
     /// for X finds invalid; sluice never drops: by default the message goes on to the next
     /// parser and the fallback (as when SC4S's application declines it), with the setting X
@@ -241,6 +245,7 @@ impl Default for VendorOptions {
             checkpoint: CheckpointOptions::default(),
             use_vps_cache: false,
             beyondtrust_sra_json: true,
+            sonicwall_json: true,
             lenient: LenientDrops::default(),
         }
     }
@@ -249,7 +254,7 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 24] = [
+    pub const VARIABLES: [&'static str; 25] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
@@ -275,6 +280,7 @@ impl VendorOptions {
         "SC4S_LISTEN_CHECKPOINT_OLD_HOST_RULES",
         "SC4S_USE_VPS_CACHE",
         "SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT",
+        "SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
@@ -387,6 +393,9 @@ impl VendorOptions {
         // vendor's own format.
         if let Some(v) = get("SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT") {
             o.beyondtrust_sra_json = v.is_empty() || v == "JSON";
+        }
+        if let Some(v) = get("SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT") {
+            o.sonicwall_json = v.is_empty() || v == "JSON";
         }
         let l = &mut o.lenient;
         flag("SC4S_DISABLE_DROP_INVALID_CISCO", &mut l.cisco)?;
@@ -674,6 +683,11 @@ mod tests {
             })
             .unwrap();
             assert_eq!(o.beyondtrust_sra_json, json, "{value:?}");
+            let o = VendorOptions::from_env(|k| {
+                (k == "SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT").then(|| value.to_owned())
+            })
+            .unwrap();
+            assert_eq!(o.sonicwall_json, json, "{value:?}");
         }
     }
 }

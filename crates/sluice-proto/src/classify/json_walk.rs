@@ -6,8 +6,9 @@
 //! one value after optional whitespace, which must be an object; whatever follows it is
 //! ignored; nesting deeper than json-c's default limit (32) is an error. Strings must be
 //! closed and their escapes well-formed; numbers, `true`, `false` and `null` are read by
-//! their shape. An array is reported neither element by element nor as a whole (rules here
-//! only read scalars), but must be well-formed.
+//! their shape. An array is reported neither element by element nor as a whole, nor is
+//! anything inside it (syslog-ng keeps such an array as JSON text; rules here only read
+//! scalars), but it must be well-formed.
 
 /// json-c's `JSON_TOKENER_DEFAULT_DEPTH`.
 const MAX_DEPTH: usize = 32;
@@ -133,8 +134,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A value at the cursor. `report`: it is a member of an object (so a scalar is
-    /// visited with `path[..depth]`).
+    /// A value at the cursor. `report`: it is a member of an object outside any array (so a
+    /// scalar is visited with `path[..depth]`).
     fn value(
         &mut self,
         path: &mut [&'a [u8]; MAX_DEPTH],
@@ -162,7 +163,8 @@ impl<'a> Reader<'a> {
                     let (name, _) = self.string()?;
                     self.expect(b':')?;
                     path[depth] = name;
-                    self.value(path, depth + 1, true, visit)?;
+                    // Members of an object inside an array are not reported either.
+                    self.value(path, depth + 1, report, visit)?;
                     self.ws();
                     match self.peek() {
                         Some(b',') => self.at += 1,
@@ -284,6 +286,23 @@ mod tests {
         );
         // Objects in arrays are not members of the path.
         assert_eq!(get(j, &[b"o", b"r", b"s"]), Ok(None));
+        let mut seen = Vec::new();
+        walk(br#"{"a":[{"b":1,"c":{"d":2}}],"e":3}"#, |p, _| {
+            seen.push(p.len())
+        })
+        .unwrap();
+        assert_eq!(seen, [1]);
+        // The fuzz target's find (`structured`): an object inside an array was reported with a
+        // path slot from outside the input.
+        let crash =
+            b"{\" \n\n\n\" : \t\t\t\t[\t{\"\":\r0 0\":\r0 :\"\t  \t\t \t\xaf\n)': \t\xaf\n) '0";
+        let _ = walk(crash, |p, _| {
+            let inside = |s: &[u8]| {
+                let (o, i) = (crash.as_ptr() as usize, s.as_ptr() as usize);
+                i >= o && i + s.len() <= o + crash.len()
+            };
+            assert!(p.iter().all(|s| inside(s)));
+        });
         assert_eq!(get(j, &[b"o"]), Ok(None));
         let escaped = get(br#"{"a":"\u00e9"}"#, &[b"a"]).unwrap().unwrap();
         assert_eq!(escaped.text(), None);

@@ -102,6 +102,7 @@ const OME: usize = 11;
 const IDRAC: usize = 12;
 const POWERSTORE: usize = 13;
 const SONICWALL: usize = 14;
+const SONICWALL_NATIVE: usize = 15;
 
 static KEYS: &[Key] = &[
     Key::new("dell", "poweredge", "dell:poweredge:cmc:syslog", "infraops").class("cmc"),
@@ -135,6 +136,9 @@ static KEYS: &[Key] = &[
     Key::new("dellemc", "powerstore", "dell:emc:powerstore", "infraops"),
     Key::new("dell", "sonicwall-firewall", "dell:sonicwall", "netfw")
         .template(Template::JsonValues),
+    // SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT other than JSON: no template of its
+    // own, so the destination's default (t_hdr_msg).
+    Key::new("dell", "sonicwall-firewall", "dell:sonicwall", "netfw"),
 ];
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -464,7 +468,13 @@ fn sonicwall<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     {
         return false;
     }
-    out.key(&KEYS[SONICWALL]);
+    out.key(
+        &KEYS[if input.options.sonicwall_json {
+            SONICWALL
+        } else {
+            SONICWALL_NATIVE
+        }],
+    );
     out.values = Some(Values {
         text: input.body,
         syntax: ValuesSyntax::Kv { pair: b' ' },
@@ -688,5 +698,18 @@ mod tests {
             }
             other => panic!("time not set: {other:?}"),
         }
+        assert_eq!(c.template, Template::JsonValues);
+    }
+
+    #[test]
+    fn sonicwall_hec_format_setting() {
+        let line = "<166>id=firewall sn=C0EF time=\"2024-03-26 22:17:43 UTC\" fw=nsa-01 msg=\"x\"";
+        let native = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            sonicwall_json: false,
+            ..crate::classify::VendorOptions::default()
+        });
+        let c = crate::classify::testutil::classify_line_with(native, line);
+        assert_eq!(c.sourcetype, "dell:sonicwall");
+        assert_eq!(c.template, Template::HdrMsg);
     }
 }

@@ -106,6 +106,8 @@ mod zscaler;
 
 #[cfg(test)]
 mod robust_a;
+#[cfg(test)]
+mod robust_cat2;
 
 /// Every vendor family sluice ships, one line each. The order does not matter (SC4S's file
 /// order decides, see [`super::registry::App::order`]); keep it alphabetical so that
