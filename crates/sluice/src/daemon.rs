@@ -580,6 +580,7 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         zone: zone.clone(),
         vendors: VendorSelection::parse(&config.parse.vendors),
         options: config.parse.vendor_options.clone(),
+        ..Settings::default()
     };
     let mut tables = Classifier::new(files, &settings).map_err(|e| match e {
         BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
+use sluice_proto::classify::local::Scratch;
 use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
@@ -19,6 +20,11 @@ use crate::telemetry::InternalEvent;
 pub use crate::telemetry::events::ReceiverCounters;
 use crate::telemetry::events::{BatchEmitted, Classified, OutputGone, Received};
 use crate::window::{MemoryBudget, Permit};
+
+thread_local! {
+    /// Where the operator's app-parsers keep a message's values, per receiving thread.
+    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch::new()) };
+}
 
 /// Everything a receiver needs to turn bytes into events; built from the configuration at
 /// startup and again by each reload.
@@ -177,7 +183,35 @@ impl Processor {
         counts.messages += 1;
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
-        let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
+        if self.tables.app_parsers().is_none() {
+            // Nothing writes to it: never allocated.
+            let scratch = Scratch::new();
+            return self.classify_encode(&msg, src, at, builder, counts, tag, &scratch);
+        }
+        // The operator's app-parsers keep their values in a per-thread arena, reset per
+        // message: after the first messages, no allocation.
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            scratch.reset();
+            self.classify_encode(&msg, src, at, builder, counts, tag, &scratch)
+        })
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn classify_encode(
+        &self,
+        msg: &Message<'_>,
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+        tag: Option<&str>,
+        scratch: &Scratch,
+    ) -> Option<EncodedBatch> {
+        let now_unix_secs = at.unix_micros.div_euclid(1_000_000);
+        let class = classify(msg, src, now_unix_secs, &self.tables, scratch);
+        let msg = *msg;
         Classified {
             class: &class,
             format: msg.format,

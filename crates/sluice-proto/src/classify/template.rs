@@ -33,6 +33,10 @@ pub enum Template {
     JsonValues,
     /// `t_kv_values`: the values a vendor parsed, as WELF `key=value` pairs.
     KvValues,
+    /// A template of the operator's app-parsers (or an SC4S template the encoder does not
+    /// render itself), by its index in the loaded program: the classification carries its
+    /// text ([`super::Classification::text`]).
+    Local(u16),
 }
 
 const ALL: [Template; 13] = [
@@ -68,6 +72,7 @@ impl Template {
             Template::FallbackKv => "t_fallback_kv",
             Template::JsonValues => "t_json_values",
             Template::KvValues => "t_kv_values",
+            Template::Local(_) => "a local template",
         }
     }
 

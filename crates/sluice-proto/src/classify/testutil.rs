@@ -40,7 +40,12 @@ pub fn classify_line_with(
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    classify(msg, &src, NOW, classifier)
+    classify(msg, &src, NOW, classifier, scratch())
+}
+
+/// A scratch arena for one classification (leaked: tests only).
+pub fn scratch() -> &'static super::local::Scratch {
+    Box::leak(Box::new(super::local::Scratch::new()))
 }
 
 /// A classifier with `options` (leaked: tests only).
@@ -71,7 +76,8 @@ pub fn classify_line_bytes(raw: &[u8]) {
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    let _ = classify(&msg, &src, NOW, &CLASSIFIER);
+    let scratch = super::local::Scratch::new();
+    let _ = classify(&msg, &src, NOW, &CLASSIFIER, &scratch);
 }
 
 /// A [`When::Header`](super::registry::When::Header) check's claim, tested: whenever

@@ -73,7 +73,13 @@ fn classify_both(
         Box::leak(Box::new(crate::classify::Classifier::default()));
     (
         *msg,
-        crate::classify::classify(msg, &src, crate::classify::testutil::NOW, cx),
+        crate::classify::classify(
+            msg,
+            &src,
+            crate::classify::testutil::NOW,
+            cx,
+            crate::classify::testutil::scratch(),
+        ),
     )
 }
 
