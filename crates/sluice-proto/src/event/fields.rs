@@ -32,6 +32,17 @@ pub(super) fn write_fields(
         value.escape_into(out);
         out.push(b'"');
     }
+    if let Some(local) = &class.local {
+        for (name, value) in local.fields() {
+            if class.fields.get(name).is_some() || class.compliance.iter().any(|(n, _)| &**n == name) {
+                continue;
+            }
+            out.extend_from_slice(b",\"");
+            json::escape_into(out, name.as_bytes());
+            out.extend_from_slice(b"\":");
+            json::write_str(out, value);
+        }
+    }
     for (name, value) in class.compliance {
         out.extend_from_slice(b",\"");
         json::escape_into(out, name.as_bytes());
@@ -91,6 +102,12 @@ pub(super) fn write_fields(
     }
     out.extend_from_slice(b"|.app.");
     json::escape_into(out, class.app.as_bytes());
+    if let Some(local) = &class.local {
+        for tag in local.tags() {
+            out.push(b'|');
+            json::escape_into(out, tag);
+        }
+    }
     out.extend_from_slice(b"\"}");
 }
 
