@@ -17,12 +17,13 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Change, Topology, Transition, UdpPlan};
-use crate::metrics::{Ports, TcpPortMetrics, UdpPortMetrics};
+use crate::listen::stream::port::PortCounters;
+use crate::listen::stream::{ActiveStream, BoundStream, StreamShared};
+use crate::listen::udp::{UdpContext, UdpPort};
 use crate::output::Submit;
 use crate::pipeline::SharedProcessor;
-use crate::stream::{ActiveStream, BoundStream, StreamShared};
+use crate::telemetry::state::{PortMetrics, Ports, TcpPortMetrics, UdpPortMetrics};
 use crate::tls::TlsManager;
-use crate::udp::{UdpContext, UdpPort};
 use crate::window::{MemoryBudget, Window};
 
 /// What every listener shares, whatever the topology.
@@ -56,6 +57,7 @@ struct ActiveTls {
 #[derive(Debug)]
 struct Draining {
     task: tokio::task::JoinHandle<()>,
+    counters: PortCounters,
     metrics: Arc<TcpPortMetrics>,
 }
 
@@ -127,13 +129,13 @@ impl Running {
     /// error, whatever was bound is closed again.
     pub fn prepare(&self, t: Transition) -> anyhow::Result<Prepared> {
         let tls = match (&t.next.tls, t.new_tls) {
-            (Some(plan), true) => Some(crate::stream::load_tls(plan)?),
+            (Some(plan), true) => Some(crate::listen::stream::load_tls(plan)?),
             _ => None,
         };
         let claim = &self.shared.claim;
         let mut udp = BTreeMap::new();
         for (&port, _) in t.udp.iter().filter(|(_, c)| **c == Change::Open) {
-            udp.insert(port, crate::udp::bind(&t.next.udp[&port], claim)?);
+            udp.insert(port, crate::listen::udp::bind(&t.next.udp[&port], claim)?);
         }
         // New ports first. Replacement sockets on ports this process holds come last: they
         // take connections into their queue as soon as they listen, so as little as
@@ -141,11 +143,11 @@ impl Running {
         let mut streams = BTreeMap::new();
         for (&port, _) in t.streams.iter().filter(|(_, c)| **c == Change::Open) {
             let plan = &t.next.streams[&port];
-            streams.insert(port, crate::stream::bind(plan, claim, false)?);
+            streams.insert(port, crate::listen::stream::bind(plan, claim, false)?);
         }
         for (&port, _) in t.streams.iter().filter(|(_, c)| **c == Change::Replace) {
             let plan = &t.next.streams[&port];
-            streams.insert(port, crate::stream::bind(plan, claim, true)?);
+            streams.insert(port, crate::listen::stream::bind(plan, claim, true)?);
         }
         Ok(Prepared {
             transition: t,
@@ -190,15 +192,15 @@ impl Running {
             let old = self.streams.remove(&port);
             // The metrics of the port continue: from the listener being replaced, or from an
             // earlier one on this port whose connections are still draining.
-            let reuse = old.as_ref().map(|o| o.metrics.clone()).or_else(|| {
+            let reuse = old.as_ref().map(|o| o.counters.clone()).or_else(|| {
                 let d = self.draining.iter().find(|d| d.metrics.port == port);
-                d.map(|d| d.metrics.clone())
+                d.map(|d| d.counters.clone())
             });
-            let mut new = crate::stream::start(
+            let mut new = crate::listen::stream::start(
                 bound,
                 &shared,
                 tls_manager.as_deref(),
-                reuse.as_deref(),
+                reuse.as_ref(),
                 &self.out,
             );
             if let Some(mut old) = old {
@@ -326,6 +328,7 @@ impl Running {
         );
         self.draining.push(Draining {
             task: old.task,
+            counters: old.counters,
             metrics: old.metrics,
         });
     }
@@ -343,7 +346,10 @@ impl Running {
     }
 
     fn publish(&self) {
-        let udp = self.udp.values().map(|u| u.metrics.clone()).collect();
+        let udp = self
+            .udp
+            .values()
+            .map(|u| PortMetrics::Udp(u.metrics.clone()));
         let mut tcp: Vec<Arc<TcpPortMetrics>> =
             self.streams.values().map(|s| s.metrics.clone()).collect();
         for d in &self.draining {
@@ -355,9 +361,10 @@ impl Running {
             }
         }
         self.ports.store(Arc::new(Ports {
-            udp,
-            tcp,
-            tls: self.tls.as_ref().map(|t| t.manager.clone()),
+            listeners: udp
+                .chain(tcp.into_iter().map(PortMetrics::Stream))
+                .collect(),
+            tls: self.tls.as_ref().map(|t| t.manager.stats.clone()),
         }));
     }
 }
