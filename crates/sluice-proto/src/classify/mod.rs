@@ -761,6 +761,12 @@ impl Classifier {
 }
 
 impl<'m, 't> Classification<'m, 't> {
+    /// Whether an app-parser sent the event to the null queue
+    /// (`r_set_dest_splunk_null_queue`): it goes to no Splunk destination.
+    pub fn null_queue(&self) -> bool {
+        self.local.is_some_and(|l| l.null_queue())
+    }
+
     /// The event time: the vendor's stamp, the header's, or `recv_unix_micros`.
     pub fn time_micros(&self, msg: &Message<'_>, recv_unix_micros: i64) -> i64 {
         match self.time {

@@ -34,7 +34,9 @@ pub(super) fn write_fields(
     }
     if let Some(local) = &class.local {
         for (name, value) in local.fields() {
-            if class.fields.get(name).is_some() || class.compliance.iter().any(|(n, _)| &**n == name) {
+            if class.fields.get(name).is_some()
+                || class.compliance.iter().any(|(n, _)| &**n == name)
+            {
                 continue;
             }
             out.extend_from_slice(b",\"");

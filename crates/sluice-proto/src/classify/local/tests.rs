@@ -266,7 +266,10 @@ application app-syslog-jsondev[sc4s-syslog] {
 #[test]
 fn regexp_parser_and_rewrites() {
     let cx = classifier(&[("p.conf", PARSERS)]);
-    let e = event(cx, "<38>Mar 31 02:08:27 relay rexdev: box-7 alice logged in");
+    let e = event(
+        cx,
+        "<38>Mar 31 02:08:27 relay rexdev: box-7 alice logged in",
+    );
     assert_eq!(s(&e, "sourcetype"), "rex:dev");
     assert_eq!(s(&e, "host"), "box-7");
     assert_eq!(s(&e, "event"), "rexdev: user=alice IN");
@@ -283,7 +286,10 @@ fn csv_parser_and_kv_values() {
         "<38>Mar 31 02:08:27 relay csvdev: 12:00, warn ,\"10.0.0.1\",disk full, 91%",
     );
     assert_eq!(s(&e, "sourcetype"), "csv:dev");
-    assert_eq!(s(&e, "event"), "level=warn msg=\"disk full, 91%\" src=10.0.0.1 time=12:00");
+    assert_eq!(
+        s(&e, "event"),
+        "level=warn msg=\"disk full, 91%\" src=10.0.0.1 time=12:00"
+    );
 }
 
 #[test]
@@ -338,17 +344,29 @@ application app-syslog-flowdev[sc4s-syslog-pgm] {
 #[test]
 fn branches_named_objects_and_substitutions() {
     let cx = classifier(&[("flow.conf", FLOW)]);
-    let deny = event(cx, "<134>Mar 31 02:08:27 r1 flowdev: act=DENY;src=10.1.2.3;id=abcdef;junk=x");
+    let deny = event(
+        cx,
+        "<134>Mar 31 02:08:27 r1 flowdev: act=DENY;src=10.1.2.3;id=abcdef;junk=x",
+    );
     assert_eq!(s(&deny, "sourcetype"), "flow:deny");
     assert_eq!(s(&deny, "index"), "flowidx");
     assert_eq!(s(&deny, "fields/sc4s_class"), "deny");
     assert_eq!(s(&deny, "event"), "deny from ##.#.#.# [abcd]");
-    assert!(s(&deny, "fields/sc4s_tags").ends_with("|.app.app-syslog-flowdev|flowdev:marked"), "{deny}");
-    let debug = event(cx, "<135>Mar 31 02:08:27 r1 flowdev: act=ALLOW;src=1.2.3.4;id=1;env=yes");
+    assert!(
+        s(&deny, "fields/sc4s_tags").ends_with("|.app.app-syslog-flowdev|flowdev:marked"),
+        "{deny}"
+    );
+    let debug = event(
+        cx,
+        "<135>Mar 31 02:08:27 r1 flowdev: act=ALLOW;src=1.2.3.4;id=1;env=yes",
+    );
     assert_eq!(s(&debug, "index"), "netops");
     assert_eq!(s(&debug, "fields/sc4s_class"), "debug");
     assert_eq!(s(&debug, "fields/flow_env"), "from-env");
-    let other = event(cx, "<134>Mar 31 02:08:27 r1 flowdev: act=ALLOW;src=1.2.3.4;id=1");
+    let other = event(
+        cx,
+        "<134>Mar 31 02:08:27 r1 flowdev: act=ALLOW;src=1.2.3.4;id=1",
+    );
     assert_eq!(s(&other, "fields/flow_kind"), "other");
     assert_eq!(s(&other, "sourcetype"), "flow:dev");
     assert_eq!(s(&other, "fields/flow_env"), "<none>");
@@ -421,5 +439,232 @@ fn an_almost_syslog_repair_then_a_pgm_application() {
     assert_eq!(s(&e, "host"), "box-9");
     assert_eq!(s(&e, "time"), "1711800000.000");
     assert_eq!(s(&e, "event"), "oddbox: power on");
-    assert!(s(&e, "fields/sc4s_tags").contains("wireformat:rfc3164"), "{e}");
+    assert!(
+        s(&e, "fields/sc4s_tags").contains("wireformat:rfc3164"),
+        "{e}"
+    );
+}
+
+const VPS: &str = r#"
+block parser app-vps-test-netgear() {
+    channel {
+        if {
+            filter { host("^ng-fw-") };
+            parser { p_set_netsource_fields(vendor('netgear') product('fw')); };
+        } else {
+            parser { p_set_netsource_fields(vendor('netgear') product('switch')); };
+        };
+    };
+};
+application app-vps-test-netgear[sc4s-vps] {
+    filter { host("ng-*" type(glob)) or netmask(198.51.100.0/24) };
+    parser { app-vps-test-netgear(); };
+};
+application app-netsource-netgear_fw[sc4s-network-source] {
+    filter { "${.netsource.sc4s_vendor_product}" eq "netgear_fw" and tags("ns_vendor:netgear") };
+    parser {
+        rewrite {
+            r_set_splunk_dest_default(index("netfw") sourcetype("netgear:fw") vendor("netgear") product("fw"));
+        };
+    };
+};
+"#;
+
+#[test]
+fn vps_applications_name_the_source() {
+    let cx = classifier(&[("vps.conf", VPS)]);
+    let fw = event(cx, "<134>Mar 31 02:08:27 NG-FW-1 kernel: dropped");
+    assert_eq!(s(&fw, "sourcetype"), "netgear:fw");
+    assert_eq!(s(&fw, "fields/sc4s_vendor"), "netgear");
+    // The vendor/product without a parser of its own: SC4S's netsource fallback.
+    let sw = event(cx, "<134>Mar 31 02:08:27 ng-sw-1 kernel: link up");
+    assert_eq!(s(&sw, "sourcetype"), "nix:syslog");
+    assert_eq!(s(&sw, "fields/sc4s_vendor"), "netgear");
+    assert_eq!(s(&sw, "fields/sc4s_product"), "switch");
+    assert_eq!(s(&sw, "fields/sc4s_class"), "nix_syslog");
+    let by_net = event_from(
+        cx,
+        "<134>Mar 31 02:08:27 other kernel: x",
+        src_from([198, 51, 100, 7]),
+    );
+    assert_eq!(s(&by_net, "fields/sc4s_product"), "switch");
+    let none = event(cx, "<134>Mar 31 02:08:27 other kernel: x");
+    assert_eq!(s(&none, "fields/sc4s_vendor"), "nix");
+}
+
+const POST: &str = r#"
+application app-postfilter-tag_pci[sc4s-postfilter] {
+    filter { "${fields.sc4s_vendor}" eq "nix" and host("^pci-") };
+    parser {
+        rewrite {
+            r_set_splunk_dest_update_v2(index("pci_nix") sourcetype("nix:syslog:pci"));
+            set("pci", value("fields.compliance_zone"));
+        };
+    };
+};
+application app-postfilter-drop_noise[sc4s-postfilter] {
+    filter { program("noisy" type(string)) };
+    parser { rewrite(r_set_dest_splunk_null_queue); };
+};
+"#;
+
+#[test]
+fn postfilter_applications_change_the_finished_event() {
+    let cx = classifier(&[("post.conf", POST)]);
+    let e = event(cx, "<134>Mar 31 02:08:27 pci-db1 sshd[4]: login");
+    assert_eq!(s(&e, "index"), "pci_nix");
+    assert_eq!(s(&e, "sourcetype"), "nix:syslog:pci");
+    assert_eq!(s(&e, "source"), "program:sshd");
+    assert_eq!(s(&e, "fields/compliance_zone"), "pci");
+    let e = event(cx, "<134>Mar 31 02:08:27 web1 sshd[4]: login");
+    assert_eq!(s(&e, "index"), "osnix");
+    // The null queue is the caller's to honour (the destinations): the classification says so.
+    let zone = Zone::utc();
+    let line = b"<134>Mar 31 02:08:27 web1 noisy: chatter";
+    let msg = parse(
+        line,
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone: &zone,
+        },
+    );
+    let scratch = super::Scratch::new();
+    let src = src_from([192, 0, 2, 10]);
+    let c = classify(&msg, &src, NOW, cx, &scratch);
+    assert!(c.null_queue());
+}
+
+const CEF_LOCAL: &str = r#"
+application app-cef-acme_ids[cef] {
+    filter {
+        match("Acme" value(".metadata.cef.device_vendor"))
+        and match("IDS" value(".metadata.cef.device_product"));
+    };
+    parser {
+        rewrite {
+            r_set_splunk_dest_default(index("netids") sourcetype("acme:ids:cef") vendor("acme") product("ids"));
+            set("${.values.act}", value("fields.acme_action"));
+        };
+    };
+};
+"#;
+
+#[test]
+fn a_cef_application_under_the_built_in_parent() {
+    let cx = classifier(&[("cef.conf", CEF_LOCAL)]);
+    let e = event(
+        cx,
+        "<134>Mar 31 02:08:27 h1 CEF:0|Acme|IDS|1.0|100|Probe|5|act=blocked src=10.0.0.1",
+    );
+    assert_eq!(s(&e, "sourcetype"), "acme:ids:cef");
+    assert_eq!(s(&e, "index"), "netids");
+    assert_eq!(s(&e, "fields/acme_action"), "blocked");
+    let other = event(
+        cx,
+        "<134>Mar 31 02:08:27 h1 CEF:0|Other|IDS|1.0|100|Probe|5|act=x",
+    );
+    assert_eq!(s(&other, "sourcetype"), "cef");
+}
+
+const SELECT: &str = r#"
+application sc4s-lp-cisco_asa_d_hec_fmt_other[sc4s-lp-dest-select-d_hec_fmt_other] {
+    filter { 'cisco' eq "${fields.sc4s_vendor}" and 'asa' eq "${fields.sc4s_product}" };
+};
+application sc4s-lp-drop_debug_d_hec_fmt_other[sc4s-lp-dest-select-drop-d_hec_fmt_other] {
+    filter { level(debug) };
+};
+"#;
+
+#[test]
+fn selectors_pick_events_for_a_destination() {
+    let cx = classifier(&[("selectors/sel.conf", SELECT)]);
+    let p = cx.app_parsers().unwrap();
+    assert_eq!(
+        p.selector_destinations(),
+        vec!["d_hec_fmt_other".to_string()]
+    );
+    let zone = Zone::utc();
+    let verdict = |line: &str, dest: &str| {
+        let msg = parse(
+            line.as_bytes(),
+            &ParseOptions {
+                now_unix_secs: NOW,
+                zone: &zone,
+            },
+        );
+        let scratch = super::Scratch::new();
+        let src = src_from([192, 0, 2, 10]);
+        let c = classify(&msg, &src, NOW, cx, &scratch);
+        cx.selects(dest, &msg, &src, &c, NOW, &scratch)
+    };
+    let asa = "<166>Mar 31 02:08:27 fw1 %ASA-6-302013: Built inbound TCP connection";
+    let v = verdict(asa, "d_hec_fmt_other");
+    assert!(v.has_selectors && v.selected && !v.dropped, "{v:?}");
+    let v = verdict("<134>Mar 31 02:08:27 h1 sshd[1]: x", "d_hec_fmt_other");
+    assert!(v.has_selectors && !v.selected, "{v:?}");
+    let v = verdict(
+        "<167>Mar 31 02:08:27 fw1 %ASA-7-302013: Built",
+        "d_hec_fmt_other",
+    );
+    assert!(v.selected && v.dropped, "{v:?}");
+    assert!(!verdict(asa, "d_hec_fmt").has_selectors);
+}
+
+const LOCAL_TEMPLATE: &str = r#"
+template t_acme_compact { template("${PROGRAM}|${.values.code}|$(template t_msg_only)"); };
+application app-syslog-acme_t[sc4s-syslog-pgm] {
+    filter { program("acmet" type(string)) };
+    parser {
+        regexp-parser(prefix(".values.") patterns('code=(?<code>\d+)'));
+        rewrite { r_set_splunk_dest_default(index("main") sourcetype("acme:t") vendor("acme") product("t") template("t_acme_compact")); };
+    };
+};
+application app-syslog-acme_5424[sc4s-syslog-pgm] {
+    filter { program("acme5424" type(string)) };
+    parser { rewrite { r_set_splunk_dest_default(index("main") sourcetype("acme:5424") vendor("acme") product("x") template("t_5424_hdr_msg")); }; };
+};
+"#;
+
+#[test]
+fn local_and_library_templates_render_the_event() {
+    let cx = classifier(&[("t.conf", LOCAL_TEMPLATE)]);
+    let e = event(cx, "<134>Mar 31 02:08:27 h1 acmet: state code=42 ok");
+    assert_eq!(s(&e, "event"), "acmet|42|state code=42 ok");
+    let e = event(cx, "<134>Mar 31 02:08:27 H1 acme5424[7]: hi");
+    assert_eq!(
+        s(&e, "event"),
+        "2024-03-31T02:08:27.000+00:00 h1 acme5424 7 - hi"
+    );
+}
+
+#[test]
+fn in_list_and_same_name_replacement() {
+    let text = r#"
+application app-syslog-listed[sc4s-syslog-pgm] {
+    filter { in-list("/etc/lists/hosts.txt" value("HOST")) };
+    parser { rewrite { r_set_splunk_dest_default(index("main") sourcetype("listed") vendor("l") product("l")); }; };
+};
+# Replaces the built-in application of the same name and topic.
+application app-syslog-cef-pgm[sc4s-syslog-pgm] {
+    filter { program('CEF' type(string) flags(prefix)) };
+    parser { rewrite { r_set_splunk_dest_default(index("main") sourcetype("my:cef") vendor("my") product("cef")); }; };
+};
+"#;
+    let cx = classifier(&[("l.conf", text)]);
+    assert_eq!(
+        s(&event(cx, "<134>Mar 31 02:08:27 beta x: y"), "sourcetype"),
+        "listed"
+    );
+    assert_eq!(
+        s(&event(cx, "<134>Mar 31 02:08:27 gamma x: y"), "sourcetype"),
+        "nix:syslog"
+    );
+    let e = event(cx, "<134>Mar 31 02:08:27 h1 CEF:0|A|B|1|2|n|5|x=y");
+    assert_eq!(s(&e, "sourcetype"), "my:cef");
+    let missing = load(&[(
+        "m.conf",
+        "application a[sc4s-syslog] { filter { in-list(\"/nope\" value(\"HOST\")) }; };",
+    )]);
+    let d = missing.unwrap_err();
+    assert!(d[0].message.contains("/nope"), "{d:?}");
 }
