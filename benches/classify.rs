@@ -1,6 +1,7 @@
-//! Classification cost on a mix of the SC4S vendor corpus's messages (every case of
-//! `crates/sluice-proto/tests/corpus/sc4s-vendors.jsonl`: 54 vendors, nix:syslog and
-//! fallback included). Messages are parsed once outside the loop; the measured loop is
+//! Classification cost on a mix of the SC4S vendor corpora's messages (every case of
+//! `crates/sluice-proto/tests/corpus/sc4s-vendors.jsonl` and `sc4s-vendors-2.jsonl`, each
+//! part of a multi-part case on its own: the vendor families, nix:syslog and fallback
+//! included). Messages are parsed once outside the loop; the measured loop is
 //! `classify` alone, then `classify` + `encode_event`, over the whole mix. The target is
 //! at least 1 M classifications per second per core.
 //!
@@ -28,7 +29,7 @@ const NOW: i64 = 1_713_139_200;
 const LOGGEN_LINE: &[u8] = b"<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000, runid: 1795706502, stamp: 2026-11-26T15:21:42 PADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPAD\n";
 
 fn bench(c: &mut Criterion) {
-    let raws = corpus::vendor_corpus();
+    let raws = corpus::vendor_corpora();
     let zone = Zone::utc();
     let opts = ParseOptions {
         now_unix_secs: NOW,
@@ -132,7 +133,7 @@ fn per_message_report(
 }
 
 fn cpu_report() {
-    let mut raws = corpus::vendor_corpus();
+    let mut raws = corpus::vendor_corpora();
     raws.insert(0, LOGGEN_LINE.to_vec());
     let zone = Zone::utc();
     let opts = ParseOptions {

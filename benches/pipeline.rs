@@ -34,6 +34,7 @@ fn bench_process(c: &mut Criterion) {
         },
         groups: Default::default(),
         names: None,
+        vps: None,
     };
     let src = SourceMeta {
         transport: Transport::Udp,

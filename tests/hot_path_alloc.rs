@@ -28,6 +28,7 @@ fn processor(zone: &str, routing: Option<Arc<Routing>>) -> Processor {
         },
         groups: Default::default(),
         names: None,
+        vps: None,
     }
 }
 

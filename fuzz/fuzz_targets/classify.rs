@@ -1,14 +1,19 @@
 //! Fuzz target `classify`: parse → classify → encode on arbitrary bytes, with the first byte
 //! choosing a vendor preamble (CEF header, PAN-OS CSV, FortiGate key=value, a JSON body, a
 //! Cisco mnemonic or header variant, an ISE segment, a LEEF header, an almost-syslog header,
-//! or none) so the vendor parsers are reached quickly. Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
+//! StealthINTERCEPT alert details, Prisma pairs, RSA SecurID columns, a Thales STA frame, or
+//! none) so the vendor parsers are reached quickly, and a listener (the default, RSA
+//! SecurID's, or a no-parse port). Nothing may panic, and every event must be one valid JSON object with a non-blank `event`.
 #![no_main]
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use sluice_proto::classify::{Classifier, SourceMeta, Transport, classify};
+use sluice_proto::classify::{
+    Classifier, Settings, SourceMeta, Transport, classify, classify_no_parse,
+};
+use sluice_proto::parse::no_parse;
 use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
 
@@ -43,9 +48,21 @@ const PREAMBLES: &[&[u8]] = &[
     b"<13>Apr 10 2024 10:00:00.",
     b"<166>Mar 27 09:08:53 slot1/",
     b"<144>2024-04-13T15:43:27.912Z esx-08 Vpxa: verbose vpxa[4242] [Originator@6876 ",
+    // StealthINTERCEPT alert details, Prisma SD-WAN pairs, RSA SecurID columns (on the
+    // DELL_RSA_SECUREID listener, see below), a Thales STA frame (no-parse listener).
+    b"<166>May 25 19:37:31 NumberOfLogins=1 AttackedHostIp= AlertText=Activity.Account Sid: ",
+    b"<11>1 2024-05-24T23:00:18.318529Z 10.64.12.21 log - - - ION_HOST=\"x\" FACILITY=",
+    b"<166>May 15 09:14:25 am-01 2024-05-15 09:14:25,246, am-01, audit.admin.",
+    b"<14>1 2024-05-26T14:04:30.318529+00:00 sta-1 - - RemoteLogging \xef\xbb\xbf{",
 ];
 
-static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
+static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(|| {
+    let settings = Settings {
+        listeners: vec!["DELL_RSA_SECUREID".into(), "THALES_STA".into()],
+        ..Settings::default()
+    };
+    Classifier::new(Default::default(), &settings).expect("builds")
+});
 static ZONE: LazyLock<Zone> = LazyLock::new(Zone::utc);
 
 fuzz_target!(|data: &[u8]| {
@@ -62,14 +79,26 @@ fuzz_target!(|data: &[u8]| {
             zone: &ZONE,
         },
     );
+    // The choice byte's top bits also pick the listener: the default, RSA SecurID's, or
+    // Thales STA's no-parse port (whose frames are classified unparsed).
+    let listener_id = match choice >> 6 {
+        1 => "DELL_RSA_SECUREID",
+        2 => "THALES_STA",
+        _ => "DEFAULT",
+    };
     let src = SourceMeta {
         transport: Transport::Udp,
         dest_port: 514,
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
-        listener_id: "DEFAULT",
+        listener_id,
     };
     let scratch = sluice_proto::classify::local::Scratch::new();
-        let class = classify(&msg, &src, now, &CLASSIFIER, &scratch);
+    let unparsed = no_parse(&input);
+    let (msg, class) = if listener_id == "THALES_STA" {
+        (unparsed, classify_no_parse(&unparsed, &src, now, &CLASSIFIER, &scratch))
+    } else {
+        (msg, classify(&msg, &src, now, &CLASSIFIER, &scratch))
+    };
     let mut out = Vec::new();
     encode_event(
         &mut out,

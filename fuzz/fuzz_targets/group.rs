@@ -65,6 +65,7 @@ fuzz_target!(|data: &[u8]| {
     let group_opts = GroupOptions {
         vsphere: true,
         brightmail: true,
+        checkpoint_noise_secs: Some(2),
     };
     let mut grouper: Grouper<usize> = Grouper::new(LIMITS);
     let mut joined = Vec::new();

@@ -199,6 +199,14 @@ pub fn parse<'a>(input: &'a [u8], opts: &ParseOptions<'_>) -> Message<'a> {
     rfc3164::parse(raw, priority, rest, opts)
 }
 
+/// syslog-ng's `flags(no-parse)`: the input (its trailer removed) whole as MESSAGE, with the
+/// default priority and no header. For the listeners that leave the header to the vendor
+/// parsers (`SC4S_LISTEN_<ID>_RFC6587_NOPARSE_PORT`, see
+/// [`crate::classify::classify_no_parse`]).
+pub fn no_parse(input: &[u8]) -> Message<'_> {
+    Message::unparsed(strip_trailer(input), Some(Priority::DEFAULT))
+}
+
 /// Removes the run of trailing LF, CR and NUL bytes.
 #[inline]
 fn strip_trailer(input: &[u8]) -> &[u8] {

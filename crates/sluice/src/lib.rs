@@ -19,4 +19,5 @@ pub mod routing;
 pub mod telemetry;
 pub mod tls;
 pub mod topology;
+pub mod vps_cache;
 pub mod window;

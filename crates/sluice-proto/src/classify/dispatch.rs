@@ -566,9 +566,10 @@ impl Engine {
             }
         }
         let vp = input.netsource.vendor_product;
-        if !vp.is_empty() {
+        let listener = input.src.listener_id;
+        if !vp.is_empty() || listener != super::DEFAULT_LISTENER {
             for (v, i) in &table.netsource {
-                if **v == *vp {
+                if netsource_is(v, vp, listener) {
                     cands.insert(*i);
                 }
             }
@@ -805,10 +806,22 @@ fn prefilter_matches<'m>(app: &'static App, input: &Input<'m, '_>, out: &Out<'m>
         When::BodyPrefix(prefixes) => prefixes
             .iter()
             .any(|p| input.body.starts_with(p.as_bytes())),
-        When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
+        When::NetSource(vps) => vps
+            .iter()
+            .any(|v| netsource_is(v, input.netsource.vendor_product, input.src.listener_id)),
         When::Raw(check) => check(input.msg.raw),
         When::Header(need, check) => Shape::of(input.msg.raw).any(need) && check(input.msg.raw),
         When::Check(check) => call_check(check, app, input, out),
+    }
+}
+
+/// One [`When::NetSource`] entry against the message's network source `vp` and listener id:
+/// `vendor_product`, or `.source.s_<ID>` for the listener `<ID>` (SC4S's
+/// `tags(".source.s_<ID>")`, for listener ids that name no vendor and product).
+fn netsource_is(entry: &str, vp: &str, listener: &str) -> bool {
+    match entry.strip_prefix(".source.s_") {
+        Some(id) => id == listener,
+        None => !vp.is_empty() && entry == vp,
     }
 }
 

@@ -7,7 +7,7 @@ use regex::bytes::Regex;
 
 use crate::message::Format;
 
-use super::registry::{App, Input, Key, NetSource, Out, Source, Topic, Vendor, When};
+use super::registry::{App, Input, Key, Out, Source, Topic, Vendor, When};
 use super::template::Template;
 use super::value::Value;
 use super::vtime;
@@ -38,17 +38,18 @@ pub(crate) fn choose<'m>(
     format: Format,
     program: Option<&[u8]>,
     has_message: bool,
-    netsource: NetSource<'m>,
+    netsource: (Value<'m, 'static>, Value<'m, 'static>),
 ) -> Choice<'m> {
+    let (ns_vendor, ns_product) = netsource;
     let qualifies = match format {
         Format::Rfc5424 => true,
         Format::Rfc3164 => program.is_some() && has_message,
         Format::Unparsed => false,
     };
-    if qualifies && !netsource.vendor.is_empty() && !netsource.product.is_empty() {
+    if qualifies && !ns_vendor.is_empty() && !ns_product.is_empty() {
         Choice {
-            vendor: Value::Bytes(netsource.vendor.as_bytes()),
-            product: Value::Bytes(netsource.product.as_bytes()),
+            vendor: ns_vendor,
+            product: ns_product,
             class: Some("nix_syslog"),
             sourcetype: "nix:syslog",
             index: "osnix",

@@ -58,6 +58,7 @@ pub mod vtime;
 
 mod build;
 mod fallback;
+mod no_parse;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -69,11 +70,12 @@ use std::net::IpAddr;
 use crate::message::{Format, Message, Timestamp};
 
 pub use build::{
-    BuildError, Classifier, LenientDrops, Settings, VendorOptionError, VendorOptions,
-    VendorSelection, build,
+    BuildError, CheckpointOptions, Classifier, LenientDrops, Settings, VendorOptionError,
+    VendorOptions, VendorSelection, build,
 };
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
+pub use no_parse::classify_no_parse;
 pub use registry::{
     App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Shape, Source, TimeEdit,
     Topic, Values, ValuesSyntax, Vendor, When,
@@ -291,9 +293,25 @@ pub fn classify<'m, 't: 'm>(
         _ => None,
     };
     let mut vps = None;
-    let mut local_vps = false;
+    let mut remembered = None;
     if netsource.vendor_product.is_empty() {
-        // The operator's `sc4s-vps` applications first; the csv only when none took it.
+        // SC4S_USE_VPS_CACHE (`p_vpst_cache`, before vendor_product_by_source, which wins):
+        // the vendor and product of the last event from this HOST.
+        if let Some(cache) = &cx.vps_cache {
+            let host = match (csv_host, &cached_host) {
+                (Some(h), _) => Some(h.as_bytes()),
+                (None, Some(h)) => Some(h.as_bytes()),
+                (None, None) => header_host,
+            };
+            if let Some(h) = host
+                && !host_is_nil_or_ip(Some(h), src.source_ip)
+            {
+                remembered = cache.lookup(h);
+            }
+        }
+        // vendor_product_by_source: the operator's `sc4s-vps` applications first, the csv
+        // only when none took the message.
+        let mut local_vps = false;
         if let Some(p) = &cx.app_parsers
             && p.has(&local::Context::Vps)
         {
@@ -323,18 +341,16 @@ pub fn classify<'m, 't: 'm>(
             }
         }
     }
+    let remembered = remembered.filter(|_| netsource.vendor_product.is_empty());
+    // The network source the applications see: the listener's or vendor_product_by_source's,
+    // else the cache's (which lives here, not in the classifier).
+    let seen = match &remembered {
+        Some(r) => r.netsource(),
+        None => netsource,
+    };
 
     // Step 5: signatures.
-    let input = cx.input(
-        msg,
-        src,
-        view,
-        rewrite,
-        netsource,
-        now_unix_secs,
-        &out,
-        arena,
-    );
+    let input = cx.input(msg, src, view, rewrite, seen, now_unix_secs, &out, arena);
     if !out.identified {
         let sdata = msg.format == Format::Rfc5424
             && msg
@@ -351,16 +367,7 @@ pub fn classify<'m, 't: 'm>(
         // Unless an application took the message, `out` is as the signature topics got it
         // (a declining candidate's writes are undone), and so is the input.
         let input = if out.identified {
-            cx.input(
-                msg,
-                src,
-                view,
-                rewrite,
-                netsource,
-                now_unix_secs,
-                &out,
-                arena,
-            )
+            cx.input(msg, src, view, rewrite, seen, now_unix_secs, &out, arena)
         } else {
             input
         };
@@ -394,7 +401,14 @@ pub fn classify<'m, 't: 'm>(
             Some(m) => !m.is_empty(),
             None => !input.body.is_empty(),
         };
-        fallback::choose(format, program, has_message, netsource)
+        let ns = match &remembered {
+            Some(r) => (Value::Inline(r.vendor), Value::Inline(r.product)),
+            None => (
+                Value::Bytes(netsource.vendor.as_bytes()),
+                Value::Bytes(netsource.product.as_bytes()),
+            ),
+        };
+        fallback::choose(format, program, has_message, ns)
     });
 
     // host.csv and the name cache (when HOST is still the header's or the sender's IP), then
@@ -831,6 +845,59 @@ pub trait NameCache: Send + Sync + fmt::Debug {
     /// The cached hostname of `ip` (`None` when unknown or longer than
     /// [`value::INLINE_CAP`]).
     fn lookup(&self, ip: IpAddr) -> Option<Inline>;
+}
+
+/// The vendor-product cache behind `SC4S_USE_VPS_CACHE`: the vendor and product of the last
+/// event each host name had. A message from that host on a listener without a vendor of its
+/// own is then read as that vendor's network source (unless `vendor_product_by_source`
+/// names one), as SC4S's `p_vpst_cache` does. Implemented by the daemon (it learns from the
+/// events and persists them); a look-up runs on the per-message path, so it must not block.
+pub trait VpsCache: Send + Sync + fmt::Debug {
+    /// The vendor and product remembered for HOST `host` (compared ignoring ASCII case).
+    fn lookup(&self, host: &[u8]) -> Option<VendorProduct>;
+}
+
+/// A vendor and product held inline (no allocation), as the VPS cache hands them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VendorProduct {
+    vendor: Inline,
+    product: Inline,
+    joined: Inline,
+}
+
+impl VendorProduct {
+    /// `None` when either is empty or not UTF-8, or `vendor_product` is longer than
+    /// [`value::INLINE_CAP`].
+    pub fn new(vendor: &[u8], product: &[u8]) -> Option<VendorProduct> {
+        if vendor.is_empty()
+            || product.is_empty()
+            || std::str::from_utf8(vendor).is_err()
+            || std::str::from_utf8(product).is_err()
+        {
+            return None;
+        }
+        Some(VendorProduct {
+            vendor: Inline::concat(&[vendor])?,
+            product: Inline::concat(&[product])?,
+            joined: Inline::concat(&[vendor, b"_", product])?,
+        })
+    }
+
+    pub fn vendor(&self) -> &str {
+        std::str::from_utf8(self.vendor.as_bytes()).unwrap_or_default()
+    }
+
+    pub fn product(&self) -> &str {
+        std::str::from_utf8(self.product.as_bytes()).unwrap_or_default()
+    }
+
+    fn netsource(&self) -> NetSource<'_> {
+        NetSource {
+            vendor: self.vendor(),
+            product: self.product(),
+            vendor_product: std::str::from_utf8(self.joined.as_bytes()).unwrap_or_default(),
+        }
+    }
 }
 
 /// SC4S's `f_host_is_nil_or_ip` for HOST as syslog-ng holds it: `host` (`None`: no host in

@@ -164,7 +164,8 @@ pub enum When {
     /// `1,` that would make the token scan report every occurrence).
     BodyPrefix(&'static [&'static str]),
     /// The listener's or `vendor_product_by_source`'s `sc4s_vendor_product` is one of
-    /// these.
+    /// these; an entry `.source.s_<ID>` means: received on the listener `<ID>` (SC4S's
+    /// `tags(".source.s_<ID>")`, for ids such as `INFOBLOX` that name no vendor and product).
     NetSource(&'static [&'static str]),
     /// A cheap check of the raw message: a few byte comparisons at fixed places (after the
     /// PRI, the header's shape) or one `memchr::memmem` search. For markers a token would
@@ -489,6 +490,9 @@ pub enum ValuesSyntax {
     /// `key=value` pairs separated by `pair`, values optionally double-quoted (see
     /// [`super::kv`]).
     Kv { pair: u8 },
+    /// Stealthbits StealthINTERCEPT alerts: space-separated pairs whose `AlertText=` runs to
+    /// the end and holds `Key: value; ...` details (SC4S's `parser_stealthbits.py`).
+    StealthbitsAlerts,
 }
 
 /// What applications set. Everything starts as "keep"; the last application that took the

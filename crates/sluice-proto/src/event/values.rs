@@ -33,6 +33,11 @@ pub(super) fn write_values_json(out: &mut Vec<u8>, values: Option<Values<'_>>) {
             }
             json::escape_into(out, &compact);
         }
+        ValuesSyntax::StealthbitsAlerts => {
+            let mut obj = Vec::with_capacity(v.text.len() + 32);
+            write_alerts(&mut obj, v.text);
+            json::escape_into(out, &obj);
+        }
         ValuesSyntax::Kv { pair } => {
             let mut obj = Vec::with_capacity(v.text.len() + 16);
             obj.push(b'{');
@@ -62,9 +67,13 @@ pub(super) fn write_values_welf(out: &mut Vec<u8>, values: Option<Values<'_>>) {
     let Some(v) = values else {
         return;
     };
-    let ValuesSyntax::Kv { pair } = v.syntax else {
-        json::escape_into(out, v.text);
-        return;
+    let pair = match v.syntax {
+        ValuesSyntax::Kv { pair } => pair,
+        ValuesSyntax::StealthbitsAlerts => b' ',
+        ValuesSyntax::Json => {
+            json::escape_into(out, v.text);
+            return;
+        }
     };
     let mut value = Vec::new();
     for (i, p) in kv::pairs(v.text, pair).enumerate() {
@@ -86,5 +95,158 @@ pub(super) fn write_values_welf(out: &mut Vec<u8>, values: Option<Values<'_>>) {
         } else {
             json::escape_into(out, &value);
         }
+    }
+}
+
+/// The alert's values as SC4S renders them: the space-separated pairs of the message, with
+/// `AlertText` (everything after ` AlertText=`) split by `parser_stealthbits.py` into its
+/// leading sentence (`AlertText`, left out when empty) and the `Key: value; ...` details
+/// (`AlertTextValues`, keys with spaces and dots made `_`). When the details do not split
+/// into exactly one `: ` per `; `-part, the Python parser fails and SC4S keeps the plain
+/// pairs, as here.
+fn write_alerts(obj: &mut Vec<u8>, text: &[u8]) {
+    const MARK: &[u8] = b" AlertText=";
+    let alert = memchr::memmem::rfind(text, MARK).map(|i| &text[i + MARK.len()..]);
+    let split = alert.and_then(split_alert_text);
+    obj.push(b'{');
+    let mut value = Vec::new();
+    let mut first = true;
+    for p in kv::pairs(text, b' ') {
+        let shown: &[u8] = match (&split, p.key) {
+            (Some((head, _)), b"AlertText") => {
+                if head.is_empty() {
+                    continue;
+                }
+                head
+            }
+            _ => {
+                value.clear();
+                if p.quoted {
+                    kv::unquote_into(p.value, &mut value);
+                } else {
+                    value.extend_from_slice(p.value);
+                }
+                &value
+            }
+        };
+        if !first {
+            obj.push(b',');
+        }
+        first = false;
+        json::write_str(obj, p.key);
+        obj.push(b':');
+        json::write_str(obj, shown);
+    }
+    if let Some((_, details)) = split {
+        if !first {
+            obj.push(b',');
+        }
+        obj.extend_from_slice(b"\"AlertTextValues\":{");
+        let mut key = Vec::new();
+        for (i, (k, v)) in split_parts(details).into_iter().enumerate() {
+            if i > 0 {
+                obj.push(b',');
+            }
+            key.clear();
+            key.extend(
+                k.iter()
+                    .map(|&b| if b == b' ' || b == b'.' { b'_' } else { b }),
+            );
+            json::write_str(obj, &key);
+            obj.push(b':');
+            json::write_str(obj, v.trim_ascii());
+        }
+        obj.push(b'}');
+    }
+    obj.push(b'}');
+}
+
+/// `^(.*[.!?])?(.*:.*)` on the alert text (no line breaks): the longest head ending in `.`,
+/// `!` or `?` that leaves a `:` after it, and the rest; `None` when the rest does not split
+/// into `Key: value` parts (the Python parser's exception).
+fn split_alert_text(t: &[u8]) -> Option<(&[u8], &[u8])> {
+    let line = &t[..memchr::memchr(b'\n', t).unwrap_or(t.len())];
+    let colon = memchr::memrchr(b':', line)?;
+    let head_end = line[..colon]
+        .iter()
+        .rposition(|b| matches!(b, b'.' | b'!' | b'?'))
+        .map_or(0, |i| i + 1);
+    let (head, details) = (&line[..head_end], &line[head_end..]);
+    let parts = split_parts(details);
+    (!parts.is_empty() && parts.len() == details_count(details)).then_some((head, details))
+}
+
+/// The `Key: value` parts of `details` split at `; ` (empty when one does not hold exactly
+/// one `: `).
+fn split_parts(details: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let mut out = Vec::new();
+    for part in split_str(details, b"; ") {
+        let mut halves = split_str(part, b": ");
+        let (Some(k), Some(v), None) = (halves.next(), halves.next(), halves.next()) else {
+            return Vec::new();
+        };
+        out.push((k, v));
+    }
+    out
+}
+
+fn details_count(details: &[u8]) -> usize {
+    split_str(details, b"; ").count()
+}
+
+/// Python's `str.split(sep)`.
+fn split_str<'a>(s: &'a [u8], sep: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut rest = Some(s);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        match memchr::memmem::find(r, sep) {
+            Some(i) => {
+                rest = Some(&r[i + sep.len()..]);
+                Some(&r[..i])
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_alerts;
+
+    fn alerts(text: &str) -> serde_json::Value {
+        let mut obj = Vec::new();
+        write_alerts(&mut obj, text.as_bytes());
+        serde_json::from_slice(&obj).expect("JSON")
+    }
+
+    #[test]
+    fn stealthbits_alert_text_details() {
+        let v = alerts(
+            "NumberOfLogins=15801 AttackingHost= AttackedHostIp= AlertText=Activity still in process.Account Sid: S-1-5-21-1; Account Name: TST\\xxx; Attack started: 3/11/2022 12:47:00 PM; Attacking hosts:  (UNKNOWN) 10.20.2.50 (6324), DC3.XXX.CORP (2)",
+        );
+        assert_eq!(v["NumberOfLogins"], "15801");
+        assert_eq!(v["AttackingHost"], "");
+        assert_eq!(v["AlertText"], "Activity still in process.");
+        let d = &v["AlertTextValues"];
+        assert_eq!(d["Account_Sid"], "S-1-5-21-1");
+        assert_eq!(d["Account_Name"], "TST\\xxx");
+        assert_eq!(d["Attack_started"], "3/11/2022 12:47:00 PM");
+        assert_eq!(
+            d["Attacking_hosts"],
+            "(UNKNOWN) 10.20.2.50 (6324), DC3.XXX.CORP (2)"
+        );
+        // No sentence before the details: AlertText is left out.
+        let v = alerts("AttackedHostIp=1.2.3.4 AlertText=Host: h1; User: u1");
+        assert!(v.get("AlertText").is_none());
+        assert_eq!(v["AlertTextValues"]["Host"], "h1");
+        // Details that do not split: the plain pairs (SC4S's parser fails).
+        let v = alerts("AttackedHostIp=1.2.3.4 AlertText=Something happened.");
+        assert_eq!(v["AlertText"], "Something");
+        assert!(v.get("AlertTextValues").is_none());
+        let v = alerts("AttackedHostIp= AlertText=A: b: c; d: e");
+        assert!(v.get("AlertTextValues").is_none());
     }
 }

@@ -63,6 +63,8 @@ pub struct VendorPorts {
     pub rfc6587: Vec<u16>,
     pub tls: Vec<u16>,
     pub rfc5425: Vec<u16>,
+    /// `SC4S_LISTEN_<ID>_RFC6587_NOPARSE_PORT`.
+    pub rfc6587_noparse: Vec<u16>,
 }
 
 impl VendorPorts {
@@ -75,6 +77,7 @@ impl VendorPorts {
             SourceProto::Rfc6587 => &mut self.rfc6587,
             SourceProto::Tls => &mut self.tls,
             SourceProto::Rfc5425 => &mut self.rfc5425,
+            SourceProto::Rfc6587NoParse => &mut self.rfc6587_noparse,
         }
     }
 }
@@ -97,16 +100,21 @@ pub enum SourceProto {
     Rfc6587,
     Tls,
     Rfc5425,
+    /// SC4S's `RFC6587_NOPARSE` channel: octet-counted (or LF-framed) TCP whose frames are
+    /// not parsed; the listener's network-source parsers read the header
+    /// ([`sluice_proto::classify::classify_no_parse`]). It uses the TCP settings.
+    Rfc6587NoParse,
 }
 
 impl SourceProto {
-    pub const ALL: [SourceProto; 6] = [
+    pub const ALL: [SourceProto; 7] = [
         SourceProto::Udp,
         SourceProto::Tcp,
         SourceProto::Rfc5426,
         SourceProto::Rfc6587,
         SourceProto::Tls,
         SourceProto::Rfc5425,
+        SourceProto::Rfc6587NoParse,
     ];
 
     /// The word in SC4S variable names: `UDP`, `RFC6587`, ...
@@ -118,6 +126,7 @@ impl SourceProto {
             SourceProto::Rfc6587 => "RFC6587",
             SourceProto::Tls => "TLS",
             SourceProto::Rfc5425 => "RFC5425",
+            SourceProto::Rfc6587NoParse => "RFC6587_NOPARSE",
         }
     }
 
@@ -130,6 +139,7 @@ impl SourceProto {
             SourceProto::Rfc6587 => "rfc6587",
             SourceProto::Tls => "tls",
             SourceProto::Rfc5425 => "rfc5425",
+            SourceProto::Rfc6587NoParse => "rfc6587_noparse",
         }
     }
 
@@ -140,7 +150,9 @@ impl SourceProto {
     pub fn kind(self) -> ListenerKind {
         match self {
             SourceProto::Udp | SourceProto::Rfc5426 => ListenerKind::Udp,
-            SourceProto::Tcp | SourceProto::Rfc6587 => ListenerKind::Tcp,
+            SourceProto::Tcp | SourceProto::Rfc6587 | SourceProto::Rfc6587NoParse => {
+                ListenerKind::Tcp
+            }
             SourceProto::Tls | SourceProto::Rfc5425 => ListenerKind::Tls,
         }
     }
@@ -350,7 +362,8 @@ impl StreamConfig {
     /// The settings of a stream protocol (`None` for the UDP words).
     pub fn get(&self, proto: SourceProto) -> Option<&StreamPortConfig> {
         match proto {
-            SourceProto::Tcp => Some(&self.tcp),
+            // SC4S's noparse channel takes the TCP settings (sockets, connections, buffers).
+            SourceProto::Tcp | SourceProto::Rfc6587NoParse => Some(&self.tcp),
             SourceProto::Rfc6587 => Some(&self.rfc6587),
             SourceProto::Tls => Some(&self.tls),
             SourceProto::Rfc5425 => Some(&self.rfc5425),
@@ -360,7 +373,7 @@ impl StreamConfig {
 
     pub fn get_mut(&mut self, proto: SourceProto) -> Option<&mut StreamPortConfig> {
         match proto {
-            SourceProto::Tcp => Some(&mut self.tcp),
+            SourceProto::Tcp | SourceProto::Rfc6587NoParse => Some(&mut self.tcp),
             SourceProto::Rfc6587 => Some(&mut self.rfc6587),
             SourceProto::Tls => Some(&mut self.tls),
             SourceProto::Rfc5425 => Some(&mut self.rfc5425),

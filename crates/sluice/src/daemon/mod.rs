@@ -129,6 +129,19 @@ async fn run_async(
     } else {
         None
     };
+    let vps = if config.parse.vendor_options.use_vps_cache {
+        let path = vps_cache_file(&config);
+        let c = crate::vps_cache::install(&path).with_context(|| {
+            format!(
+                "SC4S_USE_VPS_CACHE: cannot open the vendor-product cache {} (SC4S_VAR)",
+                path.display()
+            )
+        })?;
+        tracing::info!(path = %path.display(), hosts = c.len(), "vendor-product cache");
+        Some(c)
+    } else {
+        None
+    };
     let processor = build_processor(&config)?;
     let stopping = Arc::new(AtomicBool::new(false));
     let memory = MemoryBudget::new(config.window.max_bytes.0);
@@ -179,6 +192,7 @@ async fn run_async(
         groups_stop.clone(),
     );
     let names_task = names.map(|n| crate::name_cache::spawn(n, groups_stop.clone()));
+    let vps_task = vps.map(|c| crate::vps_cache::spawn(c, groups_stop.clone()));
     let mut running = Running::new(shared, submit);
     let startup =
         running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
@@ -277,6 +291,11 @@ async fn run_async(
         && let Err(e) = t.await
     {
         tracing::error!(error = %e, "the name cache task failed");
+    }
+    if let Some(t) = vps_task
+        && let Err(e) = t.await
+    {
+        tracing::error!(error = %e, "the vendor-product cache task failed");
     }
     let received = registry.received_total();
     tracing::info!(
@@ -587,8 +606,9 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         if tables.ignored_listeners().contains(&spec.id) {
             tracing::warn!(
                 id = %spec.id,
-                "{} does not name a vendor and product (VENDOR_PRODUCT[_EXTRA]); its events get \
-                 the default metadata",
+                "{} does not name a vendor and product (VENDOR_PRODUCT[_EXTRA]); only the \
+                 parsers that know this listener id (as SC4S's .source.s_<ID>) treat its events \
+                 as their own",
                 spec.setting
             );
         }
@@ -606,6 +626,17 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         tables.set_name_cache(n.clone());
     } else if config.parse.use_name_cache {
         tracing::warn!("SC4S_USE_NAME_CACHE was off at start: it takes effect at the next start");
+    }
+    let vps = config
+        .parse
+        .vendor_options
+        .use_vps_cache
+        .then(crate::vps_cache::installed)
+        .flatten();
+    if let Some(c) = &vps {
+        tables.set_vps_cache(c.clone());
+    } else if config.parse.vendor_options.use_vps_cache {
+        tracing::warn!("SC4S_USE_VPS_CACHE was off at start: it takes effect at the next start");
     }
     let encode = EncodeOptions {
         indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
@@ -632,7 +663,13 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         },
         groups: Default::default(),
         names,
+        vps,
     })
+}
+
+/// Where the vendor-product cache is kept: beside the name cache (`$SC4S_VAR/vps.cache`).
+fn vps_cache_file(config: &Config) -> std::path::PathBuf {
+    config.parse.name_cache_file.with_file_name("vps.cache")
 }
 
 /// Registers listener ids with `processor`'s tables (each id's vendor and product metadata),

@@ -13,7 +13,7 @@ mod aruba;
 mod barracuda;
 mod broadcom;
 pub mod cef;
-mod checkpoint;
+pub(crate) mod checkpoint;
 mod cisco;
 mod citrix;
 mod cohesity;
@@ -32,6 +32,7 @@ mod json;
 mod juniper;
 mod kaspersky;
 pub mod leef;
+mod local_example;
 mod mcafee;
 mod microfocus;
 mod microsoft;
@@ -39,6 +40,8 @@ mod netmotion;
 mod netscout;
 mod ossec;
 mod pan;
+mod pan_cortex;
+mod prisma;
 mod proofpoint;
 mod pulse;
 mod qumulo;
@@ -57,6 +60,7 @@ mod util;
 mod varonis;
 mod veeam;
 mod vmware;
+mod vmware_carbonblack;
 mod zscaler;
 
 #[cfg(test)]
@@ -108,6 +112,8 @@ pub static VENDORS: &[&Vendor] = &[
     &ruckus::VENDOR,
     &secureauth::VENDOR,
     &pan::VENDOR,
+    &pan_cortex::VENDOR,
+    &prisma::VENDOR,
     &sophos::VENDOR,
     &stealthbits::VENDOR,
     &suricata::VENDOR,
@@ -116,6 +122,7 @@ pub static VENDORS: &[&Vendor] = &[
     &ubiquiti::VENDOR,
     &veeam::VENDOR,
     &vmware::VENDOR,
+    &vmware_carbonblack::VENDOR,
     &zscaler::VENDOR,
     &cef::VENDOR,
     &cyberark::VENDOR,
@@ -137,5 +144,6 @@ pub(crate) fn builtin() -> Vec<&'static Vendor> {
         &almost_headers::BUILTIN,
         &almost_levelword::BUILTIN,
         &almost_wrongver::BUILTIN,
+        &local_example::BUILTIN,
     ]
 }
