@@ -250,7 +250,11 @@ fn shadowed_by_process(env_file: &std::path::Path) -> Vec<String> {
 fn summarize(t: &crate::topology::Transition) -> String {
     use crate::topology::Change;
     let mut parts = vec!["processor replaced".to_owned()];
-    for (net, changes) in [("UDP", &t.udp), ("TCP", &t.streams)] {
+    use sluice_net::Transport as Namespace;
+    for (net, changes) in [
+        ("UDP", t.changes_of(Namespace::Udp)),
+        ("TCP", t.changes_of(Namespace::Tcp)),
+    ] {
         for (word, change) in [
             ("opened", Change::Open),
             ("closed", Change::Close),

@@ -1,9 +1,10 @@
-//! The stream listeners (TCP, RFC 6587, TLS, RFC 5425), one port at a time: [`bind`] claims
-//! the port and opens its listening sockets, so a port conflict is one clear error naming the
-//! setting; [`start`] serves them. [`load_tls`] loads and checks the certificates the TLS
-//! ports share. The topology ([`crate::topology::running`]) calls these at startup and on
-//! reload.
+//! One stream port: its plan ([`StreamPlan`], and the [`TlsPlan`] the TLS ports share),
+//! [`bind`], which claims the port and opens its listening sockets so that a port conflict is
+//! one clear error naming the setting, and [`start`], which serves them. [`load_tls`] loads
+//! and checks the certificates the TLS ports share. The running topology calls these at
+//! startup and on reload.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,15 +12,64 @@ use sluice_net::{PortClaim, PortClaimConfig, Transport as NetTransport};
 use sluice_proto::classify::Transport;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ListenerKind;
-use crate::listen::stream::conn::{TcpContext, TcpPort, TcpStats};
+use crate::config::{Config, ListenerSpec, SourceProto, StreamPortConfig, TlsConfig};
+use crate::listen::stream::conn::{TcpContext, TcpLimits, TcpPort, TcpStats};
 use crate::listen::stream::edge::{CloseLogs, Edge};
 use crate::output::Submit;
 use crate::pipeline::{ReceiverCounters, SharedProcessor};
 use crate::telemetry::state::TcpPortMetrics;
 use crate::tls::TlsManager;
-use crate::topology::{StreamPlan, TlsPlan};
 use crate::window::{MemoryBudget, Window};
+
+/// A stream port (TCP, RFC 6587, TLS, RFC 5425).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamPlan {
+    pub spec: ListenerSpec,
+    pub addr: SocketAddr,
+    pub settings: StreamPortConfig,
+    pub limits: TcpLimits,
+    pub proxy: bool,
+    pub parallelize: usize,
+}
+
+impl StreamPlan {
+    /// The port `spec` asks for, with `config`'s settings for its protocol; `None` when the
+    /// protocol has no stream settings (a UDP one).
+    pub fn new(spec: ListenerSpec, config: &Config) -> Option<StreamPlan> {
+        let settings = config.stream.get(spec.proto).cloned()?;
+        Some(StreamPlan {
+            addr: SocketAddr::new(config.listen.address, spec.port),
+            settings,
+            limits: TcpLimits {
+                max_message_size: config.listen.max_message_size,
+                frame_timeout: config.tcp.frame_timeout,
+                idle_timeout: config.tcp.idle_timeout,
+                keepalive: config.tcp.keepalive,
+            },
+            proxy: config.tcp.proxy_protocol,
+            parallelize: config.tcp.parallelize,
+            spec,
+        })
+    }
+
+    /// Equal apart from the setting that named the port (a label for messages).
+    pub fn same_as(&self, other: &StreamPlan) -> bool {
+        let key = |p: &StreamPlan| (p.spec.id.clone(), p.spec.kind, p.spec.proto);
+        key(self) == key(other)
+            && self.addr == other.addr
+            && self.settings == other.settings
+            && self.limits == other.limits
+            && self.proxy == other.proxy
+            && self.parallelize == other.parallelize
+    }
+}
+
+/// The TLS setup the TLS and RFC 5425 ports share: the settings and the profiles in use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TlsPlan {
+    pub config: TlsConfig,
+    pub profiles: Vec<SourceProto>,
+}
 
 /// Loads the TLS setup: the certificate, key and trust store, checked, with each profile's
 /// options and ciphers. Errors name the file or setting to change.
@@ -151,7 +201,7 @@ pub fn start(
         stats,
         edge,
     } = kept.clone();
-    let tls = if spec.kind == ListenerKind::Tls {
+    let tls = if spec.kind == Transport::Tls {
         tls.and_then(|t| t.endpoint(spec.proto).map(|e| (t, e)))
     } else {
         None
