@@ -18,6 +18,7 @@ mod cpu;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group};
+use sluice_proto::classify::local::Scratch;
 use sluice_proto::classify::{Classifier, SourceMeta, classify};
 use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
@@ -43,7 +44,13 @@ fn bench(c: &mut Criterion) {
     group.bench_function("vendor_corpus_mix", |b| {
         b.iter(|| {
             for m in &msgs {
-                black_box(classify(black_box(m), &src, NOW, &classifier));
+                black_box(classify(
+                    black_box(m),
+                    &src,
+                    NOW,
+                    &classifier,
+                    &Scratch::new(),
+                ));
             }
         })
     });
@@ -52,7 +59,8 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             out.clear();
             for m in &msgs {
-                let class = classify(black_box(m), &src, NOW, &classifier);
+                let scratch = Scratch::new();
+                let class = classify(black_box(m), &src, NOW, &classifier, &scratch);
                 encode_event(&mut out, m, &class, &src, NOW * 1_000_000, &encode);
             }
             black_box(out.len())
@@ -85,14 +93,21 @@ fn per_message_report(
         let mut used = 0.0;
         while used < 0.05 {
             for _ in 0..1000 {
-                black_box(classify(black_box(m), src, NOW, classifier));
+                black_box(classify(
+                    black_box(m),
+                    src,
+                    NOW,
+                    classifier,
+                    &Scratch::new(),
+                ));
             }
             n += 1000;
             used = cpu::thread_cpu_secs().unwrap_or(start) - start;
         }
         let ns = used * 1e9 / n as f64;
         total += ns;
-        let c = classify(m, src, NOW, classifier);
+        let scratch = Scratch::new();
+        let c = classify(m, src, NOW, classifier, &scratch);
         let raw = String::from_utf8_lossy(m.raw);
         let head: String = raw.chars().take(70).collect();
         rows.push((
@@ -151,7 +166,13 @@ fn cpu_report() {
         5.0,
         || {
             for m in msgs {
-                black_box(classify(black_box(m), &src, NOW, &classifier));
+                black_box(classify(
+                    black_box(m),
+                    &src,
+                    NOW,
+                    &classifier,
+                    &Scratch::new(),
+                ));
             }
         },
     );
@@ -164,7 +185,8 @@ fn cpu_report() {
         || {
             out.clear();
             for m in msgs {
-                let class = classify(black_box(m), &src, NOW, &classifier);
+                let scratch = Scratch::new();
+                let class = classify(black_box(m), &src, NOW, &classifier, &scratch);
                 encode_event(&mut out, m, &class, &src, NOW * 1_000_000, &encode);
             }
             black_box(out.len());

@@ -134,11 +134,12 @@ fuzz_target!(|data: &[u8]| {
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id,
     };
+    let scratch = sluice_proto::classify::local::Scratch::new();
     let unparsed = no_parse(&input);
     let (msg, class) = if listener_id == "THALES_STA" {
-        (unparsed, classify_no_parse(&unparsed, &src, now, &CLASSIFIER))
+        (unparsed, classify_no_parse(&unparsed, &src, now, &CLASSIFIER, &scratch))
     } else {
-        (msg, classify(&msg, &src, now, &CLASSIFIER))
+        (msg, classify(&msg, &src, now, &CLASSIFIER, &scratch))
     };
     let mut out = Vec::new();
     encode_event(

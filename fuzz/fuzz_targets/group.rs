@@ -82,7 +82,8 @@ fuzz_target!(|data: &[u8]| {
         let mut input = PREAMBLES[usize::from(choice) % PREAMBLES.len()].to_vec();
         input.extend_from_slice(rest);
         let msg = parse(&input, &opts);
-        let class = classify(&msg, &src, now, &CLASSIFIER);
+        let scratch = sluice_proto::classify::local::Scratch::new();
+        let class = classify(&msg, &src, now, &CLASSIFIER, &scratch);
         if let Some(p) = part(&msg, &class, src.source_ip, &group_opts) {
             grouper.offer(&p, &1, clock_ms, &mut joined);
             parts += 1;
@@ -96,7 +97,8 @@ fuzz_target!(|data: &[u8]| {
     for (origin, line) in &joined {
         assert_eq!(*origin, 1);
         let msg = parse(line, &opts);
-        let class = classify(&msg, &src, now, &CLASSIFIER);
+        let scratch = sluice_proto::classify::local::Scratch::new();
+        let class = classify(&msg, &src, now, &CLASSIFIER, &scratch);
         if let Some(p) = part(&msg, &class, src.source_ip, &group_opts) {
             assert!(
                 !matches!(p.rule, Rule::Ise | Rule::Acs),

@@ -205,7 +205,10 @@ pub fn encode_event(
     out.extend_from_slice(b"\",\"event\":\"");
     let view = View::new(msg, class);
     let text_start = out.len();
-    write_template(out, msg, class, src, &view, recv_unix_micros, opts);
+    match class.text {
+        Some(text) => json::escape_into(out, text),
+        None => write_template(out, msg, class, src, &view, recv_unix_micros, opts),
+    }
     if out.len() == text_start {
         write_fallback_kv(out, msg, &view, opts);
     }
@@ -318,6 +321,9 @@ fn write_template(
         Template::JsonValues => write_values_json(out, class.values, msg),
         Template::KvValues => write_values_welf(out, class.values, msg),
         Template::JsonValuesMsg => write_values_json_msg(out, class.values, msg, view),
+        // Rendered at classification ([`Classification::text`]); without a text the
+        // fallback text stands in (the caller writes it for an empty event).
+        Template::Local(_) => {}
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use sluice_proto::classify::group::{GroupLimits, Grouper, Rule, finish_joined, part};
+use sluice_proto::classify::local::{LoadOptions, Program, Scratch};
 use sluice_proto::classify::{
     Classifier, Settings, SourceMeta, Transport, VendorOptions, VendorProduct, VpsCache, build,
     classify, classify_no_parse, host_is_nil_or_ip,
@@ -71,7 +72,28 @@ fn classifier(env: &TestEnv, vps: &Arc<Remembered>) -> Classifier {
         Some(z) => Zone::from_name(&z).expect("SC4S_DEFAULT_TIMEZONE"),
         None => Zone::utc(),
     };
+    let lookup = |k: &str| env.get(k);
+    let read = |p: &str| {
+        Err(format!(
+            "{p}: in-list files are not part of the test configuration"
+        ))
+    };
+    let program = Program::load(
+        &env.app_parser_files(),
+        &LoadOptions {
+            env: &lookup,
+            read: &read,
+            strict: true,
+        },
+    )
+    .unwrap_or_else(|e| panic!("the test configuration's app-parsers: {e:?}"));
+    assert!(
+        program.diagnostics().is_empty(),
+        "the test app-parsers load cleanly: {:?}",
+        program.diagnostics()
+    );
     let settings = Settings {
+        app_parsers: Some(Arc::new(program)),
         listeners: env.vendor_listener_ids(),
         zone,
         options,
@@ -112,9 +134,10 @@ fn replay(case: &vendor_corpus::Case, env: &TestEnv, classifier: &Classifier) ->
     let mut grouper: Grouper<Rule> = Grouper::new(GroupLimits::default());
     let mut joined = Vec::new();
     let mut events = Vec::new();
+    let scratch = Scratch::new();
     let encode = |line: &[u8], rule: Option<Rule>, events: &mut Vec<Value>| {
         let msg = parse(line, &popts);
-        let mut class = classify(&msg, &src, now, classifier);
+        let mut class = classify(&msg, &src, now, classifier, &scratch);
         if let Some(rule) = rule {
             finish_joined(rule, &mut class);
         }
@@ -148,14 +171,14 @@ fn replay(case: &vendor_corpus::Case, env: &TestEnv, classifier: &Classifier) ->
         clock_ms += 1;
         if no_parse_listener {
             let msg = no_parse(frame);
-            let class = classify_no_parse(&msg, &src, now, classifier);
+            let class = classify_no_parse(&msg, &src, now, classifier, &scratch);
             let mut out = Vec::new();
             encode_event(&mut out, &msg, &class, &src, recv, &opts);
             events.push(serde_json::from_slice(&out).expect("the event is JSON"));
             continue;
         }
         let msg = parse(frame, &popts);
-        let class = classify(&msg, &src, now, classifier);
+        let class = classify(&msg, &src, now, classifier, &scratch);
         match part(&msg, &class, src.source_ip, &groups) {
             Some(p) => grouper.offer(&p, &p.rule, clock_ms, &mut joined),
             None => encode(frame, None, &mut events),

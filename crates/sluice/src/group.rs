@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use sluice_proto::batch::BatchBuilder;
 use sluice_proto::classify::group::{GroupLimits, Grouper, Joined, Part, Rule, finish_joined};
+use sluice_proto::classify::local::Scratch;
 use sluice_proto::classify::{SourceMeta, Transport, classify};
 use sluice_proto::event::encode_event;
 use sluice_proto::{ParseOptions, parse};
@@ -103,7 +104,9 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
         zone: &processor.zone,
     };
     let mut builder: BatchBuilder = processor.new_builder();
+    let mut scratch = Scratch::new();
     for (origin, line) in &joined {
+        scratch.reset();
         let src = SourceMeta {
             transport: origin.transport,
             dest_port: origin.dest_port,
@@ -111,7 +114,7 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
             listener_id: &origin.listener_id,
         };
         let msg = parse(line, &opts);
-        let mut class = classify(&msg, &src, opts.now_unix_secs, &processor.tables);
+        let mut class = classify(&msg, &src, opts.now_unix_secs, &processor.tables, &scratch);
         finish_joined(origin.rule, &mut class);
         // Routed like any other event: a joined ISE message still goes to its alternates.
         if let Some(batch) = processor.push(&mut builder, at, &class, &msg, |buf| {

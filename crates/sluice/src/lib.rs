@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod app_parsers;
 pub mod cli;
 pub mod config;
 pub mod daemon;

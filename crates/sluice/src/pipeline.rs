@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
+use sluice_proto::classify::local::Scratch;
 use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify, classify_no_parse};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
@@ -19,6 +20,11 @@ use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{BatchEmitted, Classified, OutputGone};
 pub use crate::telemetry::events::{LocalCounts, ReceiverCounters, format_index};
 use crate::window::{MemoryBudget, Permit};
+
+thread_local! {
+    /// Where the operator's app-parsers keep a message's values, per receiving thread.
+    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch::new()) };
+}
 
 /// Everything a receiver needs to turn bytes into events; built from the configuration at
 /// startup and again by each reload.
@@ -155,28 +161,8 @@ impl Processor {
         counts.messages += 1;
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
-        let class = classify_no_parse(
-            &msg,
-            src,
-            at.unix_micros.div_euclid(1_000_000),
-            &self.tables,
-        );
-        Classified {
-            class: &class,
-            format: msg.format,
-        }
-        .emit(crate::telemetry::metrics());
-        if let Some(names) = &self.names {
-            names.observe(src.source_ip, class.host_bytes(&msg));
-        }
-        if let Some(vps) = &self.vps {
-            observe_vps(vps, src, &class, &msg);
-        }
-        if self.absorb(&msg, &class, src, at, counts) {
-            return None;
-        }
-        self.push(builder, at, &class, &msg, |out: &mut Vec<u8>| {
-            encode_event(out, &msg, &class, src, at.unix_micros, &self.encode)
+        self.with_scratch(|scratch| {
+            self.classify_encode(&msg, src, at, builder, counts, None, scratch, true)
         })
     }
 
@@ -212,7 +198,46 @@ impl Processor {
         counts.messages += 1;
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
-        let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
+        self.with_scratch(|scratch| {
+            self.classify_encode(&msg, src, at, builder, counts, tag, scratch, false)
+        })
+    }
+
+    /// Runs `f` with the scratch the operator's app-parsers keep a message's values in:
+    /// a per-thread arena reset per message (after the first messages, no allocation), or,
+    /// without app-parsers, one that is never written to (never allocated).
+    #[inline(always)]
+    fn with_scratch<T>(&self, f: impl FnOnce(&Scratch) -> T) -> T {
+        if self.tables.app_parsers().is_none() {
+            return f(&Scratch::new());
+        }
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            scratch.reset();
+            f(&scratch)
+        })
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn classify_encode(
+        &self,
+        msg: &Message<'_>,
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+        tag: Option<&str>,
+        scratch: &Scratch,
+        no_parse: bool,
+    ) -> Option<EncodedBatch> {
+        let now_unix_secs = at.unix_micros.div_euclid(1_000_000);
+        let class = if no_parse {
+            classify_no_parse(msg, src, now_unix_secs, &self.tables, scratch)
+        } else {
+            classify(msg, src, now_unix_secs, &self.tables, scratch)
+        };
+        let msg = *msg;
         Classified {
             class: &class,
             format: msg.format,

@@ -99,6 +99,10 @@ pub struct Settings {
     pub zone: Zone,
     /// The SC4S settings vendor parsers read.
     pub options: VendorOptions,
+    /// The operator's app-parsers (`local/config/app_parsers/`), loaded.
+    pub app_parsers: Option<std::sync::Arc<super::local::Program>>,
+    /// The receiving host's name (`$LOGHOST` in the operator's templates).
+    pub loghost: String,
 }
 
 impl Default for Settings {
@@ -109,6 +113,8 @@ impl Default for Settings {
             set_source_as_sc4s: false,
             zone: Zone::utc(),
             options: VendorOptions::default(),
+            app_parsers: None,
+            loghost: String::new(),
         }
     }
 }
@@ -454,6 +460,9 @@ pub struct Classifier {
     pub(crate) options: VendorOptions,
     /// `SC4S_USE_NAME_CACHE`: the last good hostname of each sender (kept by the caller).
     pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
+    /// The operator's app-parsers (`None` when there are none: nothing of them runs).
+    pub(crate) app_parsers: Option<std::sync::Arc<super::local::Program>>,
+    pub(crate) loghost: String,
     /// `SC4S_USE_VPS_CACHE`: the vendor and product of each host's last event.
     pub(crate) vps_cache: Option<std::sync::Arc<dyn super::VpsCache>>,
     warnings: Vec<ContextWarning>,
@@ -520,7 +529,8 @@ impl Classifier {
         let context = Context::parse(&files)?;
         let mut active = vendors::builtin();
         active.extend(settings.vendors.resolve(vendors::VENDORS)?);
-        let engine = Engine::new(active);
+        let app_parsers = settings.app_parsers.clone().filter(|p| !p.is_empty());
+        let engine = Engine::new(active, app_parsers.clone());
         let resolved = engine
             .vendors()
             .iter()
@@ -540,6 +550,8 @@ impl Classifier {
             warnings,
             ignored_listeners: Vec::new(),
             name_cache: None,
+            app_parsers,
+            loghost: settings.loghost.clone(),
             vps_cache: None,
         };
         for id in &settings.listeners {
@@ -596,6 +608,38 @@ impl Classifier {
     /// Listener ids that name no vendor and product; log them.
     pub fn ignored_listeners(&self) -> &[String] {
         &self.ignored_listeners
+    }
+
+    /// The operator's app-parsers, when some are loaded.
+    pub fn app_parsers(&self) -> Option<&std::sync::Arc<super::local::Program>> {
+        self.app_parsers.as_ref()
+    }
+
+    /// What the selectors of `destination` (`sc4s-lp-dest-select-<destination>`) say
+    /// about a classified message. Their values live in `scratch` (see
+    /// [`super::classify`]).
+    pub fn selects<'m, 't: 'm>(
+        &'t self,
+        destination: &str,
+        msg: &crate::message::Message<'m>,
+        src: &super::SourceMeta<'_>,
+        class: &super::Classification<'m, 't>,
+        now_unix_secs: i64,
+        scratch: &'m super::local::Scratch,
+    ) -> super::local::run::Selection {
+        match &self.app_parsers {
+            Some(p) => super::local::run::selects(
+                p,
+                destination,
+                msg,
+                src,
+                class,
+                now_unix_secs,
+                &self.zone,
+                scratch.bump(),
+            ),
+            None => super::local::run::Selection::default(),
+        }
     }
 
     /// The active vendor families (built-ins first).

@@ -16,12 +16,14 @@ use crate::message::{Format, Message};
 /// Classifies a frame received on an `RFC6587_NOPARSE` listener. `msg` is the frame as
 /// [`crate::parse::no_parse`] gives it; `src.listener_id` names the listener (its vendor and
 /// product pick the network-source applications).
-pub fn classify_no_parse<'m, 't>(
+pub fn classify_no_parse<'m, 't: 'm>(
     msg: &Message<'m>,
     src: &SourceMeta<'_>,
     now_unix_secs: i64,
     cx: &'t Classifier,
+    scratch: &'m super::local::Scratch,
 ) -> Classification<'m, 't> {
+    let arena = cx.app_parsers.as_ref().map(|_| scratch.bump());
     let mut out = Out {
         host: HostEdit::SourceIp,
         time: TimeEdit::Recv,
@@ -42,6 +44,7 @@ pub fn classify_no_parse<'m, 't>(
         netsource,
         now_unix_secs,
         &out,
+        arena,
     );
     let took = cx.engine.run(Topic::NetSource, &input, &mut out, &mut hits);
     if took {
@@ -49,13 +52,13 @@ pub fn classify_no_parse<'m, 't>(
     }
     let fallback = (!out.identified).then(|| {
         let ns = (
-            Value::Static(netsource.vendor),
-            Value::Static(netsource.product),
+            Value::Bytes(netsource.vendor.as_bytes()),
+            Value::Bytes(netsource.product.as_bytes()),
         );
         fallback::choose(Format::Unparsed, None, !msg.raw.is_empty(), ns)
     });
     let compliance = cx.context.compliance(None, src.source_ip, None, msg.raw);
-    cx.finish(
+    let mut class = cx.finish(
         &out,
         Finish {
             fallback,
@@ -67,7 +70,11 @@ pub fn classify_no_parse<'m, 't>(
             time: out.time,
             compliance,
         },
-    )
+    );
+    if let (Some(p), Some(arena)) = (&cx.app_parsers, arena) {
+        cx.after_local(p, msg, src, now_unix_secs, &mut class, arena);
+    }
+    class
 }
 
 #[cfg(test)]
@@ -101,7 +108,13 @@ mod tests {
     fn the_network_source_application_reads_the_header() {
         let cx = classifier();
         let msg = no_parse(STA.as_bytes());
-        let c = classify_no_parse(&msg, &src("THALES_STA"), 0, &cx);
+        let c = classify_no_parse(
+            &msg,
+            &src("THALES_STA"),
+            0,
+            &cx,
+            crate::classify::testutil::scratch(),
+        );
         assert_eq!(c.sourcetype, "thales:sta:json");
         assert_eq!(c.index, "netauth");
         assert_eq!(
@@ -118,11 +131,23 @@ mod tests {
         // A Check Point line would be taken by its raw application on any other listener.
         let line = b"time=1715158880|hostname=cpgw-1|product=Firewall|loguid=x";
         let msg = no_parse(line);
-        let c = classify_no_parse(&msg, &src("THALES_STA"), 0, &cx);
+        let c = classify_no_parse(
+            &msg,
+            &src("THALES_STA"),
+            0,
+            &cx,
+            crate::classify::testutil::scratch(),
+        );
         assert_eq!(c.sourcetype, "sc4s:fallback");
         assert_eq!(c.host, HostEdit::SourceIp);
         assert_eq!(c.time, TimeEdit::Recv);
-        let c = classify_no_parse(&no_parse(b""), &src("DEFAULT"), 0, &cx);
+        let c = classify_no_parse(
+            &no_parse(b""),
+            &src("DEFAULT"),
+            0,
+            &cx,
+            crate::classify::testutil::scratch(),
+        );
         assert_eq!(c.sourcetype, "sc4s:fallback");
     }
 }

@@ -305,6 +305,12 @@ pub struct Input<'m, 'a> {
     /// The SC4S settings vendor parsers read (`SC4S_OPTION_*`, ...).
     pub options: &'a super::build::VendorOptions,
     pub(crate) engine: &'a super::dispatch::Engine,
+    /// Where local applications keep their values (`None`: they do not run).
+    pub(crate) arena: Option<&'m bumpalo::Bump>,
+    /// `splunk_metadata.csv`, for local applications' `p_add_context_splunk`.
+    pub(crate) metadata: &'a super::metadata::Metadata,
+    /// The receiving host's name (`$LOGHOST` in local templates).
+    pub(crate) loghost: &'a str,
 }
 
 impl std::fmt::Debug for Input<'_, '_> {
@@ -438,6 +444,11 @@ impl<'m> NameValues<'m> {
             .flatten()
             .find(|(n, _)| *n == name)
             .map(|(_, v)| *v)
+    }
+
+    /// Every pair, in the order set.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &'m [u8])> + '_ {
+        self.items.iter().flatten().copied()
     }
 
     /// `get(name) == Some(value)`.
@@ -584,7 +595,7 @@ pub struct Out<'m> {
     /// MESSAGE replaced.
     pub message: Option<Value<'m, 'static>>,
     pub sourcetype: Option<Value<'m, 'static>>,
-    pub index: Option<&'static str>,
+    pub index: Option<Value<'m, 'static>>,
     pub source: Option<Value<'m, 'static>>,
     pub vendor: Option<Value<'m, 'static>>,
     pub product: Option<Value<'m, 'static>>,
@@ -603,6 +614,9 @@ pub struct Out<'m> {
     /// skipped. Set by the dispatcher for the main topics; almost-syslog and raw
     /// applications set it themselves when SC4S's do.
     pub identified: bool,
+    /// What local applications changed beyond these fields (`.values.*`, `fields.*`,
+    /// tags, ...), in the per-message arena.
+    pub(crate) local: Option<&'m super::local::Overlay<'m>>,
 }
 
 impl<'m> Out<'m> {
@@ -622,8 +636,10 @@ impl<'m> Out<'m> {
             None
         };
         self.index = if k.index.is_empty() {
-            self.index
-                .or(prev.map(|p| p.index).filter(|i| !i.is_empty()))
+            self.index.or(prev
+                .map(|p| p.index)
+                .filter(|i| !i.is_empty())
+                .map(Value::Static))
         } else {
             None
         };

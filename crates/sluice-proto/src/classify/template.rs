@@ -35,6 +35,10 @@ pub enum Template {
     KvValues,
     /// `t_json_values_msg`: `t_json_values` with the MESSAGE as `message`.
     JsonValuesMsg,
+    /// A template of the operator's app-parsers (or an SC4S template the encoder does not
+    /// render itself), by its index in the loaded program: the classification carries its
+    /// text ([`super::Classification::text`]).
+    Local(u16),
 }
 
 const ALL: [Template; 14] = [
@@ -72,6 +76,7 @@ impl Template {
             Template::JsonValues => "t_json_values",
             Template::KvValues => "t_kv_values",
             Template::JsonValuesMsg => "t_json_values_msg",
+            Template::Local(_) => "a local template",
         }
     }
 

@@ -40,7 +40,12 @@ pub fn classify_line_with(
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    classify(msg, &src, NOW, classifier)
+    classify(msg, &src, NOW, classifier, scratch())
+}
+
+/// A scratch arena for one classification (leaked: tests only).
+pub fn scratch() -> &'static super::local::Scratch {
+    Box::leak(Box::new(super::local::Scratch::new()))
 }
 
 /// A classifier with `options` (leaked: tests only).
@@ -88,7 +93,7 @@ pub fn classify_line_on(
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: listener,
     };
-    classify(msg, &src, NOW, classifier)
+    classify(msg, &src, NOW, classifier, scratch())
 }
 
 /// The HEC event (as JSON) of `line` received on `listener` of `classifier`: parsed,
@@ -112,7 +117,8 @@ pub fn event_on(
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: listener,
     };
-    let class = classify(&msg, &src, NOW, classifier);
+    let scratch = super::local::Scratch::new();
+    let class = classify(&msg, &src, NOW, classifier, &scratch);
     let mut out = Vec::new();
     crate::event::encode_event(
         &mut out,
@@ -160,7 +166,8 @@ pub fn classify_line_bytes(raw: &[u8]) {
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    let _ = classify(&msg, &src, NOW, &CLASSIFIER);
+    let scratch = super::local::Scratch::new();
+    let _ = classify(&msg, &src, NOW, &CLASSIFIER, &scratch);
 }
 
 /// A [`When::Header`](super::registry::When::Header) check's claim, tested: whenever

@@ -52,7 +52,13 @@ fn encode_with(
     src: &SourceMeta<'_>,
     o: &EncodeOptions,
 ) -> String {
-    let class = classify(msg, src, RECV / 1_000_000, tables);
+    let class = classify(
+        msg,
+        src,
+        RECV / 1_000_000,
+        tables,
+        crate::classify::testutil::scratch(),
+    );
     let mut out = b"previous event".to_vec();
     encode_event(&mut out, msg, &class, src, RECV, o);
     let text = String::from_utf8(out).expect("UTF-8");
@@ -196,7 +202,13 @@ fn append_tag_extends_sc4s_tags_and_nothing_else() {
     let raw = loggen_line();
     let msg = loggen_msg(&raw);
     let tables = Classifier::default();
-    let class = classify(&msg, &udp(), RECV / 1_000_000, &tables);
+    let class = classify(
+        &msg,
+        &udp(),
+        RECV / 1_000_000,
+        &tables,
+        crate::classify::testutil::scratch(),
+    );
     let mut out = b"previous".to_vec();
     encode_event(&mut out, &msg, &class, &udp(), RECV, &opts());
     let plain = out.clone();
@@ -332,7 +344,13 @@ fn empty_datagram_and_pri_only_are_never_blank() {
     // A template override that renders nothing falls back to the key=value text.
     let tables = Classifier::default();
     let empty = Message::unparsed(b"", None);
-    let mut class = classify(&empty, &udp(), RECV / 1_000_000, &tables);
+    let mut class = classify(
+        &empty,
+        &udp(),
+        RECV / 1_000_000,
+        &tables,
+        crate::classify::testutil::scratch(),
+    );
     class.template = Template::HdrMsg;
     let mut out = Vec::new();
     encode_event(&mut out, &empty, &class, &udp(), RECV, &opts());
@@ -627,7 +645,7 @@ proptest::proptest! {
         let mut o = opts();
         o.store_raw_message = store_raw;
         for template in [Template::HdrMsg, Template::Rfc5424Compact, Template::FallbackKv] {
-            let mut class = classify(&msg, &src, RECV / 1_000_000, &tables);
+            let mut class = classify(&msg, &src, RECV / 1_000_000, &tables, crate::classify::testutil::scratch());
             class.template = template;
             let mut out = Vec::new();
             encode_event(&mut out, &msg, &class, &src, RECV, &o);

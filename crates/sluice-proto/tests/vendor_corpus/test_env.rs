@@ -129,6 +129,34 @@ impl TestEnv {
         self.dir.join("local/config/app_parsers")
     }
 
+    /// The app-parser files (subdirectories included, files of a directory before those of
+    /// its subdirectories, each level in name order, as SC4S includes them), read.
+    pub fn app_parser_files(&self) -> Vec<sluice_proto::classify::local::SourceFile> {
+        fn walk(dir: &Path, out: &mut Vec<sluice_proto::classify::local::SourceFile>) {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
+            let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            for p in entries.iter().filter(|p| p.is_file()) {
+                if p.extension().is_some_and(|e| e == "conf") {
+                    let text = std::fs::read_to_string(p)
+                        .unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
+                    out.push(sluice_proto::classify::local::SourceFile::new(
+                        p.display().to_string(),
+                        text,
+                    ));
+                }
+            }
+            for p in entries.iter().filter(|p| p.is_dir()) {
+                walk(p, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.app_parsers_dir(), &mut out);
+        out
+    }
+
     /// The listener a case's `port` and `transport` reach.
     pub fn listener(&self, port: u16, transport: &str) -> &Listener {
         let udp = transport.eq_ignore_ascii_case("udp");

@@ -246,6 +246,17 @@ impl Config {
                 ));
             }
         }
+        if let Some(d) = get(env, "SLUICE_APP_PARSERS_DIR", non_empty)? {
+            self.parse.app_parsers_dir = Some(PathBuf::from(d));
+        }
+        // Backtick references in app-parsers name environment variables (SC4S's
+        // `SC4S_*`, and whatever the operator's files define); iterating does not count
+        // them as read settings.
+        self.parse.app_parser_env = super::sections::VarSnapshot(
+            env.iter()
+                .map(|(k, v)| (k.to_owned(), v.value.clone()))
+                .collect(),
+        );
         set(env, "SLUICE_VENDORS", non_empty, &mut self.parse.vendors)?;
         set(
             env,

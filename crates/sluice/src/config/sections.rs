@@ -508,6 +508,17 @@ impl Default for WindowConfig {
 /// Where the name cache is kept without `SC4S_VAR`.
 pub const DEFAULT_NAME_CACHE_FILE: &str = "/var/lib/sluice/hostip.cache";
 
+/// The environment as the app-parsers see it. Its `Debug` names no value: it holds every
+/// variable, tokens included.
+#[derive(Clone, Default, PartialEq)]
+pub struct VarSnapshot(pub std::collections::BTreeMap<String, String>);
+
+impl std::fmt::Debug for VarSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "VarSnapshot({} variables)", self.0.len())
+    }
+}
+
 /// Parsing.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -526,6 +537,16 @@ pub struct ParseConfig {
     /// first existing of `/etc/syslog-ng/conf.d/local/context` (inside SC4S's container)
     /// and `/opt/sc4s/local/context` (SC4S's host mount), else none.
     pub context_dir: Option<PathBuf>,
+    /// The operator's SC4S app-parsers (`SLUICE_APP_PARSERS_DIR`), subdirectories included.
+    /// Unset: `config/app_parsers` beside the context directory (`local/context` ->
+    /// `local/config/app_parsers`), else `$SC4S_ETC/conf.d/local/config/app_parsers`,
+    /// `/etc/syslog-ng/conf.d/local/config/app_parsers` or
+    /// `/opt/sc4s/local/config/app_parsers`, the first that exists.
+    pub app_parsers_dir: Option<PathBuf>,
+    /// The `SC4S_*` variables the app-parsers' backtick references (`` `SC4S_X` ``) read;
+    /// from the environment only.
+    #[serde(skip)]
+    pub app_parser_env: VarSnapshot,
     /// Active vendor parsers (`SLUICE_VENDORS`): `all`, `none`, family names or prefixes
     /// (`cisco`), `-name` to remove; comma separated. SC4S's "Lite" image, as one setting.
     pub vendors: String,
@@ -551,6 +572,8 @@ impl Default for ParseConfig {
             store_raw_message: false,
             metadata_csv: None,
             context_dir: None,
+            app_parsers_dir: None,
+            app_parser_env: Default::default(),
             vendors: "all".into(),
             set_source_as_sc4s: false,
             vendor_options: Default::default(),

@@ -144,6 +144,8 @@ fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processo
             .with_context(|| format!("cannot read metadata csv {}", path.display()))?;
         files.splunk_metadata = Some((path.display().to_string(), text));
     }
+    let app_parsers = crate::app_parsers::load(config, context_dir.as_deref())?;
+    crate::app_parsers::log(&app_parsers);
     let settings = Settings {
         listeners: config
             .listeners()?
@@ -155,6 +157,13 @@ fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processo
         zone: zone.clone(),
         vendors: VendorSelection::parse(&config.parse.vendors),
         options: config.parse.vendor_options.clone(),
+        app_parsers: app_parsers.program.clone(),
+        loghost: config
+            .fields
+            .loghost
+            .clone()
+            .unwrap_or_else(|| hostname(config.service.hostname.as_deref())),
+        ..Settings::default()
     };
     let mut tables = Classifier::new(files, &settings).map_err(|e| match e {
         BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),

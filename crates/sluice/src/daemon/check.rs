@@ -603,6 +603,19 @@ fn parse(c: &Check<'_>, out: &mut Out) {
             c.from("parse.metadata_csv")
         ));
     }
+    let context_dir = p
+        .context_dir
+        .clone()
+        .or_else(super::build::default_context_dir);
+    match crate::app_parsers::load(config, context_dir.as_deref()) {
+        Ok(loaded) => {
+            for l in crate::app_parsers::check_lines(&loaded) {
+                out.line(l);
+            }
+        }
+        // Building the blueprint below reports it as the error it is.
+        Err(e) => out.line(format!("  app-parsers: {e:#}")),
+    }
     // What `run` and a reload build: the same errors, in the same words.
     if let Err(e) = super::Blueprint::build(config) {
         out.error(format!("{e:#}"));

@@ -75,7 +75,13 @@ fn classify_both(
         Box::leak(Box::new(crate::classify::Classifier::default()));
     (
         *msg,
-        crate::classify::classify(msg, &src, crate::classify::testutil::NOW, cx),
+        crate::classify::classify(
+            msg,
+            &src,
+            crate::classify::testutil::NOW,
+            cx,
+            crate::classify::testutil::scratch(),
+        ),
     )
 }
 
@@ -355,7 +361,13 @@ fn classify_on(
     };
     (
         *msg,
-        crate::classify::classify(msg, &src, crate::classify::testutil::NOW, cx),
+        crate::classify::classify(
+            msg,
+            &src,
+            crate::classify::testutil::NOW,
+            cx,
+            crate::classify::testutil::scratch(),
+        ),
     )
 }
 

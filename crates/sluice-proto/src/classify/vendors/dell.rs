@@ -601,7 +601,13 @@ mod tests {
                     zone: &zone,
                 },
             );
-            check(&classify(&msg, &src, crate::classify::testutil::NOW, &cx));
+            check(&classify(
+                &msg,
+                &src,
+                crate::classify::testutil::NOW,
+                &cx,
+                crate::classify::testutil::scratch(),
+            ));
         };
         run(
             "<166>May 15 09:14:25 am-01 2024-05-15 09:14:25,246, am-01.example.net, audit.admin.com.rsa.x, INFO,",
