@@ -133,14 +133,42 @@ pub enum DestKind {
     Archive { dir: PathBuf, mode: ArchiveMode },
 }
 
+/// Which destination a [`DestPlan`] is: what code asks of it instead of comparing names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DestId {
+    /// The default destination (`[hec]`, `SC4S_DEST_SPLUNK_HEC_DEFAULT_*`; the JSON-lines
+    /// file without a HEC URL): the one the receivers batch for.
+    Default,
+    /// An additional destination, by its upper-case `<ID>` (`SC4S_DEST_SPLUNK_HEC_<ID>_*`).
+    Named(String),
+    /// The archive files (`d_archive`).
+    Archive,
+}
+
+impl DestId {
+    /// As in the variables: `DEFAULT`, `OTHER`, `ARCHIVE`.
+    pub fn var(&self) -> &str {
+        match self {
+            DestId::Default => "DEFAULT",
+            DestId::Named(id) => id,
+            DestId::Archive => "ARCHIVE",
+        }
+    }
+}
+
+impl std::fmt::Display for DestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.var())
+    }
+}
+
 /// One destination of the running daemon, in the order of [`Config::destination_plan`]: its
 /// index is its bit in an event's destination set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DestPlan {
     /// `default`, the lower-case `<ID>`, or `archive`.
     pub name: String,
-    /// As in the variables: `DEFAULT`, `OTHER`.
-    pub id: String,
+    pub id: DestId,
     /// The TOML table of its settings (`hec`, `destinations.other`).
     pub table: String,
     pub mode: DestMode,
@@ -150,23 +178,26 @@ pub struct DestPlan {
 impl DestPlan {
     /// SC4S's name for it in the alternates lists.
     pub fn sc4s_name(&self) -> String {
-        match (&self.kind, self.name.as_str()) {
-            (DestKind::Archive { .. }, _) => "d_archive".into(),
-            (_, "default") => "d_hec_fmt".into(),
-            (_, n) => format!("d_hec_fmt_{n}"),
+        match &self.id {
+            DestId::Archive => "d_archive".into(),
+            DestId::Default => "d_hec_fmt".into(),
+            DestId::Named(_) => format!("d_hec_fmt_{}", self.name),
         }
     }
 
     /// Whether `name` (from an alternates list) names this destination.
     fn answers_to(&self, name: &str) -> bool {
         let n = name.trim().to_ascii_lowercase();
-        match (&self.kind, self.name.as_str()) {
-            (DestKind::Archive { .. }, _) => n == "d_archive",
-            (_, "default") => matches!(
+        match &self.id {
+            DestId::Archive => n == "d_archive",
+            DestId::Default => matches!(
                 n.as_str(),
                 "d_hec_fmt" | "d_hec" | "d_hec_default" | "d_hec_fmt_default"
             ),
-            (_, id) => n == format!("d_hec_fmt_{id}") || n == format!("d_hec_{id}"),
+            DestId::Named(_) => {
+                let id = &self.name;
+                n == format!("d_hec_fmt_{id}") || n == format!("d_hec_{id}")
+            }
         }
     }
 }
@@ -186,7 +217,7 @@ impl Config {
         };
         out.push(DestPlan {
             name: "default".into(),
-            id: "DEFAULT".into(),
+            id: DestId::Default,
             table: "hec".into(),
             mode: default_mode,
             kind: if self.uses_hec() {
@@ -201,7 +232,7 @@ impl Config {
         for (id, d) in &self.destinations {
             out.push(DestPlan {
                 name: id.to_ascii_lowercase(),
-                id: id.to_ascii_uppercase(),
+                id: DestId::Named(id.to_ascii_uppercase()),
                 table: format!("destinations.{id}"),
                 mode: d.mode,
                 kind: DestKind::Hec {
@@ -213,7 +244,7 @@ impl Config {
         if self.archive.global || !self.archive.vendor_products.is_empty() {
             out.push(DestPlan {
                 name: "archive".into(),
-                id: "ARCHIVE".into(),
+                id: DestId::Archive,
                 table: "archive".into(),
                 // Routed explicitly (SC4S's `sc4s-lp-archive` topic), never as a GLOBAL one.
                 mode: DestMode::Select,
@@ -441,7 +472,7 @@ impl Config {
         let mut dirs: Vec<(&Path, &str)> = Vec::new();
         for d in &plan {
             if let DestKind::Hec { hec, buffer } = &d.kind {
-                if d.name != "default" {
+                if d.id != DestId::Default {
                     if hec.urls.is_empty() {
                         return Err(ConfigError::Invalid(format!(
                             "destination {}: SC4S_DEST_SPLUNK_HEC_{}_URL / {}.hec.urls is empty",

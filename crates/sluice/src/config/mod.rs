@@ -33,8 +33,8 @@ mod values;
 
 pub use buffer::{BufferSettings, EffectiveSize};
 pub use destinations::{
-    ArchiveConfig, ArchiveMode, DestKind, DestMode, DestPlan, HecDestination, MAX_DESTINATIONS,
-    RoutingConfig,
+    ArchiveConfig, ArchiveMode, DestId, DestKind, DestMode, DestPlan, HecDestination,
+    MAX_DESTINATIONS, RoutingConfig,
 };
 pub use flatten::{Setting, tables};
 pub use origin::{EnvVar, Source, Traced, trace};

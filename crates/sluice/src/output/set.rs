@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::archive::ArchiveOutput;
 use super::{BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit};
-use crate::config::{BufferSettings, DestKind, DestPlan};
+use crate::config::{BufferSettings, DestId, DestKind, DestPlan};
 use crate::telemetry::events::HecEvents;
 use crate::telemetry::state::{BufferState, DestinationState, Destinations, OutputState};
 use crate::window::{MemoryBudget, Window};
@@ -55,10 +55,11 @@ impl DestinationSet {
                 DestKind::Hec { hec, buffer } => {
                     let events =
                         Arc::new(HecEvents::register(crate::telemetry::metrics(), &d.name));
-                    let output = HecOutput::new(hec.client_config_for(&d.id, &d.table)?, events)
-                        .with_context(|| {
-                            format!("cannot set up the HEC client of destination {}", d.name)
-                        })?;
+                    let output =
+                        HecOutput::new(hec.client_config_for(d.id.var(), &d.table)?, events)
+                            .with_context(|| {
+                                format!("cannot set up the HEC client of destination {}", d.name)
+                            })?;
                     let up = Arc::clone(output.health());
                     health = Some(up.clone());
                     let opts = open_buffer(
@@ -113,7 +114,8 @@ impl DestinationSet {
             let submit = match &d.kind {
                 DestKind::Hec { hec, .. }
                     if plan.len() > 1
-                        && (d.name != "default" || d.mode == crate::config::DestMode::Select) =>
+                        && (d.id != DestId::Default
+                            || d.mode == crate::config::DestMode::Select) =>
                 {
                     submit.rebatched(BatchPolicy {
                         max_events: hec.batch_lines,
@@ -123,7 +125,7 @@ impl DestinationSet {
                 }
                 _ => submit,
             };
-            if d.name != "default" {
+            if d.id != DestId::Default {
                 tracing::info!(
                     destination = %d.name,
                     mode = d.mode.label(),
@@ -132,7 +134,7 @@ impl DestinationSet {
             }
             state.push(DestinationState {
                 name: d.name.clone(),
-                default: d.name == "default",
+                default: d.id == DestId::Default,
                 events: dest.stats().events().clone(),
                 output: health,
                 buffer: dest.buffer().map(|b| Arc::clone(b) as Arc<dyn BufferState>),
@@ -205,7 +207,7 @@ fn open_buffer(
     limits: &Limits<'_>,
     output_up: Box<dyn Fn() -> bool + Send + Sync>,
 ) -> anyhow::Result<Option<BufferOptions>> {
-    let id = &d.id;
+    let id = d.id.var();
     if !b.enable {
         tracing::info!(
             destination = %d.name,
@@ -215,7 +217,7 @@ fn open_buffer(
         return Ok(None);
     }
     let size = b.effective_size_for(id, workers);
-    let table = if d.name == "default" {
+    let table = if d.id == DestId::Default {
         "buffer".to_owned()
     } else {
         format!("{}.buffer", d.table)

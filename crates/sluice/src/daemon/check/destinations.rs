@@ -42,7 +42,7 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
                     },
                     c.from(&format!("destinations.{key}.mode"))
                 ));
-                match hec.client_config_for(&d.id, &format!("{}.hec", d.table)) {
+                match hec.client_config_for(d.id.var(), &format!("{}.hec", d.table)) {
                     Ok(hc) => {
                         for u in &hc.urls {
                             out.line(format!(
@@ -80,7 +80,7 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
                     ));
                 }
                 if buffer.enable {
-                    let size = buffer.effective_size_for(&d.id, hec.workers);
+                    let size = buffer.effective_size_for(d.id.var(), hec.workers);
                     out.line(format!(
                         "    disk buffer: {} in {}, up to {} bytes in all: {}  <- {}",
                         if buffer.reliable {
