@@ -85,6 +85,7 @@ use crate::message::{Message, Priority, Timestamp};
 
 mod fields;
 mod format;
+mod relay;
 mod sdata;
 mod values;
 mod view;
@@ -92,6 +93,7 @@ mod view;
 pub use fields::append_tag;
 use fields::write_fields;
 use format::{push_u32, write_bsd_stamp, write_epoch_millis, write_ip, write_isodate};
+pub use relay::{RelayFormat, encode_relay};
 use sdata::write_sdata;
 use values::{write_values_json, write_values_welf};
 use view::View;

@@ -4,6 +4,32 @@ use crate::classify::{Classification, Rewrite, Value};
 use crate::json;
 use crate::message::{Format, Message};
 
+/// How text reaches the output: JSON-escaped (the HEC event) or as it is (a relayed
+/// syslog line). Generic, so each writer is compiled once per sink with no branch per call.
+pub(super) trait Sink {
+    fn put(out: &mut Vec<u8>, bytes: &[u8]);
+}
+
+/// JSON string contents (no quotes).
+pub(super) struct Json;
+
+impl Sink for Json {
+    #[inline]
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        json::escape_into(out, bytes);
+    }
+}
+
+/// The bytes as they are.
+pub(super) struct Raw;
+
+impl Sink for Raw {
+    #[inline]
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(bytes);
+    }
+}
+
 /// The fields of a message as SC4S's templates see them after the header repairs.
 pub(super) struct View<'a> {
     pub(super) program: Option<&'a [u8]>,
@@ -121,14 +147,18 @@ impl<'a> Header<'a> {
     }
 
     pub(super) fn write(&self, out: &mut Vec<u8>) {
+        self.write_as::<Json>(out);
+    }
+
+    pub(super) fn write_as<S: Sink>(&self, out: &mut Vec<u8>) {
         match *self {
             Header::None => {}
-            Header::Span(span) => json::escape_into(out, span),
+            Header::Span(span) => S::put(out, span),
             Header::Built { program, pid } => {
-                json::escape_into(out, program);
+                S::put(out, program);
                 if let Some(pid) = pid {
                     out.push(b'[');
-                    json::escape_into(out, pid);
+                    S::put(out, pid);
                     out.push(b']');
                 }
                 out.extend_from_slice(b": ");
@@ -172,12 +202,18 @@ impl Text<'_> {
     }
 
     pub(super) fn write(&self, out: &mut Vec<u8>) {
+        self.write_as::<Json>(out);
+    }
+
+    pub(super) fn write_as<S: Sink>(&self, out: &mut Vec<u8>) {
         if let Some(host) = self.host {
-            json::escape_into(out, host);
+            S::put(out, host);
             out.push(b' ');
         }
-        self.header.write(out);
-        self.body.escape_into(out);
+        self.header.write_as::<S>(out);
+        let (a, b) = self.body.parts();
+        S::put(out, a);
+        S::put(out, b);
     }
 
     /// `$(strip ...)`: leading and trailing whitespace removed (from the body; a repaired
