@@ -294,15 +294,15 @@ impl EncodedBatch {
     }
 
     /// This batch as encoding `k` alone (0: the body it was built with), holds and
-    /// destination sets kept, the other encodings dropped. No copy.
-    pub fn into_encoding(mut self, k: usize) -> Result<EncodedBatch, MissingEncoding> {
+    /// destination sets kept, the other encodings dropped. No copy. `Err` gives the batch
+    /// back as it was when it does not carry encoding `k`.
+    pub fn into_encoding(mut self, k: usize) -> Result<EncodedBatch, Box<EncodedBatch>> {
         if k == 0 {
             self.alts = Vec::new();
             return Ok(self);
         }
-        let have = self.encodings();
-        if k >= have {
-            return Err(MissingEncoding { wanted: k, have });
+        if k >= self.encodings() {
+            return Err(Box::new(self));
         }
         let alt = self.alts.swap_remove(k - 1);
         self.body = alt.body;

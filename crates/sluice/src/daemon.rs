@@ -211,6 +211,7 @@ async fn run_async(
         buffer: destinations.dests[0].buffer().cloned(),
         extra_buffers: destinations.extra_buffers.clone(),
         extra_hec: destinations.extra_hec.clone(),
+        forward: destinations.forward.clone(),
         output: output_metrics,
         stopping: stopping.clone(),
         reload: reloader.stats(),
@@ -634,6 +635,11 @@ pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
         },
         groups: Default::default(),
         names,
+        encodings: {
+            let plan = config.destination_plan();
+            let fallback = crate::routing::Routing::build(config, &plan)?.fallback();
+            crate::output::Encodings::from_plan(&plan, fallback).0
+        },
     })
 }
 

@@ -104,6 +104,8 @@ pub struct Registry {
     pub extra_buffers: Vec<(String, Arc<crate::output::BufferMetrics>)>,
     /// The URL boards of the additional HEC destinations.
     pub extra_hec: Vec<HecHealth>,
+    /// The relay and Kafka destinations: whether their target answers.
+    pub forward: Vec<Arc<crate::telemetry::events::ForwardEvents>>,
     pub output: OutputMetrics,
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
@@ -247,6 +249,46 @@ impl Status for Registry {
                 })
                 .collect();
             details["destinations"] = dests.into();
+            if !degraded.is_empty() {
+                let mut why = details["degraded"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect::<Vec<_>>();
+                why.extend(degraded);
+                details["degraded"] = why.join("; ").into();
+            }
+        }
+        if !self.forward.is_empty() {
+            let mut degraded = Vec::new();
+            let dests: Vec<serde_json::Value> = self
+                .forward
+                .iter()
+                .map(|f| {
+                    let name = f.name();
+                    let b = self.extra_buffers.iter().find(|(n, _)| n == name);
+                    let buffer = b.map(|(_, b)| (b.stats(), b.full()));
+                    if !f.is_up() {
+                        degraded.push(format!(
+                            "destination {name}: its target does not answer (see \
+                             sluice_forward_errors_total)"
+                        ));
+                    }
+                    if let Some((_, Some(r))) = &buffer {
+                        degraded.push(format!(
+                            "destination {name}: disk buffer full ({}): receivers are held back",
+                            r.as_str()
+                        ));
+                    }
+                    serde_json::json!({
+                        "name": name,
+                        "up": f.is_up(),
+                        "buffer_events": buffer.as_ref().map(|(s, _)| s.events),
+                        "buffer_full": buffer.as_ref().and_then(|(_, f)| f.map(|r| r.as_str())),
+                    })
+                })
+                .collect();
+            details["forwarding"] = dests.into();
             if !degraded.is_empty() {
                 let mut why = details["degraded"]
                     .as_str()

@@ -60,6 +60,8 @@ fn each_encoding_is_a_batch_of_its_own() {
     let main = batch.clone_events().into_encoding(0).unwrap();
     assert_eq!(main.encodings(), 1);
     assert_eq!(events_of(&main), ["a", "b", "c\nd"]);
+    let same = batch.clone_events().into_encoding(2).unwrap_err();
+    assert_eq!(same.encodings(), 2);
     let only_alt = batch.into_encoding(1).unwrap();
     assert_eq!(events_of(&only_alt), ["A", "", "C\nD"]);
 }

@@ -37,6 +37,15 @@ use super::view::{Raw, View};
 use crate::classify::{Classification, HostEdit, Rewrite, SourceMeta};
 use crate::message::{Format, Message, Priority, Timestamp};
 
+/// What a relay destination sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RelayEncoding {
+    pub format: RelayFormat,
+    /// Write nothing for an event whose MESSAGE is empty: SC4S's default filter of its BSD
+    /// destinations (`"${MSG}" ne ""`).
+    pub skip_empty_message: bool,
+}
+
 /// Which line a relay destination sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RelayFormat {
@@ -48,16 +57,20 @@ pub enum RelayFormat {
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Appends the relayed line of one event to `out` (see the module docs).
+/// Appends the relayed line of one event to `out` (see the module docs); `false` when it
+/// wrote nothing (an empty MESSAGE and [`RelayEncoding::skip_empty_message`]).
 pub fn encode_relay(
     out: &mut Vec<u8>,
-    format: RelayFormat,
+    enc: RelayEncoding,
     msg: &Message<'_>,
     class: &Classification<'_, '_>,
     src: &SourceMeta<'_>,
     recv_unix_micros: i64,
-) {
+) -> bool {
     let view = View::new(msg, class);
+    if enc.skip_empty_message && view.message.is_empty() {
+        return false;
+    }
     out.reserve(64 + msg.raw.len());
     out.push(b'<');
     push_u32(
@@ -71,7 +84,7 @@ pub fn encode_relay(
         micros: micros.rem_euclid(1_000_000) as u32,
         offset_secs: 0,
     };
-    match format {
+    match enc.format {
         RelayFormat::Rfc5424 => {
             out.extend_from_slice(b"1 ");
             write_isodate(out, utc);
@@ -114,6 +127,7 @@ pub fn encode_relay(
             view.message.write_as::<Raw>(out);
         }
     }
+    true
 }
 
 fn dash_or(out: &mut Vec<u8>, v: Option<&[u8]>) {

@@ -37,7 +37,7 @@ pub enum DestMode {
 }
 
 impl DestMode {
-    fn parse(s: &str) -> Result<DestMode, String> {
+    pub(super) fn parse(s: &str) -> Result<DestMode, String> {
         match s.trim().to_ascii_uppercase().as_str() {
             "GLOBAL" => Ok(DestMode::Global),
             "SELECT" => Ok(DestMode::Select),
@@ -131,6 +131,10 @@ pub enum DestKind {
     File(PathBuf),
     /// The archive files.
     Archive { dir: PathBuf, mode: ArchiveMode },
+    /// A syslog relay (`SC4S_DEST_SYSLOG_<ID>_*`, `SC4S_DEST_BSD_<ID>_*`).
+    Relay(Box<super::RelayDestination>),
+    /// A Kafka destination (`SLUICE_DEST_KAFKA_<ID>_*`).
+    Kafka(Box<super::KafkaDestination>),
 }
 
 /// One destination of the running daemon, in the order of [`Config::destination_plan`]: its
@@ -152,6 +156,8 @@ impl DestPlan {
     pub fn sc4s_name(&self) -> String {
         match (&self.kind, self.name.as_str()) {
             (DestKind::Archive { .. }, _) => "d_archive".into(),
+            // The name is the relay's key: `syslog_<id>` / `bsd_<id>`.
+            (DestKind::Relay(_) | DestKind::Kafka(_), n) => format!("d_{n}"),
             (_, "default") => "d_hec_fmt".into(),
             (_, n) => format!("d_hec_fmt_{n}"),
         }
@@ -162,6 +168,7 @@ impl DestPlan {
         let n = name.trim().to_ascii_lowercase();
         match (&self.kind, self.name.as_str()) {
             (DestKind::Archive { .. }, _) => n == "d_archive",
+            (DestKind::Relay(_) | DestKind::Kafka(_), name) => n == format!("d_{name}"),
             (_, "default") => matches!(
                 n.as_str(),
                 "d_hec_fmt" | "d_hec" | "d_hec_default" | "d_hec_fmt_default"
@@ -210,6 +217,27 @@ impl Config {
                 },
             });
         }
+        for (key, r) in &self.relays {
+            out.push(DestPlan {
+                name: key.clone(),
+                id: key
+                    .split_once('_')
+                    .map_or(key.as_str(), |(_, id)| id)
+                    .to_ascii_uppercase(),
+                table: format!("relays.{key}"),
+                mode: r.mode,
+                kind: DestKind::Relay(Box::new(r.clone())),
+            });
+        }
+        for (id, k) in &self.kafka {
+            out.push(DestPlan {
+                name: super::kafka_key(id),
+                id: id.to_ascii_uppercase(),
+                table: format!("kafka.{id}"),
+                mode: k.mode,
+                kind: DestKind::Kafka(Box::new(k.clone())),
+            });
+        }
         if self.archive.global || !self.archive.vendor_products.is_empty() {
             out.push(DestPlan {
                 name: "archive".into(),
@@ -245,7 +273,9 @@ impl Config {
             let known: Vec<String> = plan.iter().map(DestPlan::sc4s_name).collect();
             ConfigError::Invalid(format!(
                 "{setting}: unknown destination {name:?} (configured: {}; an additional HEC \
-                 destination needs SC4S_DEST_SPLUNK_HEC_<ID>_URL, the archive d_archive needs \
+                 destination needs SC4S_DEST_SPLUNK_HEC_<ID>_URL, d_syslog_<id> / d_bsd_<id> \
+                 SC4S_DEST_SYSLOG_<ID>_HOST / SC4S_DEST_BSD_<ID>_HOST, d_kafka_<id> \
+                 SLUICE_DEST_KAFKA_<ID>_BROKERS, the archive d_archive needs \
                  SC4S_ARCHIVE_GLOBAL or an SC4S_DEST_<VENDOR_PRODUCT>_ARCHIVE)",
                 known.join(", ")
             ))
@@ -362,6 +392,8 @@ impl Config {
                 }
             }
         }
+        self.apply_relays_env(env, report)?;
+        self.apply_kafka_env(env, report)?;
         if let Some(g) = get(env, "SC4S_ARCHIVE_GLOBAL", parse_bool)? {
             self.archive.global = g;
         }
@@ -414,6 +446,9 @@ impl Config {
                     .is_some_and(configured)
             });
         }
+        if Config::reads_relay_var(name) {
+            return true;
+        }
         let Some(rest) = name.strip_prefix("SC4S_DEST_") else {
             return false;
         };
@@ -440,6 +475,36 @@ impl Config {
         }
         let mut dirs: Vec<(&Path, &str)> = Vec::new();
         for d in &plan {
+            if let DestKind::Kafka(k) = &d.kind {
+                k.validate(&d.name, &d.id)?;
+                if k.buffer.enable {
+                    if let Some((_, other)) = dirs.iter().find(|(p, _)| *p == k.buffer.dir) {
+                        return Err(ConfigError::Invalid(format!(
+                            "destinations {other} and {} use the same disk buffer directory \
+                             {}; set SLUICE_DEST_KAFKA_{}_DISKBUFF_DIR",
+                            d.name,
+                            k.buffer.dir.display(),
+                            d.id
+                        )));
+                    }
+                    dirs.push((&k.buffer.dir, &d.name));
+                }
+            }
+            if let DestKind::Relay(r) = &d.kind {
+                r.validate(&d.name, &d.id)?;
+                if r.buffer.enable {
+                    if let Some((_, other)) = dirs.iter().find(|(p, _)| *p == r.buffer.dir) {
+                        return Err(ConfigError::Invalid(format!(
+                            "destinations {other} and {} use the same disk buffer directory \
+                             {}; set {}DISKBUFF_DIR",
+                            d.name,
+                            r.buffer.dir.display(),
+                            super::RelayDestination::var_prefix(r.kind, &d.id)
+                        )));
+                    }
+                    dirs.push((&r.buffer.dir, &d.name));
+                }
+            }
             if let DestKind::Hec { hec, buffer } = &d.kind {
                 if d.name != "default" {
                     if hec.urls.is_empty() {
@@ -471,7 +536,7 @@ impl Config {
 }
 
 /// `dir` with `-<id>` appended to its last component: `/var/lib/sc4s/buffer-other`.
-fn sibling(dir: &Path, id: &str) -> PathBuf {
+pub(super) fn sibling(dir: &Path, id: &str) -> PathBuf {
     let mut s = dir.as_os_str().to_owned();
     s.push(format!("-{id}"));
     PathBuf::from(s)

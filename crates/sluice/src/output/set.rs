@@ -15,12 +15,14 @@ use sluice_proto::batch::BatchPolicy;
 use tokio::time::Instant;
 
 use super::archive::ArchiveOutput;
+use super::kafka::KafkaOutput;
+use super::relay::RelayOutput;
 use super::{
     BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit,
 };
-use crate::config::{BufferSettings, DestKind, DestPlan};
+use crate::config::{BufferSettings, DestKind, DestPlan, KafkaDestination, RelayDestination};
 use crate::metrics::{HecHealth, OutputMetrics};
-use crate::telemetry::events::HecEvents;
+use crate::telemetry::events::{ForwardEvents, HecEvents};
 use crate::window::{MemoryBudget, Window};
 
 /// The running destinations, in plan order (destination `i` is bit `i`).
@@ -35,6 +37,8 @@ pub struct DestinationSet {
     pub extra_buffers: Vec<(String, Arc<BufferMetrics>)>,
     /// The URL boards of the additional HEC destinations (`/health`, `/metrics`).
     pub extra_hec: Vec<HecHealth>,
+    /// The relay and Kafka destinations' events (`/health`).
+    pub forward: Vec<Arc<ForwardEvents>>,
 }
 
 /// The input windows and memory budget the buffers watch.
@@ -57,7 +61,9 @@ impl DestinationSet {
         let mut default_metrics = None;
         let mut extra_buffers = Vec::new();
         let mut extra_hec = Vec::new();
-        for d in plan {
+        let mut forward = Vec::new();
+        let (_, encoding_of) = super::Encodings::from_plan(plan, unrouted);
+        for (i, d) in plan.iter().enumerate() {
             let (dest, submit) = match &d.kind {
                 DestKind::Hec { hec, buffer } => {
                     let events =
@@ -79,6 +85,7 @@ impl DestinationSet {
                     let opts = open_buffer(
                         d,
                         buffer,
+                        &format!("SC4S_DEST_SPLUNK_HEC_{}_", d.id),
                         hec.workers,
                         limits,
                         Box::new(move || up.healthy()),
@@ -117,6 +124,93 @@ impl DestinationSet {
                     default_metrics = Some(OutputMetrics::File(stats));
                     Destination::start(&d.name, Box::new(file))
                 }
+                DestKind::Relay(r) => {
+                    let events = Arc::new(ForwardEvents::register(
+                        crate::telemetry::metrics(),
+                        &d.name,
+                        r.kind.name_word(),
+                    ));
+                    let output = RelayOutput::new(&d.name, &d.id, r, Arc::clone(&events))?;
+                    forward.push(Arc::clone(&events));
+                    let set_hand_back = output.hand_back_handle();
+                    let up = Arc::clone(&events);
+                    let opts = open_buffer(
+                        d,
+                        &r.buffer,
+                        &RelayDestination::var_prefix(r.kind, &d.id),
+                        1,
+                        limits,
+                        Box::new(move || up.is_up()),
+                    )?;
+                    tracing::info!(
+                        destination = %d.name,
+                        target = %format_args!("{}:{}", r.host, r.port()),
+                        transport = r.transport.label(),
+                        framed = r.framed(),
+                        "relaying events (SC4S d_{})",
+                        d.name
+                    );
+                    let (dest, submit) = match opts {
+                        Some(o) => Destination::start_buffered(&d.name, Box::new(output), o)
+                            .map_err(|e| {
+                                anyhow::anyhow!(
+                                    "cannot start the disk buffer of destination {}: {e}",
+                                    d.name
+                                )
+                            })?,
+                        None => Destination::start(&d.name, Box::new(output)),
+                    };
+                    if let Some(b) = dest.buffer() {
+                        let room = b.clone();
+                        set_hand_back(Box::new(move || room.full().is_none()));
+                        extra_buffers.push((d.name.clone(), b.clone()));
+                    }
+                    (dest, submit)
+                }
+                DestKind::Kafka(k) => {
+                    let events = Arc::new(ForwardEvents::register(
+                        crate::telemetry::metrics(),
+                        &d.name,
+                        "kafka",
+                    ));
+                    let output = KafkaOutput::new(&d.name, &d.id, k, Arc::clone(&events))?;
+                    forward.push(Arc::clone(&events));
+                    let set_hand_back = output.hand_back_handle();
+                    let up = Arc::clone(&events);
+                    let opts = open_buffer(
+                        d,
+                        &k.buffer,
+                        &KafkaDestination::var_prefix(&d.id),
+                        1,
+                        limits,
+                        Box::new(move || up.is_up()),
+                    )?;
+                    tracing::info!(
+                        destination = %d.name,
+                        brokers = %k.brokers,
+                        topic = %k.topic,
+                        key = %k.key,
+                        acks = k.acks.librdkafka(),
+                        idempotence = k.idempotence,
+                        "producing events to Kafka"
+                    );
+                    let (dest, submit) = match opts {
+                        Some(o) => Destination::start_buffered(&d.name, Box::new(output), o)
+                            .map_err(|e| {
+                                anyhow::anyhow!(
+                                    "cannot start the disk buffer of destination {}: {e}",
+                                    d.name
+                                )
+                            })?,
+                        None => Destination::start(&d.name, Box::new(output)),
+                    };
+                    if let Some(b) = dest.buffer() {
+                        let room = b.clone();
+                        set_hand_back(Box::new(move || room.full().is_none()));
+                        extra_buffers.push((d.name.clone(), b.clone()));
+                    }
+                    (dest, submit)
+                }
                 DestKind::Archive { dir, mode } => {
                     let archive = ArchiveOutput::open(dir, *mode).map_err(|e| {
                         anyhow::anyhow!("{e}; set SC4S_VAR or archive.dir to a writable directory")
@@ -125,6 +219,7 @@ impl DestinationSet {
                     Destination::start(&d.name, Box::new(archive))
                 }
             };
+            let submit = submit.with_encoding(encoding_of.get(i).copied().unwrap_or(0));
             // The receivers batch by the default destination's settings. Another HEC
             // destination, or the default one in SELECT mode, gets parts of those batches:
             // it merges and cuts them to its own BATCH_LINES / BATCH_BYTES / BATCH_TIMEOUT.
@@ -160,6 +255,7 @@ impl DestinationSet {
                 default_metrics,
                 extra_buffers,
                 extra_hec,
+                forward,
             },
             Submit::fan_out(submits, unrouted),
         ))
@@ -211,25 +307,26 @@ impl DestinationSet {
     }
 }
 
-/// Opens a HEC destination's disk buffer when it has one: takes its lock, replays what an
-/// earlier run left. Errors name the variable to change.
+/// Opens a destination's disk buffer when it has one: takes its lock, replays what an
+/// earlier run left. Errors name the variable to change; `vars` is the start of the
+/// destination's variables (`SC4S_DEST_SPLUNK_HEC_DEFAULT_`).
 fn open_buffer(
     d: &DestPlan,
     b: &BufferSettings,
+    vars: &str,
     workers: usize,
     limits: &Limits<'_>,
     output_up: Box<dyn Fn() -> bool + Send + Sync>,
 ) -> anyhow::Result<Option<BufferOptions>> {
-    let id = &d.id;
     if !b.enable {
         tracing::info!(
             destination = %d.name,
-            "disk buffer off (SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no): a HEC outage is \
-             held in memory up to the input windows"
+            "disk buffer off ({vars}DISKBUFF_ENABLE=no): an outage is held in memory up to \
+             the input windows"
         );
         return Ok(None);
     }
-    let size = b.effective_size_for(id, workers);
+    let size = b.effective_size_vars(vars, workers);
     let table = if d.name == "default" {
         "buffer".to_owned()
     } else {
@@ -247,10 +344,9 @@ fn open_buffer(
     )
     .map_err(|e| {
         anyhow::anyhow!(
-            "cannot open the disk buffer of destination {}: {e}; set {} to a writable \
-                 directory, or SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no",
+            "cannot open the disk buffer of destination {}: {e}; set {vars}DISKBUFF_DIR \
+                 ({table}.dir) to a writable directory, or {vars}DISKBUFF_ENABLE=no",
             d.name,
-            BufferSettings::dir_setting_for(id, &table)
         )
     })?;
     let r = buffer.recovery();
@@ -260,7 +356,7 @@ fn open_buffer(
         mode = if b.reliable { "reliable" } else { "normal" },
         max_bytes = size.bytes,
         size = %size.how,
-        memory_bytes = b.effective_memory_for(id, workers).map(|m| m.bytes),
+        memory_bytes = b.effective_memory_vars(vars, workers).map(|m| m.bytes),
         replay_events = r.replayed_events,
         corrupt_records = r.corrupt_records,
         "disk buffer open"
@@ -280,7 +376,7 @@ fn open_buffer(
         memory: limits.memory.clone(),
         high_water: b.high_water,
         queue: workers,
-        replay_memory: b.effective_memory_for(id, workers).map(|m| m.bytes),
+        replay_memory: b.effective_memory_vars(vars, workers).map(|m| m.bytes),
         output_up,
     }))
 }

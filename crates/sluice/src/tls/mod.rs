@@ -18,7 +18,7 @@
 mod certs;
 mod client;
 mod failure;
-mod policy;
+pub(crate) mod policy;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
 pub use certs::{CertInfo, TlsError, fingerprint};
-pub use client::{HecTls, hec_client_config};
+pub use client::{HecTls, hec_client_config, relay_client_config};
 pub use failure::Failure;
 pub use policy::{Policy, suite_name};
 

@@ -31,7 +31,11 @@ fn relay(raw: &[u8], format: RelayFormat) -> Vec<u8> {
     let tables = Classifier::default();
     let class = classify(&msg, &src, opts.now_unix_secs, &tables);
     let mut out = b"before".to_vec();
-    encode_relay(&mut out, format, &msg, &class, &src, RECV);
+    let enc = RelayEncoding {
+        format,
+        skip_empty_message: false,
+    };
+    assert!(encode_relay(&mut out, enc, &msg, &class, &src, RECV));
     out.split_off(6)
 }
 
@@ -159,4 +163,40 @@ fn multi_line_message_is_copied() {
 fn bsd_day_padding() {
     let (_, bsd) = both(b"<14>Dec 25 01:02:03 h p: x");
     assert_eq!(bsd, "<14>Dec 25 01:02:03.000 h p: x");
+}
+
+#[test]
+fn bsd_default_filter_skips_an_empty_message() {
+    let zone = Zone::utc();
+    let opts = ParseOptions {
+        now_unix_secs: RECV / 1_000_000,
+        zone: &zone,
+    };
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        listener_id: "DEFAULT",
+    };
+    let tables = Classifier::default();
+    let enc = RelayEncoding {
+        format: RelayFormat::Bsd,
+        skip_empty_message: true,
+    };
+    for (raw, written) in [
+        (
+            &b"<165>1 2003-10-11T22:14:15.003+02:00 mymachine - - - -"[..],
+            false,
+        ),
+        (&b"<14>Dec 25 01:02:03 h p: x"[..], true),
+    ] {
+        let msg = parse(raw, &opts);
+        let class = classify(&msg, &src, opts.now_unix_secs, &tables);
+        let mut out = Vec::new();
+        assert_eq!(
+            encode_relay(&mut out, enc, &msg, &class, &src, RECV),
+            written
+        );
+        assert_eq!(out.is_empty(), !written);
+    }
 }
