@@ -26,6 +26,7 @@ pub mod buffered;
 mod destination;
 mod encoding;
 pub mod file;
+pub mod hec;
 pub mod kafka;
 pub mod relay;
 mod set;
@@ -66,16 +67,12 @@ pub(crate) fn blocking_task(kind: &'static str, run: impl FnOnce() + Send + 'sta
     })
 }
 
-impl Output for sluice_hec::HecOutput {
-    fn kind(&self) -> &'static str {
-        "hec"
-    }
-
-    fn run(
-        self: Box<Self>,
-        queue: async_channel::Receiver<Delivery>,
-        abort: CancellationToken,
-    ) -> OutputTask {
-        Box::pin(sluice_hec::HecOutput::run(*self, queue, abort))
+/// Until an open batch's deadline ([`sluice_proto::batch::BatchBuilder::deadline`]);
+/// forever when nothing is open. For the tasks that merge batches: a destination's batcher,
+/// a stream port's combiner.
+pub(crate) async fn sleep_until_opt(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
+        None => std::future::pending::<()>().await,
     }
 }

@@ -22,7 +22,7 @@ pub(crate) mod policy;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -35,9 +35,11 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
+use crate::telemetry::events::Failure;
+use crate::telemetry::state::CertificateState;
+
 pub use certs::{CertInfo, TlsError, fingerprint};
 pub use client::{HecTls, hec_client_config, relay_client_config};
-pub use failure::Failure;
 pub use policy::{Policy, suite_name};
 
 use crate::config::{PeerVerify, SourceProto, TlsConfig};
@@ -142,14 +144,6 @@ struct Loaded {
     auth: ClientAuth,
 }
 
-/// The certificate in force, for `/metrics` (reloads are counted by
-/// [`CertificateReloaded`] and [`CertificateReloadFailed`]).
-#[derive(Debug, Default)]
-pub struct ReloadStats {
-    /// `notAfter` of the certificate in service, Unix seconds.
-    pub not_after: AtomicI64,
-}
-
 /// Owner of the TLS endpoints and the reload hook.
 #[derive(Debug)]
 pub struct TlsManager {
@@ -161,7 +155,9 @@ pub struct TlsManager {
     stamps: Mutex<Vec<Stamp>>,
     info: Mutex<CertInfo>,
     auth: ClientAuth,
-    pub stats: ReloadStats,
+    /// The certificate in force, for `/metrics` (reloads are counted by
+    /// [`CertificateReloaded`] and [`CertificateReloadFailed`]).
+    pub stats: Arc<CertificateState>,
 }
 
 type Stamp = Option<(SystemTime, u64, u64)>;
@@ -234,7 +230,7 @@ impl TlsManager {
             source,
             provider,
             endpoints,
-            stats: ReloadStats::default(),
+            stats: Arc::default(),
         };
         m.stats
             .not_after

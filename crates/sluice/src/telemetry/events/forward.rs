@@ -185,6 +185,22 @@ impl ForwardEvents {
     }
 }
 
+/// `/health` reads a relay or Kafka destination as up or not; the cause is in the errors
+/// counted by kind and in the log.
+impl crate::telemetry::state::OutputState for ForwardEvents {
+    fn problem(&self) -> Option<crate::telemetry::state::Problem> {
+        (!self.is_up()).then_some(crate::telemetry::state::Problem {
+            what: if self.output == "kafka" {
+                "cannot deliver to the Kafka brokers"
+            } else {
+                "cannot deliver to the relay target"
+            },
+            reason: None,
+            hint: Some("see sluice_forward_errors_total"),
+        })
+    }
+}
+
 /// Events went out: written to a relay's socket, or confirmed by Kafka.
 #[derive(Debug)]
 pub struct ForwardSent {

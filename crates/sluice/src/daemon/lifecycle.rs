@@ -3,7 +3,7 @@
 //!
 //! Startup binds every socket before anything starts, so a port conflict or a missing
 //! privilege is one clear error naming the setting to change. The listeners are a
-//! [`Topology`] run by [`Running`]; a reload ([`crate::reload`]) changes them in place.
+//! [`Topology`] run by [`Running`]; a reload ([`crate::daemon::reload`]) changes them in place.
 //! Shutdown follows the order of the data:
 //! 1. stop accepting and stop reading new data: UDP threads finish their current batch; TCP
 //!    connections read what their senders already sent (in the kernel's buffers) until they
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use sluice_net::{NetError, PortClaimConfig};
+use sluice_net::PortClaimConfig;
 use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{
     BuildError, Classifier, Settings, VendorSelection, context::ContextFiles,
@@ -33,12 +33,13 @@ use sluice_proto::event::{EncodeOptions, IndexedFields};
 use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
+use crate::admin::ReloadRequest;
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::metrics::Registry;
+use crate::daemon::reload::Reloader;
 use crate::output::{DestinationSet, Limits};
 use crate::pipeline::Processor;
-use crate::reload::{ReloadRequest, Reloader};
+use crate::telemetry::state::Registry;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
@@ -162,7 +163,6 @@ async fn run_async(
         },
         routing.fallback(),
     )?;
-    let output_metrics = destinations.default_metrics.clone();
 
     // --- bind everything first --------------------------------------------------------
     // The topology holds the only handles into the destination: the output ends once the
@@ -203,22 +203,13 @@ async fn run_async(
         ports: running.ports(),
         windows: vec![udp_window, tcp_window],
         memory,
-        destinations: destinations
-            .dests
-            .iter()
-            .map(|d| d.stats().clone())
-            .collect(),
-        buffer: destinations.dests[0].buffer().cloned(),
-        extra_buffers: destinations.extra_buffers.clone(),
-        extra_hec: destinations.extra_hec.clone(),
-        forward: destinations.forward.clone(),
-        output: output_metrics,
+        destinations: Arc::new(ArcSwap::from_pointee(destinations.state.clone())),
         stopping: stopping.clone(),
-        reload: reloader.stats(),
+        config: reloader.stats(),
     });
     let metrics_stop = CancellationToken::new();
     if let Some(submit) = metrics_submit {
-        crate::sc4s_metrics::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
+        spawn_metrics_to_hec(config, &registry, submit, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
     watch_buffer_full(registry.clone(), admin_stop.clone());
@@ -244,8 +235,8 @@ async fn run_async(
     let plan = running.plan();
     notify.ready(&format!(
         "receiving on {} UDP and {} stream ports",
-        plan.udp.len(),
-        plan.streams.len()
+        plan.udp().count(),
+        plan.streams().count()
     ));
     let _watchdog = notify.spawn_watchdog();
 
@@ -341,29 +332,11 @@ async fn run_async(
     Ok(outcome)
 }
 
-/// Counts UDP kernel drops as `buffer_full` while the disk buffer is full: the receivers
+/// Counts UDP kernel drops as `buffer_full` while a disk buffer is full: the receivers
 /// are held back then, and the kernel drops what they do not read.
 fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
-    // Every destination's buffer: any of them full holds the receivers back.
-    let buffers: Vec<_> = registry
-        .buffer
-        .iter()
-        .cloned()
-        .chain(registry.extra_buffers.iter().map(|(_, b)| b.clone()))
-        .collect();
-    if buffers.is_empty() {
-        return;
-    }
     tokio::spawn(async move {
-        let drops = || -> u64 {
-            let ports = registry.ports.load();
-            ports
-                .udp
-                .iter()
-                .flat_map(|u| u.sockets.iter())
-                .map(|s| s.kernel_drops())
-                .sum()
-        };
+        let drops = || registry.ports.load().kernel_drops();
         let mut last = drops();
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
@@ -372,12 +345,71 @@ fn watch_buffer_full(registry: Arc<Registry>, stop: CancellationToken) {
                 () = stop.cancelled() => return,
             }
             let now = drops();
-            if let Some(full) = buffers.iter().find(|b| b.full().is_some()) {
+            // Any destination's buffer full holds the receivers back.
+            let destinations = registry.destinations.load();
+            if let Some(full) = destinations.buffers().find(|b| b.full().is_some()) {
                 full.add_buffer_full_drops(now.saturating_sub(last));
             }
             last = now;
         }
     });
+}
+
+/// Submits the metric events of `config`'s form to the HEC destination, one batch per
+/// interval, until `stop`. Holds a handle into the destination until then: cancel `stop`
+/// before waiting for the destination to drain.
+fn spawn_metrics_to_hec(
+    config: &crate::config::Config,
+    registry: &Arc<Registry>,
+    submit: crate::output::Submit,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let Ok(form) = config.hec.metrics_form() else {
+        // client_config() checked it before the output started.
+        return;
+    };
+    let container = config.fields.loghost.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .or_else(|| config.service.hostname.clone())
+            .unwrap_or_else(|| "localhost".into())
+    });
+    let mut fields = vec![("sc4s_container".to_owned(), container.clone())];
+    if let Some(h) = &config.fields.container_host {
+        fields.push(("sc4s_loghost".to_owned(), h.clone()));
+    }
+    fields.push((
+        "sc4s_version".to_owned(),
+        env!("CARGO_PKG_VERSION").to_owned(),
+    ));
+    let meta = crate::telemetry::sc4s::Meta {
+        time: 0.0,
+        host: container,
+        fields,
+    };
+    let interval = config.hec.sc4s_metrics_interval;
+    crate::telemetry::sc4s::spawn(
+        form,
+        interval,
+        Arc::clone(registry),
+        meta,
+        stop,
+        move |lines| {
+            if lines.is_empty() {
+                return;
+            }
+            match sluice_proto::batch::EncodedBatch::from_lines(bytes::Bytes::from(
+                lines.join("\n"),
+            )) {
+                Ok(batch) => submit.submit(batch),
+                Err(e) => {
+                    tracing::warn!(error = %e, "sluice's metrics do not fit one batch; not sent")
+                }
+            }
+        },
+    );
 }
 
 /// SIGTERM, SIGINT and SIGHUP, caught from startup on.
@@ -469,45 +501,6 @@ impl Drop for PidFile {
         if let Some(p) = &self.0 {
             let _ = std::fs::remove_file(p);
         }
-    }
-}
-
-/// A listener that cannot be opened: the address, the cause, and what to change. A port held
-/// by another process (the cause names it) can also be shared on purpose.
-pub(crate) fn listen_error(
-    kind: &str,
-    addr: SocketAddr,
-    setting: &str,
-    e: &NetError,
-) -> anyhow::Error {
-    let fix = match e {
-        NetError::PortInUse { .. } => format!(
-            "stop the other receiver, change the port with {setting}, or set \
-             SLUICE_LISTEN_SHARE_PORTS=yes (listen.share_ports) to share it"
-        ),
-        NetError::Lock { .. } => "set SLUICE_LISTEN_LOCK_DIR (listen.lock_dir) to a writable \
-             directory"
-            .to_owned(),
-        _ => format!("change the port with {setting}"),
-    };
-    anyhow::anyhow!("cannot listen on {kind} {addr}: {e}; {fix}")
-}
-
-pub(crate) fn log_sharing(kind: &str, addr: SocketAddr, with: &[sluice_net::PortHolder]) {
-    if !with.is_empty() {
-        let with: Vec<String> = with.iter().map(ToString::to_string).collect();
-        tracing::warn!(
-            "{kind} {addr} is shared with {} (SLUICE_LISTEN_SHARE_PORTS=yes)",
-            with.join(", ")
-        );
-    }
-}
-
-pub(crate) fn privilege_hint(e: &std::io::Error, port: u16) -> &'static str {
-    if e.kind() == std::io::ErrorKind::PermissionDenied && port < 1024 {
-        " (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
-    } else {
-        ""
     }
 }
 
