@@ -21,11 +21,18 @@
 //! failed records are produced again after a backoff, until the drain timeout. At least once:
 //! a batch handed back after part of it was confirmed is sent again whole (at most one batch
 //! of duplicates per failure).
+//!
+//! **A producer that cannot go on.** librdkafka's idempotent producer can fail for good (a
+//! fatal error: fenced after its epoch bump, a sequence gap the broker refuses). The
+//! instance must then be replaced: sluice makes a new producer with the same settings
+//! (counted as `sluice_forward_errors_total{kind="producer_renewed"}`, logged) and sends the
+//! records that failed again. Seen with tansu, which fences the producer when librdkafka bumps
+//! its epoch after records timed out during a broker outage.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rdkafka::ClientContext;
@@ -153,10 +160,14 @@ impl ProducerContext for Context {
     }
 }
 
+type KafkaProducer = ThreadedProducer<Context>;
+
 /// A Kafka destination's output.
 pub struct KafkaOutput {
     name: String,
-    producer: ThreadedProducer<Context>,
+    /// The producer in use and its generation (see "A producer that cannot go on").
+    producer: RwLock<(u64, Arc<KafkaProducer>)>,
+    config: ClientConfig,
     events: Arc<ForwardEvents>,
     dead_letter: Arc<DeadLetter>,
     hand_back: HandBack,
@@ -189,6 +200,21 @@ fn refused_for_good(e: &KafkaError) -> Option<&'static str> {
     }
 }
 
+/// Whether the error means the producer instance cannot go on (it must be replaced).
+fn is_fatal(e: &KafkaError) -> bool {
+    use RDKafkaErrorCode as C;
+    matches!(
+        e.rdkafka_error_code(),
+        Some(
+            C::Fatal
+                | C::ProducerFenced
+                | C::InvalidProducerEpoch
+                | C::OutOfOrderSequenceNumber
+                | C::UnknownProducerId
+        )
+    )
+}
+
 /// The `kind` label of a retriable failure.
 fn failure_kind(e: &KafkaError) -> (&'static str, RetryReason) {
     use RDKafkaErrorCode as C;
@@ -201,6 +227,7 @@ fn failure_kind(e: &KafkaError) -> (&'static str, RetryReason) {
         Some(C::UnknownTopicOrPartition | C::UnknownTopic | C::UnknownPartition) => {
             ("unknown_topic", RetryReason::Refused)
         }
+        _ if is_fatal(e) => ("producer_fatal", RetryReason::Other),
         _ => ("kafka", RetryReason::Other),
     }
 }
@@ -259,7 +286,7 @@ impl KafkaOutput {
                 c.set(k.trim(), v.trim());
             }
         }
-        let producer: ThreadedProducer<Context> = c
+        let producer: KafkaProducer = c
             .create_with_context(Context {
                 events: Arc::clone(&events),
             })
@@ -276,7 +303,8 @@ impl KafkaOutput {
         })?;
         Ok(KafkaOutput {
             name: name.to_owned(),
-            producer,
+            producer: RwLock::new((0, Arc::new(producer))),
+            config: c,
             events,
             dead_letter: Arc::new(dead_letter),
             hand_back: Arc::new(OnceLock::new()),
@@ -289,6 +317,45 @@ impl KafkaOutput {
         let h = Arc::clone(&self.hand_back);
         move |may| {
             let _ = h.set(may);
+        }
+    }
+
+    /// The producer in use and its generation.
+    fn producer(&self) -> (u64, Arc<KafkaProducer>) {
+        let g = self.producer.read().unwrap_or_else(|p| p.into_inner());
+        (g.0, Arc::clone(&g.1))
+    }
+
+    /// Replaces producer generation `generation` (unless another task did already) with a new one
+    /// of the same settings. The old one is dropped off the runtime: dropping purges what it
+    /// still holds (those records are reported failed and sent again) and joins its thread.
+    fn renew(&self, generation: u64, why: &str) {
+        let mut g = self.producer.write().unwrap_or_else(|p| p.into_inner());
+        if g.0 != generation {
+            return;
+        }
+        match self
+            .config
+            .create_with_context::<Context, KafkaProducer>(Context {
+                events: Arc::clone(&self.events),
+            }) {
+            Ok(p) => {
+                let old = std::mem::replace(&mut *g, (generation + 1, Arc::new(p)));
+                drop(g);
+                ForwardFailed {
+                    kind: "producer_renewed",
+                    error: &format!("the producer failed for good ({why}); a new one takes over"),
+                    events: 0,
+                    retry_in: Duration::ZERO,
+                }
+                .emit(&self.events);
+                std::thread::spawn(move || drop(old));
+            }
+            Err(e) => tracing::error!(
+                destination = %self.name,
+                error = %e,
+                "cannot make a new Kafka producer; retrying with the failed one"
+            ),
         }
     }
 
@@ -328,12 +395,13 @@ impl KafkaOutput {
             while tasks.try_join_next().is_some() {}
         }
         while tasks.join_next().await.is_some() {}
-        let _ = this.producer.flush(Duration::from_secs(1));
+        let _ = this.producer().1.flush(Duration::from_secs(1));
     }
 
     fn probe(&self) {
         match self
-            .producer
+            .producer()
+            .1
             .client()
             .fetch_metadata(None, Duration::from_secs(10))
         {
@@ -363,6 +431,7 @@ impl KafkaOutput {
         let mut rejected: Vec<Rejection> = Vec::new();
         let mut backoff = BACKOFF_FIRST;
         loop {
+            let (generation, producer) = self.producer();
             let state = BatchState::new(todo.len() as u32);
             let mut bytes = 0u64;
             let mut bad = 0u64;
@@ -409,7 +478,7 @@ impl KafkaOutput {
                     record = record.key(k);
                 }
                 loop {
-                    match self.producer.send(record) {
+                    match producer.send(record) {
                         Ok(()) => {
                             bytes += rec.value.len() as u64;
                             break;
@@ -449,6 +518,20 @@ impl KafkaOutput {
                 .saturating_sub(bad);
             let mut retry: Vec<u32> = Vec::new();
             let mut first_failure: Option<(&'static str, RetryReason, String)> = None;
+            let fatal = failed
+                .iter()
+                .find(|f| is_fatal(&f.error))
+                .map(|f| f.error.to_string())
+                .or_else(|| {
+                    producer
+                        .client()
+                        .fatal_error()
+                        .map(|(c, t)| format!("{c:?}: {t}"))
+                });
+            drop(producer);
+            if let Some(why) = &fatal {
+                self.renew(generation, why);
+            }
             for f in failed {
                 if let Some(reason) = refused_for_good(&f.error) {
                     let line = batch.event(f.index).unwrap_or_default();
