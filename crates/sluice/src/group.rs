@@ -8,7 +8,7 @@
 //! application name. A part's window permit is returned at once (the stage bounds its own
 //! memory). A task joins what is complete or timed out every [`TICK`] and submits the joined
 //! events straight to the destination, as the metrics task does; at shutdown, after the
-//! receivers stopped, it submits every open group, so nothing held is lost.
+//! receivers stopped, [`flush_open`] submits every open group, so nothing held is lost.
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -126,9 +126,8 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
     n
 }
 
-/// Joins and submits what is due every [`TICK`] until `stop`; then everything still open.
-/// Holds a handle into the destination until then: cancel `stop` and await the task before
-/// draining the destination.
+/// Joins and submits what is due every [`TICK`] until `stop`. What is still open then is
+/// for [`flush_open`], once the receivers have stopped offering parts.
 pub fn spawn(
     processor: SharedProcessor,
     out: Submit,
@@ -147,13 +146,18 @@ pub fn spawn(
             let joined = p.groups.take(now_ms, false);
             submit_joined(&p, joined, &out);
         }
-        let p = processor.load();
-        let n = submit_joined(&p, p.groups.take(0, true), &out);
-        if n > 0 {
-            tracing::info!(
-                events = n,
-                "stopping: multi-part messages still open were sent as they are"
-            );
-        }
     })
+}
+
+/// Submits every group still open, joined as it is: at shutdown, after the receivers
+/// stopped, so that nothing they held is lost.
+pub fn flush_open(processor: &SharedProcessor, out: &Submit) {
+    let p = processor.load();
+    let n = submit_joined(&p, p.groups.take(0, true), out);
+    if n > 0 {
+        tracing::info!(
+            events = n,
+            "stopping: multi-part messages still open were sent as they are"
+        );
+    }
 }

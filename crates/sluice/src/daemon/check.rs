@@ -581,7 +581,7 @@ fn parse(c: &Check<'_>, out: &mut Out) {
         p.vendors,
         c.from("parse.vendors")
     ));
-    match (&p.context_dir, crate::daemon::default_context_dir()) {
+    match (&p.context_dir, super::build::default_context_dir()) {
         (Some(dir), _) => out.line(format!(
             "  context files from {}  <- {}",
             dir.display(),
@@ -603,7 +603,8 @@ fn parse(c: &Check<'_>, out: &mut Out) {
             c.from("parse.metadata_csv")
         ));
     }
-    if let Err(e) = crate::daemon::build_processor(config) {
+    // What `run` and a reload build: the same errors, in the same words.
+    if let Err(e) = super::Blueprint::build(config) {
         out.error(format!("{e:#}"));
     }
 }
