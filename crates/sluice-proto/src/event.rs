@@ -87,13 +87,16 @@ mod fields;
 mod format;
 mod format_json;
 mod nested;
+mod relay;
 mod sdata;
 mod values;
 mod view;
 
 pub use fields::append_tag;
 use fields::write_fields;
-use format::{push_u32, write_bsd_stamp, write_epoch_millis, write_ip, write_isodate};
+pub(crate) use format::write_ip;
+use format::{push_u32, write_bsd_stamp, write_epoch_millis, write_isodate};
+pub use relay::{RelayEncoding, RelayFormat, encode_relay};
 use sdata::write_sdata;
 use values::{write_values_json, write_values_json_msg, write_values_welf};
 use view::View;

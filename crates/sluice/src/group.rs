@@ -117,7 +117,7 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
         let mut class = classify(&msg, &src, opts.now_unix_secs, &processor.tables, &scratch);
         finish_joined(origin.rule, &mut class);
         // Routed like any other event: a joined ISE message still goes to its alternates.
-        if let Some(batch) = processor.push(&mut builder, at, &class, &msg, |buf| {
+        if let Some(batch) = processor.push(&mut builder, at, &class, &msg, &src, |buf| {
             encode_event(buf, &msg, &class, &src, at.unix_micros, &processor.encode)
         }) {
             out.submit(batch);

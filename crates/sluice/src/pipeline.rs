@@ -44,6 +44,9 @@ pub struct Processor {
     /// `SC4S_USE_VPS_CACHE`: learns each host's vendor and product (the classifier looks
     /// them up).
     pub vps: Option<Arc<crate::vps_cache::VendorProducts>>,
+    /// The encodings beyond the HEC event that destinations need (syslog relays, Kafka);
+    /// empty when none does.
+    pub encodings: crate::output::Encodings,
 }
 
 /// The destination set of a classified message (see [`crate::routing`]).
@@ -259,11 +262,12 @@ impl Processor {
                 append_tag(out, start, tag);
             }
         };
-        self.push(builder, at, &class, &msg, encode)
+        self.push(builder, at, &class, &msg, src, encode)
     }
 
     /// Adds one encoded event to `builder`, with its destination set when destinations
-    /// differ by vendor_product or severity.
+    /// differ by vendor_product or severity, and its extra encodings when destinations need
+    /// them.
     #[inline]
     pub(crate) fn push(
         &self,
@@ -271,12 +275,21 @@ impl Processor {
         at: RecvTime,
         class: &Classification<'_, '_>,
         msg: &Message<'_>,
+        src: &SourceMeta<'_>,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Option<EncodedBatch> {
-        match &self.routing {
-            None => builder.push_with(at.instant, encode),
-            Some(r) => builder.push_routed(at.instant, route(r, class, msg), encode),
+        let e = &self.encodings;
+        if e.is_empty() {
+            return match &self.routing {
+                None => builder.push_with(at.instant, encode),
+                Some(r) => builder.push_routed(at.instant, route(r, class, msg), encode),
+            };
         }
+        let dests = self.routing.as_deref().map(|r| route(r, class, msg));
+        let to = e.resolve(dests);
+        builder.push_encoded(at.instant, dests, e.len(), encode, |k, event, out| {
+            e.write(k, to, out, event, msg, class, src, at.unix_micros)
+        })
     }
 }
 
@@ -345,7 +358,7 @@ impl Emitter {
     pub fn emit(&mut self, mut batch: EncodedBatch) {
         if let Some(m) = self
             .memory
-            .acquire_blocking(batch.body().len(), &self.rt, &self.stop)
+            .acquire_blocking(batch.total_bytes(), &self.rt, &self.stop)
         {
             batch.hold(HoldKind::Bytes, m);
         }

@@ -4,6 +4,32 @@ use crate::classify::{Classification, MessageFilter, Rewrite, Value};
 use crate::json;
 use crate::message::{Format, Message};
 
+/// How text reaches the output: JSON-escaped (the HEC event) or as it is (a relayed
+/// syslog line). Generic, so each writer is compiled once per sink with no branch per call.
+pub(super) trait Sink {
+    fn put(out: &mut Vec<u8>, bytes: &[u8]);
+}
+
+/// JSON string contents (no quotes).
+pub(super) struct Json;
+
+impl Sink for Json {
+    #[inline]
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        json::escape_into(out, bytes);
+    }
+}
+
+/// The bytes as they are.
+pub(super) struct Raw;
+
+impl Sink for Raw {
+    #[inline]
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(bytes);
+    }
+}
+
 /// The fields of a message as SC4S's templates see them after the header repairs.
 pub(super) struct View<'a> {
     pub(super) program: Option<&'a [u8]>,
@@ -126,14 +152,18 @@ impl<'a> Header<'a> {
     }
 
     pub(super) fn write(&self, out: &mut Vec<u8>) {
+        self.write_as::<Json>(out);
+    }
+
+    pub(super) fn write_as<S: Sink>(&self, out: &mut Vec<u8>) {
         match *self {
             Header::None => {}
-            Header::Span(span) => json::escape_into(out, span),
+            Header::Span(span) => S::put(out, span),
             Header::Built { program, pid } => {
-                json::escape_into(out, program);
+                S::put(out, program);
                 if let Some(pid) = pid {
                     out.push(b'[');
-                    json::escape_into(out, pid);
+                    S::put(out, pid);
                     out.push(b']');
                 }
                 out.extend_from_slice(b": ");
@@ -193,25 +223,28 @@ impl Text<'_> {
         }
     }
 
-    /// The body, escaped, with the filter applied.
-    fn write_body(&self, out: &mut Vec<u8>) {
+    pub(super) fn write(&self, out: &mut Vec<u8>) {
+        self.write_as::<Json>(out);
+    }
+
+    pub(super) fn write_as<S: Sink>(&self, out: &mut Vec<u8>) {
+        if let Some(host) = self.host {
+            S::put(out, host);
+            out.push(b' ');
+        }
+        self.header.write_as::<S>(out);
         match self.filter {
-            MessageFilter::None => self.body.escape_into(out),
+            MessageFilter::None => {
+                let (a, b) = self.body.parts();
+                S::put(out, a);
+                S::put(out, b);
+            }
             f => {
                 for piece in f.pieces(&self.whole_body()) {
-                    json::escape_into(out, piece);
+                    S::put(out, piece);
                 }
             }
         }
-    }
-
-    pub(super) fn write(&self, out: &mut Vec<u8>) {
-        if let Some(host) = self.host {
-            json::escape_into(out, host);
-            out.push(b' ');
-        }
-        self.header.write(out);
-        self.write_body(out);
     }
 
     /// The text as the content of a JSON string inside a JSON string (see

@@ -228,6 +228,12 @@ fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processo
         groups: Default::default(),
         names,
         vps,
+        // The extra encodings (relay lines, Kafka records) the destinations need.
+        encodings: crate::output::Encodings::from_plan(
+            &config.destination_plan(),
+            routing.fallback(),
+        )
+        .0,
     })
 }
 
