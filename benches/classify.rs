@@ -155,7 +155,8 @@ fn cpu_report() {
         ] {
             per_cpu_second(label, part.len(), 2.0, || {
                 for m in part {
-                    black_box(classify(black_box(m), &src, NOW, &classifier));
+                    let scratch = Scratch::new();
+                    black_box(classify(black_box(m), &src, NOW, &classifier, &scratch));
                 }
             });
         }

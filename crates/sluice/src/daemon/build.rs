@@ -163,7 +163,6 @@ fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processo
             .loghost
             .clone()
             .unwrap_or_else(|| hostname(config.service.hostname.as_deref())),
-        ..Settings::default()
     };
     let mut tables = Classifier::new(files, &settings).map_err(|e| match e {
         BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),
