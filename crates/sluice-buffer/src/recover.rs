@@ -198,6 +198,7 @@ pub(crate) fn recover(
                 events: r.events,
                 timestamp_micros: r.timestamp_micros,
                 corrupt: false,
+                damage_reported: false,
             });
             if r.id >= g0 {
                 report.replayed_records += 1;

@@ -3,7 +3,8 @@
 //! The scanner never trusts a length before the header CRC has confirmed it, never reads
 //! beyond the source, and after damage it resynchronises on the next position that holds a
 //! valid record header (magic, header CRC, bounds, increasing id — and in [`Verify::Full`]
-//! mode a valid body as well). It is generic over [`ReadAt`] so the open-time recovery uses it
+//! mode a body that passes its checks: its CRC, or for a format 2 record at least one event's
+//! CRC; the events that fail theirs are the reader's to count). It is generic over [`ReadAt`] so the open-time recovery uses it
 //! on files and the fuzz target on byte slices. It does no logging and keeps no state: the
 //! caller decides what damage means.
 
@@ -62,8 +63,10 @@ pub enum Verify {
     /// Record headers only (CRC-checked). Bodies are checked later, when a reader reads them.
     /// Used for sealed segments: opening a large buffer then costs one small read per record.
     Headers,
-    /// Headers and bodies (CRC and offsets table). Used for the newest segment, whose tail may
-    /// be torn: a crash can leave a header written with its body only partly on disk.
+    /// Headers and bodies (CRCs and offsets table). Used for the newest segment, whose tail may
+    /// be torn: a crash can leave a header written with its body only partly on disk. A format
+    /// 2 record with some events intact is accepted (the reader recovers them); one with none
+    /// is damage.
     Full,
 }
 

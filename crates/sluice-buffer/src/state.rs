@@ -21,8 +21,11 @@ pub(crate) struct RecMeta {
     pub len: u64,
     pub events: u32,
     pub timestamp_micros: i64,
-    /// Found damaged when read; readers skip it.
+    /// Found damaged when read, no event intact; readers skip it.
     pub corrupt: bool,
+    /// Some of its events were found damaged when read and the loss reported: a reader that
+    /// reads it again delivers the intact ones without counting the loss twice.
+    pub damage_reported: bool,
 }
 
 #[derive(Debug)]

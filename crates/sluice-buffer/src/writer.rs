@@ -7,7 +7,9 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::buffer::Inner;
 use crate::config::DurabilityMode;
 use crate::error::{AppendError, FullReason, NotPersisted};
-use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, encode_record, stamp_id, to_micros};
+use crate::format::{
+    Layout, SEGMENT_HEADER_LEN, SegmentHeader, encode_record, stamp_id, to_micros,
+};
 use crate::observe::BufferEvent;
 use crate::state::{Chunk, RecMeta, SegmentMeta, State};
 use crate::stats::BufferStats;
@@ -25,10 +27,15 @@ impl fmt::Display for RecordId {
 /// A record to append. The buffer copies it; the caller keeps ownership.
 ///
 /// One record is meant to be one encoded batch: `payload` is the batch body, `events` the
-/// number of events in it, and `offsets` (optional) one `u32` per event, stored and returned
-/// verbatim — the daemon uses them as event boundaries so a replayed record can be split or
-/// have single events dropped, exactly like the batch it came from. The buffer only checks
-/// that they are non-decreasing and within the payload.
+/// number of events in it, and `offsets` (optional) where each event starts in the payload,
+/// stored and returned verbatim — the daemon uses them to split a replayed record or drop
+/// single events, exactly like the batch it came from. Event `i` is the bytes from its start
+/// to the next event's start (the last one to the end of the payload): the first starts at
+/// 0, none before the one before it, none beyond the payload. The buffer keeps a CRC per
+/// event, so damage on disk costs only the events it touches (see [`Record::lost_events`]);
+/// without offsets a record is checked, and lost, whole.
+///
+/// [`Record::lost_events`]: crate::Record::lost_events
 #[derive(Debug, Clone, Copy)]
 pub struct RecordRef<'a> {
     pub payload: &'a [u8],
@@ -62,6 +69,11 @@ impl<'a> RecordRef<'a> {
         if o.len() != self.events as usize {
             return Err(AppendError::Invalid(
                 "offsets must hold one entry per event",
+            ));
+        }
+        if o.first().is_some_and(|&f| f != 0) {
+            return Err(AppendError::Invalid(
+                "the first event must start at offset 0",
             ));
         }
         if o.windows(2).any(|w| w[0] > w[1]) {
@@ -164,29 +176,31 @@ impl Writer {
         self.inner.lock().stats()
     }
 
-    /// Bytes a record with this payload (and offsets table) occupies on disk.
+    /// Bytes a record with this payload (and event table) occupies on disk.
     pub fn record_size(payload_len: usize, events_with_offsets: Option<u32>) -> u64 {
-        crate::format::RECORD_HEADER_LEN as u64
-            + payload_len as u64
-            + events_with_offsets.map_or(0, |e| u64::from(e) * 4)
+        let table = match events_with_offsets {
+            None | Some(0) => 0,
+            Some(e) => Layout::Events.table_len(e),
+        };
+        crate::format::RECORD_HEADER_LEN as u64 + payload_len as u64 + table
     }
 
-    /// Queues a record. Never blocks on IO: the writer thread writes it. On
-    /// [`AppendError::Full`] nothing was taken; wait with [`Writer::wait_for_space`] and
-    /// retry.
     /// Reports a refusal and builds its error.
     fn refuse(&self, reason: FullReason) -> AppendError {
         self.inner.observer.observe(BufferEvent::Refused { reason });
         AppendError::Full { reason }
     }
 
+    /// Queues a record. Never blocks on IO: the writer thread writes it. On
+    /// [`AppendError::Full`] nothing was taken; wait with [`Writer::wait_for_space`] and
+    /// retry.
     pub fn append(&self, record: RecordRef<'_>) -> Result<Appended, AppendError> {
         record.validate()?;
-        let body = record.offsets.map_or(0, |o| o.len() * 4) + record.payload.len();
         let size =
             Writer::record_size(record.payload.len(), record.offsets.map(|o| o.len() as u32));
+        let body = size - crate::format::RECORD_HEADER_LEN as u64;
         let max_body = self.inner.config.max_record_body();
-        if body as u64 > max_body {
+        if body > max_body {
             return Err(AppendError::TooLarge {
                 size,
                 max: max_body + crate::format::RECORD_HEADER_LEN as u64,
@@ -263,6 +277,7 @@ impl Writer {
             events: record.events,
             timestamp_micros: to_micros(record.timestamp),
             corrupt: false,
+            damage_reported: false,
         });
         stamp_id(&mut buf, id);
         st.next_id += 1;

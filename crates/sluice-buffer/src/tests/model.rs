@@ -48,7 +48,9 @@ fn op() -> impl Strategy<Value = Op> {
                 None => Just(None).boxed(),
                 Some(n) => proptest::collection::vec(0..=len as u32, n)
                     .prop_map(|mut v| {
+                        // Event starts: the first at 0, none decreasing.
                         v.sort_unstable();
+                        v[0] = 0;
                         Some(v)
                     })
                     .boxed(),

@@ -268,7 +268,7 @@ async fn append_waiting(
                     );
                 }
                 metrics.set_full(Some(reason));
-                let size = d.batch().body().len() as u64 + 4 * u64::from(d.events());
+                let size = Writer::record_size(d.batch().body().len(), Some(d.events()));
                 let _ =
                     tokio::time::timeout(Duration::from_secs(1), writer.wait_for_space(size)).await;
             }
@@ -532,7 +532,14 @@ async fn replay(
             None => None,
         };
         let id = rec.id();
-        let (body, events, offsets) = rec.into_parts();
+        let lost = rec.lost_events();
+        let (mut body, events, offsets) = rec.into_parts();
+        if lost > 0 && body.last() == Some(&b'\n') {
+            // Damage on disk cost some of this batch's events (the buffer logged and counted
+            // them); the intact ones come back with their bytes as appended, so the one now
+            // last can still end with the separator that joined it to a lost one.
+            body.truncate(body.len() - 1);
+        }
         let batch = match offsets {
             Some(o) => EncodedBatch::from_parts(body, o).map_err(|e| e.to_string()),
             None => EncodedBatch::from_lines(body).map_err(|e| e.to_string()),
