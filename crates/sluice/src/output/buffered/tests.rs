@@ -347,3 +347,53 @@ async fn reliable_mode_holds_at_most_replay_memory_bytes_read_back() {
     assert_eq!(first, 20);
     assert_eq!(total, 20);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_damaged_on_disk_replays_its_intact_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let events: Vec<String> = (0..5).map(|i| format!("{{\"e\":{i}}}")).collect();
+    let batch = EncodedBatch::from_lines(Bytes::from(events.join("\n"))).unwrap();
+    {
+        let b = Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap();
+        b.writer().append(record(&batch)).unwrap();
+        b.close().unwrap();
+    }
+    // A flipped byte in the last event: the event before it ends the batch now.
+    let seg = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "dat"))
+        .unwrap();
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let at = bytes.len() - 2;
+    bytes[at] ^= 0x01;
+    std::fs::write(&seg, &bytes).unwrap();
+
+    let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let opts = BufferOptions {
+        buffer: Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap(),
+        reliable: false,
+        windows: vec![Window::new("udp", 1000)],
+        memory: MemoryBudget::new(1 << 30),
+        high_water: 0.5,
+        queue: 1,
+        replay_memory: None,
+        output_up: Box::new(|| true),
+    };
+    let output = Holder { held: held.clone() };
+    let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let d = loop {
+        if let Some(d) = held.lock().unwrap().pop() {
+            break d;
+        }
+        assert!(std::time::Instant::now() < deadline, "nothing replayed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(d.events(), 4);
+    assert_eq!(d.batch().body().as_ref(), events[..4].join("\n").as_bytes());
+    assert_eq!(d.batch().event(3), Some(events[3].as_bytes()));
+    d.complete(Completion::Delivered);
+    drop(submit);
+    drop(dest);
+}
