@@ -52,7 +52,7 @@ fn check(data: &[u8], verify: Verify) -> SegmentScan {
                     assert!(offsets.iter().all(|&o| o as usize <= payload));
                 }
             } else {
-                let (kept, starts) = salvage(&h, body, &checked);
+                let (kept, starts) = salvage(body, &checked);
                 assert_eq!(starts.len() + checked.lost.len(), h.events as usize);
                 assert!(kept.len() <= body.len() - start);
                 assert!(starts.windows(2).all(|w| w[0] <= w[1]));

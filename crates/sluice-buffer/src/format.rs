@@ -1,6 +1,7 @@
 //! Byte layouts of the files in a buffer directory (see the crate docs for the prose spec).
 //!
 //! Everything is little-endian. Every structure carries a CRC32C (Castagnoli) of its own bytes
+//! (format 2 record bodies a CRC-32, see [`crate::body`])
 //! so that a reader never trusts a length it has not checked: a record's body length is only
 //! used after the record header's CRC matched.
 
@@ -8,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use crate::body::{
     BodyProblem, Checked, EVENT_ENTRY_LEN, FLAG_EVENT_CRCS, FLAG_OFFSETS, Layout, check_body,
-    encode_record, offsets_of, salvage, stamp_id,
+    encode_head, encode_record, offsets_of, salvage, stamp_id,
 };
 
 /// First bytes of every segment file.
@@ -146,7 +147,7 @@ impl SegmentHeader {
 /// 12  events      u32      events in the payload
 /// 16  id          u64      record id, strictly increasing through the buffer
 /// 24  timestamp   i64      caller-supplied time of the oldest event, µs since the epoch
-/// 32  check       u32      CRC32C of the body (flags 0, 1) or of the event table (flags 3)
+/// 32  check       u32      checksum of the body: CRC32C (flags 0, 1), CRC-32 (flags 3)
 /// 36  header_crc  u32      CRC32C of bytes 0..36
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -348,7 +348,7 @@ impl Reader {
             record.payload = Bytes::from(buf).slice(start..);
             return Ok((record, None));
         }
-        let (payload, starts) = salvage(&header, body, &checked);
+        let (payload, starts) = salvage(body, &checked);
         record.events = starts.len() as u32;
         record.lost_events = header.events - record.events;
         record.payload = Bytes::from(payload);

@@ -7,8 +7,10 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::buffer::Inner;
 use crate::config::DurabilityMode;
 use crate::error::{AppendError, FullReason, NotPersisted};
+use bytes::Bytes;
+
 use crate::format::{
-    Layout, SEGMENT_HEADER_LEN, SegmentHeader, encode_record, stamp_id, to_micros,
+    Layout, SEGMENT_HEADER_LEN, SegmentHeader, encode_head, encode_record, stamp_id, to_micros,
 };
 use crate::observe::BufferEvent;
 use crate::state::{Chunk, RecMeta, SegmentMeta, State};
@@ -39,6 +41,9 @@ impl fmt::Display for RecordId {
 #[derive(Debug, Clone, Copy)]
 pub struct RecordRef<'a> {
     pub payload: &'a [u8],
+    /// The payload in a shared buffer ([`RecordRef::shared`]): the buffer holds a reference
+    /// until it has written the bytes, instead of copying them.
+    pub shared: Option<&'a Bytes>,
     pub events: u32,
     pub offsets: Option<&'a [u32]>,
     /// Time of the oldest event in the record; drives the "oldest event age" gauge.
@@ -49,9 +54,19 @@ impl<'a> RecordRef<'a> {
     pub fn new(payload: &'a [u8], events: u32, timestamp: SystemTime) -> Self {
         RecordRef {
             payload,
+            shared: None,
             events,
             offsets: None,
             timestamp,
+        }
+    }
+
+    /// A record whose payload the buffer shares rather than copies: it keeps a reference to
+    /// `payload` until it is written (one flush interval or group commit at most).
+    pub fn shared(payload: &'a Bytes, events: u32, timestamp: SystemTime) -> Self {
+        RecordRef {
+            shared: Some(payload),
+            ..RecordRef::new(payload, events, timestamp)
         }
     }
 
@@ -206,13 +221,19 @@ impl Writer {
                 max: max_body + crate::format::RECORD_HEADER_LEN as u64,
             });
         }
-        // Encode and checksum outside the lock; only the id is filled in under it.
-        let mut buf = encode_record(
-            record.payload,
-            record.events,
-            record.offsets,
-            to_micros(record.timestamp),
-        );
+        // Encode and checksum outside the lock; only the id is filled in under it. A shared
+        // payload is written from the caller's buffer: no copy.
+        let (mut head, tail) = {
+            let args = (record.payload, record.events, record.offsets);
+            let ts = to_micros(record.timestamp);
+            match record.shared {
+                // The checksums cover `payload`: share only the very same bytes.
+                Some(b) if std::ptr::eq(&b[..], record.payload) => {
+                    (encode_head(args.0, args.1, args.2, ts, 0), b.clone())
+                }
+                _ => (encode_record(args.0, args.1, args.2, ts), Bytes::new()),
+            }
+        };
         let mut st = self.inner.lock();
         if st.closed {
             return Err(AppendError::Closed);
@@ -279,13 +300,14 @@ impl Writer {
             corrupt: false,
             damage_reported: false,
         });
-        stamp_id(&mut buf, id);
+        stamp_id(&mut head, id);
         st.next_id += 1;
         st.bytes += size;
         st.pending.push_back(Chunk {
             segment: seg_id,
             offset,
-            data: buf,
+            head,
+            tail,
             records: 1,
             events: u64::from(record.events),
             end_id: id + 1,
@@ -398,7 +420,8 @@ fn open_segment(inner: &Inner, st: &mut State) {
     st.pending.push_back(Chunk {
         segment: id,
         offset: 0,
-        data: header.encode().to_vec(),
+        head: header.encode().to_vec(),
+        tail: Bytes::new(),
         records: 0,
         events: 0,
         end_id: st.next_id,

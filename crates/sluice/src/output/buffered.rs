@@ -234,8 +234,10 @@ impl Stage {
     }
 }
 
+/// The buffer writes the batch's body from the batch's own buffer (no copy), keeping a
+/// reference to it until written.
 fn record(batch: &EncodedBatch) -> RecordRef<'_> {
-    RecordRef::new(batch.body(), batch.events(), SystemTime::now()).with_offsets(batch.starts())
+    RecordRef::shared(batch.body(), batch.events(), SystemTime::now()).with_offsets(batch.starts())
 }
 
 /// The buffer takes `d` over: its events are safe, and the buffer delivers them itself.
