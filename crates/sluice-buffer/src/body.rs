@@ -2,14 +2,16 @@
 //! how the intact events of a damaged one are recovered (see the crate docs for the spec).
 //!
 //! Every layout has one checksum over the whole body in the record header, as format 1 had:
-//! an intact record is checked with one pass. Format 2 writes a record with
-//! events as an *event table* — one `(start, crc)` pair per event — then the payload. Event
+//! an intact record is checked with one pass. Format 2 writes a record with events as an
+//! *event table* — one `(start, crc)` entry per event — written twice, then the payload. Event
 //! `i` is the bytes from its start to the next event's start (the last one to the end of the
-//! payload); its CRC covers exactly those bytes. They are read only when the body CRC
-//! fails: then each event can still be proven intact on its own, by its bytes matching its
-//! CRC, which also proves the two table entries that bound it (a damaged start moves the
-//! range, and the CRC of the moved range does not match). Damage costs the events it
-//! touches and no others.
+//! payload); its CRC covers exactly those bytes. The entries are read only when the body
+//! checksum fails: then each event can still be proven intact on its own, by its bytes
+//! matching its CRC, which also proves the starts that bound it (a damaged start moves the
+//! range, and the CRC of the moved range does not match). Each entry is taken from either
+//! copy of the table, so damage in one copy costs nothing (a 64-byte run of damage in a
+//! single table would cost the 8 to 9 events whose entries it covers); damage in the payload
+//! costs the events it touches and no others.
 //!
 //! Format 1 (still read, never written) has no per-event CRCs: a damaged body loses all of
 //! its record.
@@ -22,6 +24,8 @@ pub const FLAG_OFFSETS: u32 = 1;
 pub const FLAG_EVENT_CRCS: u32 = 2;
 /// Bytes of one entry of a format 2 event table: start offset, CRC-32.
 pub const EVENT_ENTRY_LEN: usize = 8;
+/// Copies of the event table in a format 2 body.
+pub const EVENT_TABLE_COPIES: usize = 2;
 
 /// How a record's body is laid out. In each, the header's check field is the checksum of the
 /// whole body: CRC32C for flags 0 and 1, CRC-32 for flags 3.
@@ -32,8 +36,8 @@ pub enum Layout {
     /// Flags 1: `events` × u32 start offsets, then the payload. Written by format 1, and by
     /// format 2 for a record whose offsets table is empty (it has no event to give a CRC).
     Offsets,
-    /// Flags 3 (format 2): `events` × (start u32, crc u32), then the payload; each entry's
-    /// crc is the CRC-32 of its event's bytes, and so is the body's.
+    /// Flags 3 (format 2): the event table (`events` × (start u32, crc u32)) twice, then the
+    /// payload; each entry's crc is the CRC-32 of its event's bytes, and so is the body's.
     Events,
 }
 
@@ -60,7 +64,7 @@ impl Layout {
         match self {
             Layout::Plain => 0,
             Layout::Offsets => u64::from(events) * 4,
-            Layout::Events => u64::from(events) * EVENT_ENTRY_LEN as u64,
+            Layout::Events => u64::from(events) * (EVENT_ENTRY_LEN * EVENT_TABLE_COPIES) as u64,
         }
     }
 
@@ -106,11 +110,17 @@ pub struct Checked {
     /// Format 2: the events (indexes, ascending) that failed their checksum; empty when the
     /// whole body is intact. Never every event ([`BodyProblem::NoIntactEvent`]).
     pub lost: Vec<u32>,
+    /// When events were lost: the byte range in the payload of each event proven intact, in
+    /// order (what [`salvage`] keeps).
+    pub kept: Vec<(usize, usize)>,
 }
 
 impl Checked {
+    /// The body passed its checksum: the payload and offsets are used as they are. Otherwise
+    /// [`salvage`] rebuilds them from the events proven intact (all of them, when the damage
+    /// was only in one copy of the event table).
     pub fn is_intact(&self) -> bool {
-        self.lost.is_empty()
+        self.kept.is_empty()
     }
 }
 
@@ -170,6 +180,7 @@ pub fn encode_head(
                 buf.extend_from_slice(&start.to_le_bytes());
                 buf.extend_from_slice(&event_crc(&payload[from..to]).to_le_bytes());
             }
+            buf.extend_from_within(head..);
         }
     }
     let check = body_crc(layout, &buf[head..], payload);
@@ -214,7 +225,7 @@ pub fn stamp_id(record: &mut [u8], id: u64) {
     record[36..40].copy_from_slice(&c.to_le_bytes());
 }
 
-/// The entries of a format 2 event table: (start, crc) each.
+/// The entries of one copy of a format 2 event table: (start, crc) each.
 fn entries(table: &[u8]) -> impl ExactSizeIterator<Item = (u32, u32)> + Clone + '_ {
     let (entries, _) = table.as_chunks::<EVENT_ENTRY_LEN>();
     entries.iter().map(|e| {
@@ -226,30 +237,48 @@ fn entries(table: &[u8]) -> impl ExactSizeIterator<Item = (u32, u32)> + Clone + 
     })
 }
 
-/// Each event's byte range as the table says, with its CRC; `None` for a range that does not
-/// lie within the payload (or, for the first event, does not start it: a table cannot leave
-/// bytes unchecked before the first event).
-fn event_ranges(
-    table: &[u8],
-    payload_len: usize,
-) -> impl Iterator<Item = Option<(usize, usize, u32)>> + '_ {
-    let ends = entries(table)
-        .skip(1)
-        .map(|(start, _)| start as usize)
-        .chain(std::iter::once(payload_len));
-    entries(table)
-        .zip(ends)
-        .enumerate()
-        .map(move |(i, ((start, crc), end))| {
-            let start = start as usize;
-            (start <= end && end <= payload_len && (i > 0 || start == 0))
-                .then_some((start, end, crc))
-        })
+/// Both copies of a format 2 event table.
+fn table_copies(table: &[u8]) -> (&[u8], &[u8]) {
+    table.split_at(table.len() / EVENT_TABLE_COPIES)
 }
 
-/// Checks a body against its header. An intact body passes with one CRC pass. A damaged one
-/// fails whole, unless it has per-event CRCs (format 2): then it passes with the list of the
-/// events that failed theirs, and fails only when none passes.
+/// Whether `start..end` can be an event's range: within the payload, and the first event
+/// starting it (a table cannot leave bytes unchecked before the first event).
+fn plausible(i: usize, start: u32, end: u32, payload_len: usize) -> bool {
+    start <= end && end as usize <= payload_len && (i > 0 || start == 0)
+}
+
+/// Event `i`'s byte range, proven by its CRC, with its entries taken from either copy of the
+/// table: `None` when no combination of the copies' starts and CRCs matches its bytes.
+fn prove_event(
+    i: usize,
+    copies: [&[(u32, u32)]; EVENT_TABLE_COPIES],
+    payload: &[u8],
+) -> Option<(usize, usize)> {
+    let end_of = |c: &[(u32, u32)]| c.get(i + 1).map_or(payload.len() as u32, |e| e.0);
+    let mut tried: [(u32, u32); 4] = [(u32::MAX, 0); 4];
+    let mut k = 0;
+    for a in copies {
+        for b in copies {
+            let (start, end) = (a[i].0, end_of(b));
+            if tried[..k].contains(&(start, end)) || !plausible(i, start, end, payload.len()) {
+                continue;
+            }
+            tried[k] = (start, end);
+            k += 1;
+            let crc = event_crc(&payload[start as usize..end as usize]);
+            if copies.iter().any(|c| c[i].1 == crc) {
+                return Some((start as usize, end as usize));
+            }
+        }
+    }
+    None
+}
+
+/// Checks a body against its header. An intact body passes with one checksum pass. A damaged
+/// one fails whole, unless it has per-event CRCs (format 2): then it passes with the list of
+/// the events that failed theirs (and the ranges of those that did not), and fails only when
+/// none passes.
 pub fn check_body(h: &RecordHeader, body: &[u8]) -> Result<Checked, BodyProblem> {
     if body.len() != h.body_len as usize {
         return Err(BodyProblem::Length);
@@ -260,6 +289,11 @@ pub fn check_body(h: &RecordHeader, body: &[u8]) -> Result<Checked, BodyProblem>
         return Err(BodyProblem::Length);
     }
     let (table, payload) = body.split_at(table);
+    let intact = |lost| Checked {
+        payload_start: table.len(),
+        lost,
+        kept: Vec::new(),
+    };
     if body_crc(layout, table, payload) == h.check {
         let well_formed = match layout {
             Layout::Plain => true,
@@ -271,13 +305,18 @@ pub fn check_body(h: &RecordHeader, body: &[u8]) -> Result<Checked, BodyProblem>
                     .try_fold(0, |prev, s| (prev <= s && s <= payload.len()).then_some(s))
                     .is_some()
             }
-            Layout::Events => event_ranges(table, payload.len()).all(|r| r.is_some()),
+            Layout::Events => {
+                let (a, b) = table_copies(table);
+                let ends = entries(a).skip(1).map(|e| e.0);
+                a == b
+                    && entries(a)
+                        .zip(ends.chain(std::iter::once(payload.len() as u32)))
+                        .enumerate()
+                        .all(|(i, ((start, _), end))| plausible(i, start, end, payload.len()))
+            }
         };
         return if well_formed {
-            Ok(Checked {
-                payload_start: table.len(),
-                lost: Vec::new(),
-            })
+            Ok(intact(Vec::new()))
         } else {
             Err(BodyProblem::Offsets)
         };
@@ -285,19 +324,26 @@ pub fn check_body(h: &RecordHeader, body: &[u8]) -> Result<Checked, BodyProblem>
     if layout != Layout::Events {
         return Err(BodyProblem::Crc);
     }
-    let lost: Vec<u32> = event_ranges(table, payload.len())
-        .enumerate()
-        .filter(|(_, r)| !r.is_some_and(|(a, b, c)| event_crc(&payload[a..b]) == c))
-        .map(|(i, _)| i as u32)
-        .collect();
-    if lost.len() == h.events as usize {
+    let (a, b) = table_copies(table);
+    let a: Vec<(u32, u32)> = entries(a).collect();
+    let b: Vec<(u32, u32)> = entries(b).collect();
+    let mut lost = Vec::new();
+    let mut kept = Vec::new();
+    for i in 0..a.len() {
+        match prove_event(i, [&a, &b], payload) {
+            Some(r) => kept.push(r),
+            None => lost.push(i as u32),
+        }
+    }
+    if kept.is_empty() {
         return Err(BodyProblem::NoIntactEvent);
     }
-    // `lost` can only be empty if a damaged event still matched its CRC (odds 2^-32): the
-    // events are then all that can be proven, and they are delivered.
+    // `lost` can only be empty if a damaged event still matched its CRC (odds 2^-32) or the
+    // damage was all in one copy of the table: every event is proven, all are delivered.
     Ok(Checked {
         payload_start: table.len(),
         lost,
+        kept,
     })
 }
 
@@ -314,7 +360,11 @@ pub fn offsets_of(h: &RecordHeader, body: &[u8]) -> Option<Vec<u32>> {
                 .map(|s| u32::from_le_bytes(*s))
                 .collect(),
         ),
-        Layout::Events => Some(entries(table).map(|(start, _)| start).collect()),
+        Layout::Events => Some(
+            entries(table_copies(table).0)
+                .map(|(start, _)| start)
+                .collect(),
+        ),
     }
 }
 
@@ -322,19 +372,13 @@ pub fn offsets_of(h: &RecordHeader, body: &[u8]) -> Option<Vec<u32>> {
 /// back to back as a new payload, and where each starts in it. Each event's bytes are kept
 /// exactly as written (a separator that ended an event stays with it).
 pub fn salvage(body: &[u8], checked: &Checked) -> (Vec<u8>, Vec<u32>) {
-    let Some((table, payload)) = body.split_at_checked(checked.payload_start) else {
-        return (Vec::new(), Vec::new());
-    };
+    let payload = body.get(checked.payload_start..).unwrap_or_default();
     let mut out = Vec::with_capacity(payload.len());
-    let mut starts = Vec::new();
-    let mut lost = checked.lost.iter().copied().peekable();
-    for (i, range) in event_ranges(table, payload.len()).enumerate() {
-        if lost.next_if_eq(&(i as u32)).is_some() {
-            continue;
-        }
-        if let Some((a, b, _)) = range {
+    let mut starts = Vec::with_capacity(checked.kept.len());
+    for &(a, b) in &checked.kept {
+        if let Some(bytes) = payload.get(a..b) {
             starts.push(out.len() as u32);
-            out.extend_from_slice(&payload[a..b]);
+            out.extend_from_slice(bytes);
         }
     }
     (out, starts)

@@ -59,17 +59,20 @@
 //! Bodies ([`body`]):
 //!
 //! ```text
-//! flags 0  [payload]                                           a record without offsets
-//! flags 1  [events × start u32] [payload]                      format 1; format 2 when events = 0
-//! flags 3  [events × (start u32, crc u32)] [payload]           format 2, events ≥ 1
+//! flags 0  [payload]                                        a record without offsets
+//! flags 1  [events × start u32] [payload]                   format 1; format 2 when events = 0
+//! flags 3  [table] [table] [payload]                        format 2, events ≥ 1
+//!          table = events × (start u32, crc u32)            written twice, identical
 //! ```
 //!
 //! Event `i` is the payload bytes from its start to the next event's start (the last one to
 //! the end of the payload; the first starts at 0). An intact body is checked with its body
-//! CRC alone. When that fails, flags 3 still proves every event on its own: each entry's
-//! `crc` is the CRC-32 of its event's bytes, so a damaged byte costs the event that holds it,
-//! a damaged table entry the event it starts (and, through its start, the one before), and
-//! nothing else. Flags 0 and 1 have no per-event CRCs: damage costs the record.
+//! checksum alone. When that fails, flags 3 still proves every event on its own: each
+//! entry's `crc` is the CRC-32 of its event's bytes, and each of the event's start, end and
+//! crc may come from either copy of the table. So damaged payload bytes cost the events that
+//! hold them, damage in one copy of the table costs nothing, damage to the same entry in both
+//! copies costs its event (and, through its start, the one before); nothing else is lost.
+//! Flags 0 and 1 have no per-event CRCs: damage costs the record.
 //!
 //! All integers are little-endian; CRC32C is the Castagnoli polynomial (iSCSI), CRC-32 the
 //! ISO-HDLC one (zlib's, gzip's): format 2 checksums bodies and events with it because
@@ -151,9 +154,10 @@
 //! observer as [`BufferEvent::Corrupt`], by records and events:
 //!
 //! * damaged bytes in a record body (format 2): found when the record is read; the events
-//!   whose CRC fails are left out, counted and logged (with their indexes in the record), the
-//!   others delivered — the record comes back with [`Record::lost_events`] set. A record
-//!   with no intact event is skipped and counted whole;
+//!   that cannot be proven intact are left out, counted and logged (with their indexes in
+//!   the record), the others delivered — the record comes back with
+//!   [`Record::lost_events`] set. Damage confined to one copy of the event table costs
+//!   nothing (logged). A record with no intact event is skipped and counted whole;
 //! * damaged bytes in a format 1 record body: the body CRC fails, the record is skipped and
 //!   counted with its events;
 //! * torn tail (the newest segment ends inside a record: a write cut short): cut off at

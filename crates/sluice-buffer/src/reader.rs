@@ -271,6 +271,16 @@ impl Reader {
                             .is_some_and(|m| !std::mem::replace(&mut m.damage_reported, true));
                     drop(st);
                     if let Some(lost) = damage.filter(|_| newly) {
+                        if lost.is_empty() {
+                            warn!(
+                                file = %path.display(), offset = meta.offset, id = meta.id,
+                                events = meta.events,
+                                "disk buffer: damaged record: its checksum failed, but every \
+                                 event was proven intact by its own (the damage was in one copy \
+                                 of its event table); nothing lost"
+                            );
+                            return Poll::Ready(record);
+                        }
                         self.inner.observer.observe(BufferEvent::Corrupt {
                             records: 0,
                             events: lost.len() as u64,

@@ -159,12 +159,26 @@ fn damaged_event_table_that_leaves_no_event_intact_loses_the_record() {
     let d = tempfile::tempdir().unwrap();
     let segs = fill(d.path());
     let (id, off, _) = records_of(&segs[1])[0];
-    // Entry 1's start: the end of event 0 and the start of event 1.
+    // Entry 1's start in both copies of the table: the end of event 0, the start of event 1.
     flip(&segs[1], off + 40 + 8);
+    flip(&segs[1], off + 40 + 2 * 8 + 8);
     let got = deliver(d.path());
     assert_eq!(got.ids, all_but(&[id]));
     assert!(got.partial.is_empty());
     assert_eq!((got.corrupt_records, got.corrupt_events), (1, 2));
+}
+
+#[test]
+fn damage_in_one_copy_of_an_event_table_costs_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let (_, off, _) = records_of(&segs[1])[0];
+    flip(&segs[1], off + 40 + 8);
+    flip(&segs[1], off + 40 + 12);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[]));
+    assert!(got.partial.is_empty());
+    assert_eq!((got.corrupt_records, got.corrupt_events), (0, 0));
 }
 
 #[test]

@@ -129,11 +129,24 @@ fn every_single_byte_flip_is_detected() {
         for i in 0..r.len() {
             let mut d = r.clone();
             d[i] ^= 0x01;
-            if let Some((_, _, lost)) = read(&d) {
-                assert!(!lost.is_empty(), "flip at {i} not detected");
+            let Some(h) = RecordHeader::decode(&d) else {
+                continue;
+            };
+            if let Ok(c) = check_body(&h, &d[RECORD_HEADER_LEN..]) {
+                assert!(!c.is_intact(), "flip at {i} not detected");
             }
         }
     }
+}
+
+/// Where the payload starts in a format 2 record of `n` events.
+fn payload_at(n: usize) -> usize {
+    RECORD_HEADER_LEN + Layout::Events.table_len(n as u32) as usize
+}
+
+/// Where copy `copy` of event `i`'s table entry is in a format 2 record of `n` events.
+fn entry_at(n: usize, copy: usize, i: usize) -> usize {
+    RECORD_HEADER_LEN + (copy * n + i) * EVENT_ENTRY_LEN
 }
 
 #[test]
@@ -141,10 +154,9 @@ fn a_flip_in_an_event_loses_that_event_only() {
     let events: Vec<Vec<u8>> = (0..6).map(|i| vec![b'a' + i as u8; 30]).collect();
     let (payload, starts) = batch(&events);
     let r = record(&payload, Some(&starts));
-    let payload_at = RECORD_HEADER_LEN + 6 * EVENT_ENTRY_LEN;
     for victim in 0..6 {
         let mut d = r.clone();
-        d[payload_at + starts[victim] as usize + 3] ^= 0x40;
+        d[payload_at(6) + starts[victim] as usize + 3] ^= 0x40;
         let (kept, kept_starts, lost) = read(&d).unwrap();
         assert_eq!(lost, [victim as u32]);
         let want: Vec<Vec<u8>> = (0..6)
@@ -165,21 +177,52 @@ fn a_flip_in_an_event_loses_that_event_only() {
 }
 
 #[test]
-fn a_damaged_table_entry_costs_its_event_and_the_one_before() {
+fn damage_in_one_table_copy_costs_nothing() {
     let events: Vec<Vec<u8>> = (0..6).map(|i| vec![b'k' + i as u8; 20]).collect();
     let (payload, starts) = batch(&events);
     let r = record(&payload, Some(&starts));
+    for copy in 0..EVENT_TABLE_COPIES {
+        // All of one copy, starts and CRCs.
+        let mut d = r.clone();
+        for b in &mut d[entry_at(6, copy, 0)..entry_at(6, copy, 6)] {
+            *b ^= 0x55;
+        }
+        let h = RecordHeader::decode(&d).unwrap();
+        let c = check_body(&h, &d[RECORD_HEADER_LEN..]).unwrap();
+        assert!(!c.is_intact(), "the body checksum covers the tables");
+        assert_eq!(
+            read(&d),
+            Some((payload.clone(), Some(starts.clone()), vec![]))
+        );
+    }
+}
+
+#[test]
+fn a_table_entry_damaged_in_both_copies_costs_its_event_and_the_one_before() {
+    let events: Vec<Vec<u8>> = (0..6).map(|i| vec![b'k' + i as u8; 20]).collect();
+    let (payload, starts) = batch(&events);
+    let r = record(&payload, Some(&starts));
+    let both = |r: &[u8], field: usize, x: u8| {
+        let mut d = r.to_vec();
+        for copy in 0..EVENT_TABLE_COPIES {
+            d[entry_at(6, copy, 3) + field] ^= x;
+        }
+        d
+    };
     // Entry 3's start: event 2 ends there, event 3 begins there.
-    let mut d = r.clone();
-    d[RECORD_HEADER_LEN + 3 * EVENT_ENTRY_LEN] ^= 0x02;
-    assert_eq!(read(&d).unwrap().2, [2, 3]);
+    assert_eq!(read(&both(&r, 0, 0x02)).unwrap().2, [2, 3]);
     // Entry 3's CRC: event 3 only.
+    assert_eq!(read(&both(&r, 5, 0x02)).unwrap().2, [3]);
+    // Different damage in each copy: neither start is right.
     let mut d = r.clone();
-    d[RECORD_HEADER_LEN + 3 * EVENT_ENTRY_LEN + 5] ^= 0x02;
-    assert_eq!(read(&d).unwrap().2, [3]);
+    d[entry_at(6, 0, 3)] ^= 0x02;
+    d[entry_at(6, 1, 3)] ^= 0x04;
+    assert_eq!(read(&d).unwrap().2, [2, 3]);
     // Entry 0's start must be 0: a damaged one cannot hide bytes before the first event.
     let mut d = r;
-    d[RECORD_HEADER_LEN] ^= 0x01;
+    for copy in 0..EVENT_TABLE_COPIES {
+        d[entry_at(6, copy, 0)] ^= 0x01;
+    }
     assert_eq!(read(&d).unwrap().2, [0]);
 }
 
@@ -247,7 +290,8 @@ fn headers_with_impossible_layouts_are_invalid() {
 
 proptest! {
     /// Damage anywhere in a body: every event kept is byte-identical to the one written, and
-    /// every event whose bytes and bounding table entries are untouched is kept.
+    /// every event whose bytes are untouched, with one copy of each table field it needs, is
+    /// kept.
     #[test]
     fn damage_costs_only_the_events_it_touches(
         sizes in proptest::collection::vec(0usize..90, 1..40),
@@ -262,7 +306,6 @@ proptest! {
         let r = record(&payload, Some(&starts));
         let n = starts.len();
         let body_at = RECORD_HEADER_LEN;
-        let payload_at = body_at + n * EVENT_ENTRY_LEN;
         let mut d = r.clone();
         let mut touched = vec![false; r.len()];
         for (at, len, x) in hits {
@@ -272,16 +315,17 @@ proptest! {
                 touched[k] = true;
             }
         }
+        let clean = |a: usize, len: usize| !touched[a..a + len].iter().any(|&t| t);
+        // A field survives if one copy of it is untouched.
+        let field = |i: usize, at: usize, len: usize| {
+            (0..EVENT_TABLE_COPIES).any(|c| clean(entry_at(n, c, i) + at, len))
+        };
         let end_of = |i: usize| starts.get(i + 1).map_or(payload.len(), |&s| s as usize);
         let untouched = |i: usize| {
-            let entry = body_at + i * EVENT_ENTRY_LEN;
-            let mut ranges = vec![(entry, entry + EVENT_ENTRY_LEN)];
-            if i + 1 < n {
-                let next = entry + EVENT_ENTRY_LEN;
-                ranges.push((next, next + 4));
-            }
-            ranges.push((payload_at + starts[i] as usize, payload_at + end_of(i)));
-            ranges.iter().all(|&(a, b)| !touched[a..b].iter().any(|&t| t))
+            field(i, 0, 4)
+                && field(i, 4, 4)
+                && (i + 1 == n || field(i + 1, 0, 4))
+                && clean(payload_at(n) + starts[i] as usize, end_of(i) - starts[i] as usize)
         };
         match read(&d) {
             None => prop_assert!((0..n).all(|i| !untouched(i)), "lost whole with intact events"),
