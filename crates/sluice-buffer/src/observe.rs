@@ -41,10 +41,10 @@ pub enum BufferEvent<'a> {
     /// A finished segment file was deleted.
     SegmentDeleted,
     /// Damage on disk cost `records` whole records and `events` events: found at open (torn
-    /// tail, skipped ids: records only, their event count is gone with their headers) or when
-    /// read (a record with no intact event: 1 record and its events; a record with some
-    /// damaged events: 0 records and those events). The buffer logs each with its file and
-    /// offset.
+    /// tail, skipped ids; `events` counts the events of those whose header could still be
+    /// read, the others' went with their headers) or when read (a record with no intact
+    /// event: 1 record and its events; a record with some damaged events: 0 records and
+    /// those events). The buffer logs each with its file and offset.
     Corrupt { records: u64, events: u64 },
 }
 

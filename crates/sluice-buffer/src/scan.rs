@@ -88,6 +88,16 @@ pub struct Damage {
     pub len: u64,
     /// What was wrong at `offset`.
     pub what: &'static str,
+    /// The record at `offset` when its header was intact (it ran beyond the end of the file,
+    /// or its body failed its checks): the events this damage is known to cost.
+    pub record: Option<LostRecord>,
+}
+
+/// A record the scanner rejected although its header was intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LostRecord {
+    pub id: u64,
+    pub events: u32,
 }
 
 /// Result of scanning one segment.
@@ -118,18 +128,25 @@ impl SegmentScan {
 enum Rejection {
     /// No valid header here (the common case while resynchronising).
     Header,
-    Beyond,
+    Beyond(LostRecord),
     Order,
-    Body(BodyProblem),
+    Body(BodyProblem, LostRecord),
 }
 
 impl Rejection {
     fn what(&self) -> &'static str {
         match self {
             Rejection::Header => "record header invalid",
-            Rejection::Beyond => "record extends beyond the end of the file",
+            Rejection::Beyond(_) => "record extends beyond the end of the file",
             Rejection::Order => "record id not above the previous one",
-            Rejection::Body(p) => p.as_str(),
+            Rejection::Body(p, _) => p.as_str(),
+        }
+    }
+
+    fn record(&self) -> Option<LostRecord> {
+        match self {
+            Rejection::Beyond(r) | Rejection::Body(_, r) => Some(*r),
+            Rejection::Header | Rejection::Order => None,
         }
     }
 }
@@ -150,8 +167,12 @@ fn record_at<S: ReadAt + ?Sized>(
     let Some(h) = RecordHeader::decode(&hb) else {
         return Ok(Err(Rejection::Header));
     };
+    let lost = LostRecord {
+        id: h.id,
+        events: h.events,
+    };
     if h.record_len() > len - pos {
-        return Ok(Err(Rejection::Beyond));
+        return Ok(Err(Rejection::Beyond(lost)));
     }
     if last_id.is_some_and(|l| h.id <= l) {
         return Ok(Err(Rejection::Order));
@@ -161,7 +182,7 @@ fn record_at<S: ReadAt + ?Sized>(
         body.resize(h.body_len as usize, 0);
         src.read_exact_at(body, pos + RECORD_HEADER_LEN as u64)?;
         if let Err(p) = check_body(&h, body) {
-            return Ok(Err(Rejection::Body(p)));
+            return Ok(Err(Rejection::Body(p, lost)));
         }
     }
     Ok(Ok(ScannedRecord {
@@ -239,6 +260,7 @@ pub fn scan_segment<S: ReadAt + ?Sized>(src: &S, verify: Verify) -> io::Result<S
                 offset: 0,
                 len,
                 what: "file shorter than a segment header",
+                record: None,
             });
         }
         return Ok(scan);
@@ -261,6 +283,7 @@ pub fn scan_segment<S: ReadAt + ?Sized>(src: &S, verify: Verify) -> io::Result<S
                     offset: pos,
                     len: end - pos,
                     what: why.what(),
+                    record: why.record(),
                 });
                 pos = end;
             }

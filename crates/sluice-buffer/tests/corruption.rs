@@ -182,6 +182,23 @@ fn damage_in_one_copy_of_an_event_table_costs_nothing() {
 }
 
 #[test]
+fn a_record_with_no_intact_event_in_the_newest_segment_is_counted_at_open_with_its_events() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let last = segs.last().unwrap();
+    let recs = records_of(last);
+    assert!(recs.len() >= 2);
+    let (id, off, len) = recs[0];
+    // A byte of each event: the first 10 payload bytes, then the rest.
+    let payload = off + 40 + 2 * 2 * 8;
+    flip(last, payload + 3);
+    flip(last, off + len - 1);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[id]));
+    assert_eq!((got.corrupt_records, got.corrupt_events), (1, 2));
+}
+
+#[test]
 fn a_damaged_event_read_twice_is_counted_once() {
     let d = tempfile::tempdir().unwrap();
     let segs = fill(d.path());
@@ -273,6 +290,7 @@ fn torn_tail_is_cut_once_and_counted_once() {
     {
         let b = Buffer::open(config(d.path()), &["r"]).unwrap();
         assert_eq!(b.recovery().corrupt_records, 1);
+        assert_eq!(b.recovery().corrupt_events, 2, "its header was intact");
         assert_eq!(b.recovery().truncated_tails, 1);
         assert_eq!(
             fs::metadata(last).unwrap().len(),
