@@ -37,7 +37,8 @@ pub enum Layout {
     /// format 2 for a record whose offsets table is empty (it has no event to give a CRC).
     Offsets,
     /// Flags 3 (format 2): the event table (`events` × (start u32, crc u32)) twice, then the
-    /// payload; each entry's crc is the CRC-32 of its event's bytes, and so is the body's.
+    /// payload; each entry's crc is the CRC-32 of its event's bytes (from
+    /// [`EVENT_CRC_SEED`]), and the body's is the CRC-32 of the body.
     Events,
 }
 
@@ -196,11 +197,19 @@ pub fn encode_head(
     buf
 }
 
-/// The checksum of one event of a format 2 body: CRC-32 (ISO-HDLC, zlib's and gzip's).
-/// crc32fast computes it by carry-less multiplication (PCLMULQDQ), about twice as fast as
-/// CRC32C on these sizes on x86-64, which is what keeps checksumming every event affordable.
+/// Where a format 2 event's CRC starts from, instead of CRC-32's usual 0: the CRC of an
+/// empty event is then this, not 0, so zeroed bytes (what a torn write leaves) can never
+/// prove an empty range as an event.
+pub const EVENT_CRC_SEED: u32 = 0x5345_5645; // "EVES"
+
+/// The checksum of one event of a format 2 body: CRC-32 (ISO-HDLC, zlib's and gzip's)
+/// continued from [`EVENT_CRC_SEED`]. crc32fast computes it by carry-less multiplication
+/// (PCLMULQDQ), about twice as fast as CRC32C on these sizes on x86-64, which is what keeps
+/// checksumming every event affordable.
 fn event_crc(bytes: &[u8]) -> u32 {
-    crc32fast::hash(bytes)
+    let mut h = crc32fast::Hasher::new_with_initial(EVENT_CRC_SEED);
+    h.update(bytes);
+    h.finalize()
 }
 
 /// The body checksum of `table` followed by `payload`: CRC-32 for the format 2 layout (as its

@@ -68,7 +68,8 @@
 //! Event `i` is the payload bytes from its start to the next event's start (the last one to
 //! the end of the payload; the first starts at 0). An intact body is checked with its body
 //! checksum alone. When that fails, flags 3 still proves every event on its own: each
-//! entry's `crc` is the CRC-32 of its event's bytes, and each of the event's start, end and
+//! entry's `crc` is the CRC-32 of its event's bytes (continued from a fixed seed, so that
+//! zeroed bytes cannot prove an empty range), and each of the event's start, end and
 //! crc may come from either copy of the table. So damaged payload bytes cost the events that
 //! hold them, damage in one copy of the table costs nothing, damage to the same entry in both
 //! copies costs its event (and, through its start, the one before); nothing else is lost.
