@@ -224,18 +224,25 @@ pub(crate) fn recover(
             }
         }
         let mut len = s.scan.len;
-        if i + 1 == n_scans
-            && let Some(d) = s.scan.tail_damage()
-        {
-            warn!(
-                file = %s.path.display(), offset = d.offset, len = d.len,
-                "disk buffer: torn tail (a write cut short by a crash) removed; 1 record lost"
-            );
-            lost += 1;
-            lost_events += d
-                .record
+        let tail = s.scan.tail();
+        if i + 1 == n_scans && !tail.is_empty() {
+            // Records cut short whose headers survived are known; bytes that hold no valid
+            // header count as one record (a torn write of one record is the usual case).
+            let known: Vec<_> = tail
+                .iter()
+                .filter_map(|d| d.record)
                 .filter(|r| r.id >= expected)
-                .map_or(0, |r| u64::from(r.events));
+                .collect();
+            let records = (known.len() as u64).max(1);
+            let events: u64 = known.iter().map(|r| u64::from(r.events)).sum();
+            let first = tail[0].offset;
+            warn!(
+                file = %s.path.display(), offset = first, len = s.scan.len - first,
+                records, known_lost_events = events,
+                "disk buffer: torn tail (a write cut short by a crash) removed"
+            );
+            lost += records;
+            lost_events += events;
             report.truncated_tails += 1;
             len = s.scan.valid_end;
             truncate = Some((s.path.clone(), len));

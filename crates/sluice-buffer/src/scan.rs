@@ -2,9 +2,11 @@
 //!
 //! The scanner never trusts a length before the header CRC has confirmed it, never reads
 //! beyond the source, and after damage it resynchronises on the next position that holds a
-//! valid record header (magic, header CRC, bounds, increasing id — and in [`Verify::Full`]
-//! mode a body that passes its checks: its CRC, or for a format 2 record at least one event's
-//! CRC; the events that fail theirs are the reader's to count). It is generic over [`ReadAt`] so the open-time recovery uses it
+//! valid record header (magic, header CRC, increasing id). A record is accepted when it also
+//! lies within the file and, in [`Verify::Full`] mode, its body passes its checks (its CRC,
+//! or for a format 2 record at least one event's CRC; the events that fail theirs are the
+//! reader's to count). A record rejected with an intact header is a damaged range of its
+//! own, reported with its id and event count. It is generic over [`ReadAt`] so the open-time recovery uses it
 //! on files and the fuzz target on byte slices. It does no logging and keeps no state: the
 //! caller decides what damage means.
 
@@ -116,6 +118,13 @@ pub struct SegmentScan {
 }
 
 impl SegmentScan {
+    /// The damaged ranges after the last accepted record: what a torn write leaves at the
+    /// end of the newest segment (one or more records cut short or never fully written).
+    pub fn tail(&self) -> &[Damage] {
+        let first = self.damage.partition_point(|d| d.offset < self.valid_end);
+        &self.damage[first..]
+    }
+
     /// Damage that runs to the end of the file: a torn or truncated tail.
     pub fn tail_damage(&self) -> Option<Damage> {
         self.damage
@@ -171,11 +180,11 @@ fn record_at<S: ReadAt + ?Sized>(
         id: h.id,
         events: h.events,
     };
-    if h.record_len() > len - pos {
-        return Ok(Err(Rejection::Beyond(lost)));
-    }
     if last_id.is_some_and(|l| h.id <= l) {
         return Ok(Err(Rejection::Order));
+    }
+    if h.record_len() > len - pos {
+        return Ok(Err(Rejection::Beyond(lost)));
     }
     if verify == Verify::Full {
         body.clear();
@@ -196,14 +205,16 @@ fn record_at<S: ReadAt + ?Sized>(
 
 const RESYNC_CHUNK: usize = 64 * 1024;
 
-/// The first position at or after `from` that holds an acceptable record.
+/// The first position at or after `from` that holds a valid record header with an id above
+/// `last_id`. The record there may still be rejected (its body, or its length running beyond
+/// the end): it is then damage of its own, so that every record whose header survived is
+/// reported with its id and events, never swallowed by the damage before it.
 fn resync<S: ReadAt + ?Sized>(
     src: &S,
     from: u64,
     last_id: Option<u64>,
-    verify: Verify,
     body: &mut Vec<u8>,
-) -> io::Result<Option<(u64, ScannedRecord)>> {
+) -> io::Result<Option<u64>> {
     let len = src.size();
     let mut chunk = vec![0u8; RESYNC_CHUNK];
     let mut base = from;
@@ -222,8 +233,11 @@ fn resync<S: ReadAt + ?Sized>(
             if i + 4 <= n && window[i..i + 4] != RECORD_MAGIC {
                 continue;
             }
-            if let Ok(r) = record_at(src, at, last_id, verify, body)? {
-                return Ok(Some((at, r)));
+            if matches!(
+                record_at(src, at, last_id, Verify::Headers, body)?,
+                Ok(_) | Err(Rejection::Beyond(_))
+            ) {
+                return Ok(Some(at));
             }
         }
         base += n as u64;
@@ -277,8 +291,7 @@ pub fn scan_segment<S: ReadAt + ?Sized>(src: &S, verify: Verify) -> io::Result<S
                 scan.records.push(r);
             }
             Err(why) => {
-                let next = resync(src, pos + 1, last_id, verify, &mut body)?;
-                let end = next.map_or(len, |(at, _)| at);
+                let end = resync(src, pos + 1, last_id, &mut body)?.unwrap_or(len);
                 scan.damage.push(Damage {
                     offset: pos,
                     len: end - pos,

@@ -199,6 +199,33 @@ fn a_record_with_no_intact_event_in_the_newest_segment_is_counted_at_open_with_i
 }
 
 #[test]
+fn a_tail_of_several_records_with_no_intact_event_counts_each() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let last = segs.last().unwrap();
+    let recs = records_of(last);
+    assert!(recs.len() >= 3);
+    let tail = &recs[recs.len() - 2..];
+    for &(_, off, len) in tail {
+        flip(last, off + 40 + 2 * 2 * 8 + 3);
+        flip(last, off + len - 1);
+    }
+    {
+        let b = Buffer::open(config(d.path()), &["r"]).unwrap();
+        assert_eq!(b.recovery().corrupt_records, 2);
+        assert_eq!(b.recovery().corrupt_events, 4);
+        assert_eq!(
+            fs::metadata(last).unwrap().len(),
+            tail[0].1,
+            "cut at the first"
+        );
+        b.close().unwrap();
+    }
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[tail[0].0, tail[1].0]));
+}
+
+#[test]
 fn a_damaged_event_read_twice_is_counted_once() {
     let d = tempfile::tempdir().unwrap();
     let segs = fill(d.path());
