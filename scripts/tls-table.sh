@@ -10,7 +10,7 @@
 #    certificate, its HEC output pointed at the sink `sluice bench` starts; `sluice bench
 #    --target` drives its TLS port with $CONNECTIONS connections as fast as the sender goes
 #    ($RATES, default max) for $DURATION s, and counts what the sink received.
-# 3. The same for syslog-ng with scripts/syslog-ng-tls.conf: SC4S's TLS source
+# 3. The same for syslog-ng with scripts/syslog-ng-stream.conf: SC4S's TLS source
 #    (network(transport("tls")) with SC4S's ssl-options and cipher-suite) and SC4S's http()
 #    destination.
 # 4. PARALLELIZE: `sluice bench` in daemon mode on plain TCP, 1 connection at max rate, with
@@ -130,10 +130,10 @@ stop "$sluice_pid"; sluice_pid=""
 say "2/3 syslog-ng, TLS (SC4S config)"
 port=$(free_port); sink_port=$(free_port)
 driver=network; [ "$SENDER" = sluice ] && driver=syslog
-sed -e "s|@PORT@|$port|g" -e "s|@DRIVER@|$driver|g" -e "s|@TLS_DIR@|$tmp|g" \
+sed -e "s|@PORT@|$port|g" -e "s|@TRANSPORT@|tls|g" -e "s|@DRIVER@|$driver|g" -e "s|@TLS_DIR@|$tmp|g" \
     -e "s|@HEC_URL@|http://127.0.0.1:$sink_port/services/collector/event|g" \
     -e "s|@HEC_TOKEN@|$token|g" -e "s|@DISKBUF@|1073741824|g" -e "s|@STATE_DIR@|$tmp|g" \
-    scripts/syslog-ng-tls.conf >"$out/syslog-ng.conf"
+    scripts/syslog-ng-stream.conf >"$out/syslog-ng.conf"
 syslog-ng --syntax-only -f "$out/syslog-ng.conf"
 syslog-ng -F --no-caps -f "$out/syslog-ng.conf" -R "$tmp/syslog-ng.persist" \
     -p "$tmp/syslog-ng.pid" -c "$tmp/syslog-ng.ctl" >"$out/syslog-ng.log" 2>&1 &

@@ -40,7 +40,7 @@ pub trait Status: Send + Sync + 'static {
 }
 
 /// Where `POST /reload` requests go (the daemon's loop); `None` answers 404.
-pub type ReloadSender = Option<tokio::sync::mpsc::Sender<crate::reload::ReloadRequest>>;
+pub type ReloadSender = Option<tokio::sync::mpsc::Sender<crate::daemon::reload::ReloadRequest>>;
 
 /// Binds the admin listener (so a port conflict is a startup error) and returns the task
 /// that serves it until `shutdown` fires.
@@ -156,7 +156,11 @@ async fn ask_reload(peer: SocketAddr, reload: ReloadSender) -> (StatusCode, Stri
         );
     }
     let (tx, rx) = tokio::sync::oneshot::channel();
-    if reload.send(crate::reload::ReloadRequest(tx)).await.is_err() {
+    if reload
+        .send(crate::daemon::reload::ReloadRequest(tx))
+        .await
+        .is_err()
+    {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
     }
     match rx.await {
@@ -227,11 +231,11 @@ mod tests {
 
     #[tokio::test]
     async fn reload_is_answered_by_the_daemon_and_only_from_the_machine_itself() {
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::reload::ReloadRequest>(1);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::daemon::reload::ReloadRequest>(1);
         // The daemon's side: the first reload is applied, the second rejected.
         tokio::spawn(async move {
             let mut n = 0;
-            while let Some(crate::reload::ReloadRequest(reply)) = rx.recv().await {
+            while let Some(crate::daemon::reload::ReloadRequest(reply)) = rx.recv().await {
                 n += 1;
                 let _ = reply.send(if n == 1 {
                     Ok("processor replaced".into())

@@ -77,7 +77,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `run --check`: loads the configuration as `run` does, tracing every value to its layer,
-/// prints the report ([`crate::check`]) and fails on the errors it found.
+/// prints the report ([`crate::daemon::check`]) and fails on the errors it found.
 fn check(args: &RunArgs, env: &Env) -> anyhow::Result<ExitCode> {
     let toml = match &args.config {
         Some(path) => Some((
@@ -91,7 +91,7 @@ fn check(args: &RunArgs, env: &Env) -> anyhow::Result<ExitCode> {
     };
     let traced = crate::config::trace(toml.as_ref().map(|(p, t)| (*p, t.as_str())), env)?;
     check_loaded(&traced.config)?;
-    let report = crate::check::report(&traced);
+    let report = crate::daemon::check::report(&traced);
     print!("{}", report.text);
     std::io::stdout().flush()?;
     match report.errors.as_slice() {

@@ -5,27 +5,18 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
-pub mod check;
 pub mod cli;
 pub mod config;
 pub mod daemon;
-pub mod edge;
 pub mod env;
 pub mod group;
-pub mod metrics;
+pub mod listen;
 pub mod name_cache;
 pub mod notify;
 pub mod output;
-pub mod parallel;
 pub mod pipeline;
-pub mod proxy;
-pub mod reload;
 pub mod routing;
-pub mod sc4s_metrics;
-pub mod stream;
-pub mod tcp;
 pub mod telemetry;
 pub mod tls;
 pub mod topology;
-pub mod udp;
 pub mod window;

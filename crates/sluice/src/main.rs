@@ -33,7 +33,7 @@ enum Command {
     Health(sluice::cli::HealthArgs),
     /// Make a running sluice reload its configuration (env_file, TOML, context files,
     /// certificates): POST /reload on its status port, or SIGHUP to --pid-file's pid.
-    Reload(sluice::reload::ReloadArgs),
+    Reload(sluice::daemon::reload::ReloadArgs),
     #[cfg(feature = "tools")]
     #[command(flatten)]
     Tool(sluice_bench::cli::Tool),
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         Command::Run(args) => sluice::cli::run(args),
         Command::Parse(args) => sluice::cli::parse(args),
         Command::Health(args) => sluice::cli::health(args),
-        Command::Reload(args) => sluice::reload::command(args),
+        Command::Reload(args) => sluice::daemon::reload::command(args),
         #[cfg(feature = "tools")]
         Command::Tool(tool) => std::env::current_exe()
             .map_err(anyhow::Error::from)

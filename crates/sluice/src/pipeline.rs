@@ -9,15 +9,15 @@ use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
 use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
-use sluice_proto::{Format, Message, ParseOptions, parse};
+use sluice_proto::{Message, ParseOptions, parse};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::output::Submit;
 use crate::routing::Routing;
 use crate::telemetry::InternalEvent;
-pub use crate::telemetry::events::ReceiverCounters;
-use crate::telemetry::events::{BatchEmitted, Classified, OutputGone, Received};
+use crate::telemetry::events::{BatchEmitted, Classified, OutputGone};
+pub use crate::telemetry::events::{LocalCounts, ReceiverCounters, format_index};
 use crate::window::{MemoryBudget, Permit};
 
 /// Everything a receiver needs to turn bytes into events; built from the configuration at
@@ -55,35 +55,6 @@ fn route(r: &Routing, class: &Classification<'_, '_>, msg: &Message<'_>) -> u64 
 /// TCP read): a load is a few atomic operations and no lock, and a reload's `store` takes
 /// effect from each receiver's next batch, never in the middle of one.
 pub type SharedProcessor = Arc<arc_swap::ArcSwap<Processor>>;
-
-/// Counts kept by one receiver in plain integers while it works through a batch of input,
-/// then emitted once as a [`Received`] event on its [`ReceiverCounters`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LocalCounts {
-    pub messages: u64,
-    pub bytes: u64,
-    pub by_format: [u64; 3],
-    pub truncated: u64,
-    /// Messages taken into a multi-part group instead of encoded: their window permits go
-    /// back at once (a UDP receiver returns them; a TCP chunk's return with the chunk).
-    pub absorbed: u64,
-}
-
-impl LocalCounts {
-    pub fn flush_into(&mut self, shared: &ReceiverCounters) {
-        Received(self).emit(shared);
-    }
-}
-
-pub const FORMATS: [Format; 3] = [Format::Rfc5424, Format::Rfc3164, Format::Unparsed];
-
-pub fn format_index(f: Format) -> usize {
-    match f {
-        Format::Rfc5424 => 0,
-        Format::Rfc3164 => 1,
-        Format::Unparsed => 2,
-    }
-}
 
 /// The wall-clock moment a group of messages was received, read once per group.
 #[derive(Clone, Copy, Debug)]

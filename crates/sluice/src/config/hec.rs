@@ -75,7 +75,7 @@ impl Config {
             h.dead_letter_dir = Some(default_dead_letter_dir(Some(var.trim())));
         }
         if let Some(v) = get(env, "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC", |v| {
-            crate::sc4s_metrics::MetricsForm::from_sc4s(Some(v)).map(|_| v.trim().to_owned())
+            crate::telemetry::sc4s::MetricsForm::from_sc4s(Some(v)).map(|_| v.trim().to_owned())
         })? {
             h.sc4s_metrics = if v.is_empty() { "multi2".into() } else { v };
         }
@@ -173,8 +173,8 @@ impl HecConfig {
     }
 
     /// The form of sluice's own metrics to Splunk.
-    pub fn metrics_form(&self) -> Result<crate::sc4s_metrics::MetricsForm, ConfigError> {
-        crate::sc4s_metrics::MetricsForm::from_sc4s(Some(&self.sc4s_metrics)).map_err(|e| {
+    pub fn metrics_form(&self) -> Result<crate::telemetry::sc4s::MetricsForm, ConfigError> {
+        crate::telemetry::sc4s::MetricsForm::from_sc4s(Some(&self.sc4s_metrics)).map_err(|e| {
             ConfigError::Invalid(format!(
                 "SC4S_DEST_SPLUNK_SC4S_METRICS_HEC / hec.sc4s_metrics {:?}: {e}",
                 self.sc4s_metrics

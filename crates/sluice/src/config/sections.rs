@@ -663,7 +663,7 @@ impl Default for HecConfig {
             dead_letter_max_bytes: ByteSize(100 * 1024 * 1024),
             fallback_index: client.fallback_index,
             sc4s_metrics: "multi2".into(),
-            sc4s_metrics_interval: crate::sc4s_metrics::INTERVAL,
+            sc4s_metrics_interval: crate::telemetry::sc4s::INTERVAL,
         }
     }
 }

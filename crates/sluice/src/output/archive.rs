@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Output, OutputTask};
 use crate::config::ArchiveMode;
-use crate::edge::LogLimiter;
+use crate::telemetry::RateLimit;
 
 /// Write errors of the archive, for `/metrics`.
 pub static ARCHIVE_WRITE_ERRORS: AtomicU64 = AtomicU64::new(0);
@@ -49,7 +49,7 @@ pub struct ArchiveOutput {
     dir: PathBuf,
     mode: ArchiveMode,
     files: HashMap<PathBuf, File>,
-    log: LogLimiter,
+    log: RateLimit,
 }
 
 /// What the archive layout needs of an encoded event.
@@ -118,7 +118,7 @@ impl ArchiveOutput {
             dir: dir.to_owned(),
             mode,
             files: HashMap::new(),
-            log: LogLimiter::new(Duration::from_secs(10)),
+            log: RateLimit::new(Duration::from_secs(10)),
         })
     }
 

@@ -303,7 +303,7 @@ async fn batcher(rx: async_channel::Receiver<EncodedBatch>, policy: BatchPolicy,
                 }
                 Err(_) => break,
             },
-            () = crate::tcp::sleep_until_opt(deadline) => {
+            () = super::sleep_until_opt(deadline) => {
                 if let Some(b) = builder.take() {
                     target.send(b);
                 }

@@ -75,3 +75,13 @@ impl Output for sluice_hec::HecOutput {
         Box::pin(sluice_hec::HecOutput::run(*self, queue, abort))
     }
 }
+
+/// Until an open batch's deadline ([`sluice_proto::batch::BatchBuilder::deadline`]);
+/// forever when nothing is open. For the tasks that merge batches: a destination's batcher,
+/// a stream port's combiner.
+pub(crate) async fn sleep_until_opt(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
+        None => std::future::pending::<()>().await,
+    }
+}

@@ -19,8 +19,8 @@ use super::{
     BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit,
 };
 use crate::config::{BufferSettings, DestKind, DestPlan};
-use crate::metrics::{HecHealth, OutputMetrics};
 use crate::telemetry::events::HecEvents;
+use crate::telemetry::state::{HecHealth, OutputMetrics};
 use crate::window::{MemoryBudget, Window};
 
 /// The running destinations, in plan order (destination `i` is bit `i`).

@@ -15,7 +15,7 @@
 //! Events that happen on a hot path are emitted on a **handle**: the metric handles of one
 //! label set (a receiver thread, a stream port, a window), resolved once when the component
 //! starts. Emitting is then an atomic add per counter, never a label lookup, and receive
-//! threads still count a whole batch in plain integers first (`pipeline::LocalCounts`) and
+//! threads still count a whole batch in plain integers first ([`events::LocalCounts`]) and
 //! emit one [`events::Received`] per batch. Rare events (a reload, a handshake failure) look
 //! their labels up when they happen.
 //!
@@ -51,6 +51,8 @@ pub mod label;
 pub mod logging;
 pub mod process;
 mod ratelimit;
+pub mod sc4s;
+pub mod state;
 mod writer;
 
 #[cfg(test)]

@@ -12,9 +12,8 @@ use tracing_subscriber::fmt::MakeWriter;
 use super::events::*;
 use super::logging::{LogFormat, subscriber};
 use super::{InternalEvent, Metrics};
-use crate::edge::{CloseReason, Edge};
+use crate::listen::stream::edge::Edge;
 use crate::pipeline::LocalCounts;
-use crate::tls::Failure;
 
 #[derive(Clone, Default)]
 struct Buf(Arc<Mutex<Vec<u8>>>);

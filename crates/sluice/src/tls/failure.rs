@@ -1,121 +1,13 @@
-//! Why a TLS handshake failed, in a label for `/metrics` and a sentence for the log.
+//! Why a TLS handshake failed: rustls's errors sorted into the reasons the handshake events
+//! count ([`Failure`], declared with them).
 
 use std::io;
 
+use crate::telemetry::events::Failure;
+
 use rustls::{AlertDescription, CertificateError, Error, InvalidMessage, PeerIncompatible};
 
-/// A handshake failure reason. Each is counted in
-/// `sluice_tls_handshake_failures_total{reason}`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Failure {
-    /// The first bytes were not a TLS record: plaintext syslog, HTTP, a port scanner.
-    NotTls,
-    /// No TLS version in common (an old client, or `no-tlsv12`/`no-tlsv13`).
-    ProtocolVersion,
-    /// No cipher suite in common (`SC4S_SOURCE_TLS_CIPHER_SUITE`, or a client limited to
-    /// CBC/RSA key exchange).
-    NoSharedCipher,
-    /// mTLS: the client sent no certificate.
-    ClientCertMissing,
-    /// mTLS: the client's certificate is not issued by the trust store.
-    ClientCertUntrusted,
-    /// mTLS: the client's certificate has expired or is not yet valid.
-    ClientCertExpired,
-    /// mTLS: the client's certificate is unusable for another reason.
-    ClientCertInvalid,
-    /// The client refused sluice's certificate (an alert: unknown CA, bad certificate).
-    ClientRejectedCertificate,
-    /// The client sent another fatal alert.
-    PeerAlert,
-    /// A malformed or out-of-order handshake message.
-    Malformed,
-    /// The connection closed or was reset during the handshake.
-    Closed,
-    /// The handshake did not complete within the first-frame deadline.
-    Timeout,
-    Other,
-}
-
 impl Failure {
-    pub const ALL: [Failure; 13] = [
-        Failure::NotTls,
-        Failure::ProtocolVersion,
-        Failure::NoSharedCipher,
-        Failure::ClientCertMissing,
-        Failure::ClientCertUntrusted,
-        Failure::ClientCertExpired,
-        Failure::ClientCertInvalid,
-        Failure::ClientRejectedCertificate,
-        Failure::PeerAlert,
-        Failure::Malformed,
-        Failure::Closed,
-        Failure::Timeout,
-        Failure::Other,
-    ];
-
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Failure::NotTls => "not_tls",
-            Failure::ProtocolVersion => "protocol_version",
-            Failure::NoSharedCipher => "no_shared_cipher",
-            Failure::ClientCertMissing => "client_cert_missing",
-            Failure::ClientCertUntrusted => "client_cert_untrusted",
-            Failure::ClientCertExpired => "client_cert_expired",
-            Failure::ClientCertInvalid => "client_cert_invalid",
-            Failure::ClientRejectedCertificate => "client_rejected_certificate",
-            Failure::PeerAlert => "peer_alert",
-            Failure::Malformed => "malformed",
-            Failure::Closed => "closed",
-            Failure::Timeout => "timeout",
-            Failure::Other => "other",
-        }
-    }
-
-    /// What an operator should look at.
-    pub fn hint(self) -> &'static str {
-        match self {
-            Failure::NotTls => {
-                "the sender is not speaking TLS: point plaintext senders at the TCP port, or \
-                 turn TLS on in the sender"
-            }
-            Failure::ProtocolVersion => {
-                "no TLS version in common: sluice speaks TLS 1.2 and 1.3 (see \
-                 SC4S_SOURCE_TLS_OPTIONS); upgrade the sender's TLS library"
-            }
-            Failure::NoSharedCipher => {
-                "no cipher suite in common: compare the sender's ciphers with those sluice \
-                 logged at startup (SC4S_SOURCE_TLS_CIPHER_SUITE)"
-            }
-            Failure::ClientCertMissing => {
-                "client certificates are required (trusted.pem / SLUICE_TLS_PEER_VERIFY): give \
-                 the sender a certificate and key"
-            }
-            Failure::ClientCertUntrusted => {
-                "the sender's certificate is not issued by a CA in trusted.pem / SLUICE_TLS_CA_DIR"
-            }
-            Failure::ClientCertExpired => {
-                "the sender's certificate has expired or is not yet valid: renew it (or check \
-                 the clocks)"
-            }
-            Failure::ClientCertInvalid => "the sender's certificate cannot be used for a client",
-            Failure::ClientRejectedCertificate => {
-                "the sender refused sluice's certificate: add its CA to the sender's trust \
-                 store, or check the name the sender expects"
-            }
-            Failure::PeerAlert => "the sender aborted the handshake",
-            Failure::Malformed => "the sender sent a malformed TLS handshake",
-            Failure::Closed => "the sender closed the connection during the handshake",
-            Failure::Timeout => {
-                "the handshake did not complete within the frame deadline (SLUICE_TCP_FRAME_TIMEOUT)"
-            }
-            Failure::Other => "see the error",
-        }
-    }
-
     /// Classifies the error a tokio-rustls accept returned.
     pub fn of(e: &io::Error) -> Failure {
         if let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<Error>()) {

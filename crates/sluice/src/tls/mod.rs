@@ -35,9 +35,10 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
+use crate::telemetry::events::Failure;
+
 pub use certs::{CertInfo, TlsError, fingerprint};
 pub use client::{HecTls, hec_client_config};
-pub use failure::Failure;
 pub use policy::{Policy, suite_name};
 
 use crate::config::{PeerVerify, SourceProto, TlsConfig};

@@ -30,7 +30,7 @@ use crate::config::{
     Balance, Config, ConfigError, ListenerKind, ListenerSpec, SourceProto, StreamPortConfig,
     TlsConfig,
 };
-use crate::tcp::TcpLimits;
+use crate::listen::stream::conn::TcpLimits;
 
 /// The sockets of a UDP port: what cannot change without closing them.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,12 +17,12 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::{Change, Topology, Transition, UdpPlan};
-use crate::metrics::{Ports, TcpPortMetrics, UdpPortMetrics};
+use crate::listen::stream::{ActiveStream, BoundStream, StreamShared};
+use crate::listen::udp::{UdpContext, UdpPort};
 use crate::output::Submit;
 use crate::pipeline::SharedProcessor;
-use crate::stream::{ActiveStream, BoundStream, StreamShared};
+use crate::telemetry::state::{Ports, TcpPortMetrics, UdpPortMetrics};
 use crate::tls::TlsManager;
-use crate::udp::{UdpContext, UdpPort};
 use crate::window::{MemoryBudget, Window};
 
 /// What every listener shares, whatever the topology.
@@ -127,13 +127,13 @@ impl Running {
     /// error, whatever was bound is closed again.
     pub fn prepare(&self, t: Transition) -> anyhow::Result<Prepared> {
         let tls = match (&t.next.tls, t.new_tls) {
-            (Some(plan), true) => Some(crate::stream::load_tls(plan)?),
+            (Some(plan), true) => Some(crate::listen::stream::load_tls(plan)?),
             _ => None,
         };
         let claim = &self.shared.claim;
         let mut udp = BTreeMap::new();
         for (&port, _) in t.udp.iter().filter(|(_, c)| **c == Change::Open) {
-            udp.insert(port, crate::udp::bind(&t.next.udp[&port], claim)?);
+            udp.insert(port, crate::listen::udp::bind(&t.next.udp[&port], claim)?);
         }
         // New ports first. Replacement sockets on ports this process holds come last: they
         // take connections into their queue as soon as they listen, so as little as
@@ -141,11 +141,11 @@ impl Running {
         let mut streams = BTreeMap::new();
         for (&port, _) in t.streams.iter().filter(|(_, c)| **c == Change::Open) {
             let plan = &t.next.streams[&port];
-            streams.insert(port, crate::stream::bind(plan, claim, false)?);
+            streams.insert(port, crate::listen::stream::bind(plan, claim, false)?);
         }
         for (&port, _) in t.streams.iter().filter(|(_, c)| **c == Change::Replace) {
             let plan = &t.next.streams[&port];
-            streams.insert(port, crate::stream::bind(plan, claim, true)?);
+            streams.insert(port, crate::listen::stream::bind(plan, claim, true)?);
         }
         Ok(Prepared {
             transition: t,
@@ -194,7 +194,7 @@ impl Running {
                 let d = self.draining.iter().find(|d| d.metrics.port == port);
                 d.map(|d| d.metrics.clone())
             });
-            let mut new = crate::stream::start(
+            let mut new = crate::listen::stream::start(
                 bound,
                 &shared,
                 tls_manager.as_deref(),

@@ -93,12 +93,16 @@ pub use hec::{
     HecIsolationResent, HecLatencySplit, HecRequestCompleted, HecRetried, HecUrlDown, HecUrlUp,
     HecUrlsConfigured,
 };
-pub use receive::{BatchEmitted, Classified, OutputGone, Received, ReceiverCounters};
+pub use receive::{
+    BatchEmitted, Classified, FORMATS, LocalCounts, OutputGone, Received, ReceiverCounters,
+    format_index,
+};
 pub use stream::{
-    AcceptFailed, ConnectionAccepted, ConnectionClosed, ConnectionRefused, FramesRead, StreamEvents,
+    AcceptFailed, CloseReason, ConnectionAccepted, ConnectionClosed, ConnectionRefused, FramesRead,
+    StreamEvents,
 };
 pub use tls::{
-    CertificateReloadFailed, CertificateReloaded, TlsEvents, TlsHandshakeCompleted,
+    CertificateReloadFailed, CertificateReloaded, Failure, TlsEvents, TlsHandshakeCompleted,
     TlsHandshakeFailed,
 };
 

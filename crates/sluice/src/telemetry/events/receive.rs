@@ -12,11 +12,39 @@ use sluice_proto::Format;
 use sluice_proto::classify::Classification;
 
 use super::InternalEvent;
-use crate::pipeline::{FORMATS, LocalCounts};
 use crate::telemetry::{Label, Metrics, RateLimit};
 
 /// One receiver: a UDP socket's thread (`socket` = its index) or a stream port (`socket`
 /// empty: its connections share one set).
+/// Counts kept by one receiver in plain integers while it works through a batch of input,
+/// then emitted once as a [`Received`] event on its [`ReceiverCounters`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LocalCounts {
+    pub messages: u64,
+    pub bytes: u64,
+    pub by_format: [u64; 3],
+    pub truncated: u64,
+    /// Messages taken into a multi-part group instead of encoded: their window permits go
+    /// back at once (a UDP receiver returns them; a TCP chunk's return with the chunk).
+    pub absorbed: u64,
+}
+
+impl LocalCounts {
+    pub fn flush_into(&mut self, shared: &ReceiverCounters) {
+        Received(self).emit(shared);
+    }
+}
+
+pub const FORMATS: [Format; 3] = [Format::Rfc5424, Format::Rfc3164, Format::Unparsed];
+
+pub fn format_index(f: Format) -> usize {
+    match f {
+        Format::Rfc5424 => 0,
+        Format::Rfc3164 => 1,
+        Format::Unparsed => 2,
+    }
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ReceiverLabels {
     pub listener: Label,
@@ -168,7 +196,7 @@ impl ReceiverCounters {
     }
 
     pub fn parsed(&self, format: Format) -> u64 {
-        self.by_format[crate::pipeline::format_index(format)].get()
+        self.by_format[format_index(format)].get()
     }
 
     pub fn batches(&self) -> u64 {

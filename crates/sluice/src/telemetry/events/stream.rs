@@ -12,8 +12,76 @@ use prometheus_client::registry::Registry;
 use sluice_proto::framing::FramingStats;
 
 use super::InternalEvent;
-use crate::edge::CloseReason;
 use crate::telemetry::{Label, Metrics, RateLimit};
+
+/// Why a stream connection ended. Every close has exactly one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The sender closed the connection.
+    Eof,
+    /// Nothing arrived for `idle_timeout` after the last complete frame.
+    IdleTimeout,
+    /// A frame did not complete within `frame_timeout` of its first byte; what arrived was
+    /// delivered as a partial frame.
+    FrameTimeout,
+    /// Nothing at all arrived within `frame_timeout` of the accept (or of the handshake).
+    NoData,
+    /// Closed to admit a new connection at the limit (this one was the idle one).
+    Evicted,
+    /// Refused at the limit: every open connection was busy.
+    Limit,
+    /// The TLS handshake failed (the reason is counted by the TLS endpoint).
+    TlsHandshake,
+    /// A TLS error after the handshake (a corrupt record, a bad MAC).
+    TlsError,
+    /// The PROXY protocol header was missing or malformed.
+    ProxyHeader,
+    /// TCP keepalive found the peer gone: a half-open connection whose sender vanished
+    /// without a FIN or RST (powered off, unplugged, a firewall dropped the flow).
+    DeadPeer,
+    /// A socket error (reset, ...).
+    ReadError,
+    /// sluice is stopping.
+    Shutdown,
+}
+
+impl CloseReason {
+    pub const ALL: [CloseReason; 12] = [
+        CloseReason::Eof,
+        CloseReason::IdleTimeout,
+        CloseReason::FrameTimeout,
+        CloseReason::NoData,
+        CloseReason::Evicted,
+        CloseReason::Limit,
+        CloseReason::TlsHandshake,
+        CloseReason::TlsError,
+        CloseReason::ProxyHeader,
+        CloseReason::DeadPeer,
+        CloseReason::ReadError,
+        CloseReason::Shutdown,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            CloseReason::Eof => "eof",
+            CloseReason::IdleTimeout => "idle_timeout",
+            CloseReason::FrameTimeout => "frame_timeout",
+            CloseReason::NoData => "no_data",
+            CloseReason::Evicted => "evicted",
+            CloseReason::Limit => "limit",
+            CloseReason::TlsHandshake => "tls_handshake",
+            CloseReason::TlsError => "tls_error",
+            CloseReason::ProxyHeader => "proxy_header",
+            CloseReason::DeadPeer => "dead_peer",
+            CloseReason::ReadError => "read_error",
+            CloseReason::Shutdown => "shutdown",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
 
 /// One stream port.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -95,7 +163,7 @@ impl Families {
 }
 
 /// The metric handles and log allowances of one stream port, shared by its listener task,
-/// its connection table ([`crate::edge::Edge`]) and its connections. `Default` gives handles
+/// its connection table ([`crate::listen::stream::edge::Edge`]) and its connections. `Default` gives handles
 /// that belong to no registry (tests).
 #[derive(Debug, Default)]
 pub struct StreamEvents {

@@ -3,7 +3,7 @@
 //!
 //! Startup binds every socket before anything starts, so a port conflict or a missing
 //! privilege is one clear error naming the setting to change. The listeners are a
-//! [`Topology`] run by [`Running`]; a reload ([`crate::reload`]) changes them in place.
+//! [`Topology`] run by [`Running`]; a reload ([`crate::daemon::reload`]) changes them in place.
 //! Shutdown follows the order of the data:
 //! 1. stop accepting and stop reading new data: UDP threads finish their current batch; TCP
 //!    connections read what their senders already sent (in the kernel's buffers) until they
@@ -16,6 +16,9 @@
 //!
 //! Every number comes from the completions: nothing is inferred from what is left over.
 
+pub mod check;
+pub mod reload;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use arc_swap::ArcSwap;
-use sluice_net::{NetError, PortClaimConfig};
+use sluice_net::PortClaimConfig;
 use sluice_proto::batch::BatchPolicy;
 use sluice_proto::classify::{
     BuildError, Classifier, Settings, VendorSelection, context::ContextFiles,
@@ -35,10 +38,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::metrics::Registry;
+use crate::daemon::reload::{ReloadRequest, Reloader};
 use crate::output::{DestinationSet, Limits};
 use crate::pipeline::Processor;
-use crate::reload::{ReloadRequest, Reloader};
+use crate::telemetry::state::Registry;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
 use crate::window::{MemoryBudget, Window};
@@ -217,7 +220,7 @@ async fn run_async(
     });
     let metrics_stop = CancellationToken::new();
     if let Some(submit) = metrics_submit {
-        crate::sc4s_metrics::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
+        crate::telemetry::sc4s::spawn_to_hec(config, &registry, submit, metrics_stop.clone());
     }
     let admin_stop = CancellationToken::new();
     watch_buffer_full(registry.clone(), admin_stop.clone());
@@ -468,45 +471,6 @@ impl Drop for PidFile {
         if let Some(p) = &self.0 {
             let _ = std::fs::remove_file(p);
         }
-    }
-}
-
-/// A listener that cannot be opened: the address, the cause, and what to change. A port held
-/// by another process (the cause names it) can also be shared on purpose.
-pub(crate) fn listen_error(
-    kind: &str,
-    addr: SocketAddr,
-    setting: &str,
-    e: &NetError,
-) -> anyhow::Error {
-    let fix = match e {
-        NetError::PortInUse { .. } => format!(
-            "stop the other receiver, change the port with {setting}, or set \
-             SLUICE_LISTEN_SHARE_PORTS=yes (listen.share_ports) to share it"
-        ),
-        NetError::Lock { .. } => "set SLUICE_LISTEN_LOCK_DIR (listen.lock_dir) to a writable \
-             directory"
-            .to_owned(),
-        _ => format!("change the port with {setting}"),
-    };
-    anyhow::anyhow!("cannot listen on {kind} {addr}: {e}; {fix}")
-}
-
-pub(crate) fn log_sharing(kind: &str, addr: SocketAddr, with: &[sluice_net::PortHolder]) {
-    if !with.is_empty() {
-        let with: Vec<String> = with.iter().map(ToString::to_string).collect();
-        tracing::warn!(
-            "{kind} {addr} is shared with {} (SLUICE_LISTEN_SHARE_PORTS=yes)",
-            with.join(", ")
-        );
-    }
-}
-
-pub(crate) fn privilege_hint(e: &std::io::Error, port: u16) -> &'static str {
-    if e.kind() == std::io::ErrorKind::PermissionDenied && port < 1024 {
-        " (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
-    } else {
-        ""
     }
 }
 

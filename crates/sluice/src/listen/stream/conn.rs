@@ -13,7 +13,7 @@
 //!
 //! # The edge cannot be locked out
 //!
-//! * **Connection limit with eviction** ([`crate::edge`]): at `max_connections` the
+//! * **Connection limit with eviction** ([`crate::listen::stream::edge`]): at `max_connections` the
 //!   connection idle longest is closed to admit the new one; only when none is idle is the
 //!   new one refused. Connections are accepted (not left in the backlog), so a flood is
 //!   counted and logged instead of silently stalling everyone.
@@ -44,13 +44,14 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::edge::{CloseLogs, CloseReason, ConnGuard, Edge};
-use crate::output::Submit;
+use crate::listen::stream::edge::{CloseLogs, ConnGuard, Edge};
+use crate::listen::stream::proxy::Prefixed;
+use crate::output::{Submit, sleep_until_opt};
 use crate::pipeline::{LocalCounts, ReceiverCounters, RecvTime, SharedProcessor, hand_over};
-use crate::proxy::Prefixed;
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{AcceptFailed, BatchEmitted};
-use crate::tls::{Failure, TlsEndpoint};
+use crate::telemetry::events::{CloseReason, Failure};
+use crate::tls::TlsEndpoint;
 use crate::window::{MemoryBudget, Window};
 
 /// Tag added to `sc4s_tags` of a partial frame delivered because its deadline passed.
@@ -192,7 +193,7 @@ pub async fn serve(port: TcpPort, ctx: Arc<TcpContext>, out: Submit) {
         out,
         ctx.counters.clone(),
     ));
-    let workers = crate::parallel::Workers::start(&ctx, dest_port, &chunk_tx);
+    let workers = crate::listen::stream::parallel::Workers::start(&ctx, dest_port, &chunk_tx);
     let mut accepts = tokio::task::JoinSet::new();
     for listener in port.listeners {
         accepts.spawn(accept_loop(
@@ -216,7 +217,7 @@ async fn accept_loop(
     dest_port: u16,
     ctx: Arc<TcpContext>,
     chunks: async_channel::Sender<EncodedBatch>,
-    jobs: Option<crate::parallel::JobSender>,
+    jobs: Option<crate::listen::stream::parallel::JobSender>,
 ) {
     let mut conns = tokio::task::JoinSet::new();
     let spawn = |conns: &mut tokio::task::JoinSet<()>, stream: TcpStream, peer: SocketAddr| {
@@ -303,7 +304,7 @@ async fn handle(
     mut guard: ConnGuard,
     ctx: &TcpContext,
     chunks: &async_channel::Sender<EncodedBatch>,
-    jobs: Option<&crate::parallel::JobSender>,
+    jobs: Option<&crate::listen::stream::parallel::JobSender>,
 ) {
     set_keepalive(&stream, ctx.limits.keepalive);
     let first_deadline = Instant::now() + ctx.limits.frame_timeout;
@@ -311,7 +312,7 @@ async fn handle(
     let mut prefix = Vec::new();
     if ctx.proxy {
         let header = tokio::select! {
-            r = tokio::time::timeout_at(first_deadline, crate::proxy::read_header(&mut stream)) => r,
+            r = tokio::time::timeout_at(first_deadline, crate::listen::stream::proxy::read_header(&mut stream)) => r,
             () = guard.evicted() => return guard.set_reason(CloseReason::Evicted),
             () = ctx.stop.cancelled() => return guard.set_reason(CloseReason::Shutdown),
         };
@@ -384,7 +385,7 @@ async fn read_loop<S: AsyncRead + Unpin>(
     first_deadline: Instant,
     ctx: &TcpContext,
     chunks: &async_channel::Sender<EncodedBatch>,
-    jobs: Option<&crate::parallel::JobSender>,
+    jobs: Option<&crate::listen::stream::parallel::JobSender>,
 ) -> CloseReason {
     let mut decoder = Decoder::new(ctx.limits.max_message_size);
     let cap = decoder.required_capacity();
@@ -692,12 +693,5 @@ async fn combine(
     }
     if let Some(b) = builder.take() {
         send(b);
-    }
-}
-
-pub(crate) async fn sleep_until_opt(deadline: Option<std::time::Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await,
-        None => std::future::pending::<()>().await,
     }
 }

@@ -22,83 +22,14 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{
-    ConnectionAccepted, ConnectionClosed, ConnectionRefused, StreamEvents,
+    CloseReason, ConnectionAccepted, ConnectionClosed, ConnectionRefused, StreamEvents,
 };
+use crate::telemetry::{InternalEvent, RateLimit};
 
 /// A connection quiet for less than this is a sender between two messages: evicting it would
 /// only make it reconnect at once, so it is never chosen.
 pub const EVICT_AFTER_IDLE: Duration = Duration::from_secs(1);
-
-/// Why a stream connection ended. Every close has exactly one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CloseReason {
-    /// The sender closed the connection.
-    Eof,
-    /// Nothing arrived for `idle_timeout` after the last complete frame.
-    IdleTimeout,
-    /// A frame did not complete within `frame_timeout` of its first byte; what arrived was
-    /// delivered as a partial frame.
-    FrameTimeout,
-    /// Nothing at all arrived within `frame_timeout` of the accept (or of the handshake).
-    NoData,
-    /// Closed to admit a new connection at the limit (this one was the idle one).
-    Evicted,
-    /// Refused at the limit: every open connection was busy.
-    Limit,
-    /// The TLS handshake failed (the reason is counted by the TLS endpoint).
-    TlsHandshake,
-    /// A TLS error after the handshake (a corrupt record, a bad MAC).
-    TlsError,
-    /// The PROXY protocol header was missing or malformed.
-    ProxyHeader,
-    /// TCP keepalive found the peer gone: a half-open connection whose sender vanished
-    /// without a FIN or RST (powered off, unplugged, a firewall dropped the flow).
-    DeadPeer,
-    /// A socket error (reset, ...).
-    ReadError,
-    /// sluice is stopping.
-    Shutdown,
-}
-
-impl CloseReason {
-    pub const ALL: [CloseReason; 12] = [
-        CloseReason::Eof,
-        CloseReason::IdleTimeout,
-        CloseReason::FrameTimeout,
-        CloseReason::NoData,
-        CloseReason::Evicted,
-        CloseReason::Limit,
-        CloseReason::TlsHandshake,
-        CloseReason::TlsError,
-        CloseReason::ProxyHeader,
-        CloseReason::DeadPeer,
-        CloseReason::ReadError,
-        CloseReason::Shutdown,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            CloseReason::Eof => "eof",
-            CloseReason::IdleTimeout => "idle_timeout",
-            CloseReason::FrameTimeout => "frame_timeout",
-            CloseReason::NoData => "no_data",
-            CloseReason::Evicted => "evicted",
-            CloseReason::Limit => "limit",
-            CloseReason::TlsHandshake => "tls_handshake",
-            CloseReason::TlsError => "tls_error",
-            CloseReason::ProxyHeader => "proxy_header",
-            CloseReason::DeadPeer => "dead_peer",
-            CloseReason::ReadError => "read_error",
-            CloseReason::Shutdown => "shutdown",
-        }
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
 
 /// What one connection shares with the table.
 #[derive(Debug)]
@@ -274,56 +205,23 @@ impl Drop for ConnGuard {
     }
 }
 
-/// One [`LogLimiter`] per close reason: a flood of one kind of close (a thousand idle
+/// One [`RateLimit`] per close reason: a flood of one kind of close (a thousand idle
 /// timeouts) must not hide the first line of another (a frame timeout, a TLS error).
 #[derive(Debug)]
 pub struct CloseLogs {
-    limiters: [LogLimiter; CloseReason::ALL.len()],
+    limiters: [RateLimit; CloseReason::ALL.len()],
 }
 
 impl CloseLogs {
     pub fn new(interval: Duration) -> CloseLogs {
         CloseLogs {
-            limiters: std::array::from_fn(|_| LogLimiter::new(interval)),
+            limiters: std::array::from_fn(|_| RateLimit::new(interval)),
         }
     }
 
-    /// [`LogLimiter::allow`] for the lines about `reason`.
+    /// [`RateLimit::allow`] for the lines about `reason`.
     pub fn allow(&self, reason: CloseReason) -> Option<u64> {
         self.limiters[reason.index()].allow()
-    }
-}
-
-/// Lets a repeated log line through at most once per interval and counts what it held back.
-#[derive(Debug)]
-pub struct LogLimiter {
-    interval: Duration,
-    state: Mutex<(Option<Instant>, u64)>,
-}
-
-impl LogLimiter {
-    pub fn new(interval: Duration) -> LogLimiter {
-        LogLimiter {
-            interval,
-            state: Mutex::new((None, 0)),
-        }
-    }
-
-    /// `Some(n)`: log now, and say that `n` earlier occurrences were not logged.
-    pub fn allow(&self) -> Option<u64> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        match s.0 {
-            Some(last) if now.duration_since(last) < self.interval => {
-                s.1 += 1;
-                None
-            }
-            _ => {
-                let suppressed = std::mem::take(&mut s.1);
-                s.0 = Some(now);
-                Some(suppressed)
-            }
-        }
     }
 }
 
@@ -391,16 +289,5 @@ mod tests {
         assert_eq!(l.allow(CloseReason::IdleTimeout), Some(0));
         assert_eq!(l.allow(CloseReason::IdleTimeout), None);
         assert_eq!(l.allow(CloseReason::FrameTimeout), Some(0));
-    }
-
-    #[test]
-    fn log_limiter_counts_what_it_holds_back() {
-        let l = LogLimiter::new(Duration::from_secs(3600));
-        assert_eq!(l.allow(), Some(0));
-        assert_eq!(l.allow(), None);
-        assert_eq!(l.allow(), None);
-        let l2 = LogLimiter::new(Duration::ZERO);
-        assert_eq!(l2.allow(), Some(0));
-        assert_eq!(l2.allow(), Some(0));
     }
 }

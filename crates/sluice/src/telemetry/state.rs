@@ -27,10 +27,10 @@ use prometheus_client::metrics::MetricType;
 use sluice_net::{RcvbufReport, SocketStats};
 
 use crate::admin::{PromWriter, Status};
-use crate::edge::Edge;
+use crate::listen::stream::conn::TcpStats;
+use crate::listen::stream::edge::Edge;
 use crate::output::{DestinationStats, FileStats};
 use crate::pipeline::ReceiverCounters;
-use crate::tcp::TcpStats;
 use crate::telemetry::LabelStr;
 use crate::tls::{TlsEndpoint, TlsManager};
 use crate::window::{MemoryBudget, Window};
@@ -108,7 +108,7 @@ pub struct Registry {
     /// Set when shutdown begins: the receivers are stopping.
     pub stopping: Arc<AtomicBool>,
     /// Reloads, and the configuration in force.
-    pub reload: Arc<crate::reload::ReloadStats>,
+    pub reload: Arc<crate::daemon::reload::ReloadStats>,
 }
 
 impl Registry {
@@ -533,7 +533,7 @@ fn encode_streams(enc: &mut DescriptorEncoder, ports: &Ports) -> Result<(), std:
 
 fn encode_config(
     enc: &mut DescriptorEncoder,
-    reload: &crate::reload::ReloadStats,
+    reload: &crate::daemon::reload::ReloadStats,
 ) -> Result<(), std::fmt::Error> {
     let (hash, at) = reload.in_force();
     family(

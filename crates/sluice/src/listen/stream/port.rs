@@ -12,11 +12,11 @@ use sluice_proto::classify::Transport;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ListenerKind;
-use crate::edge::{CloseLogs, Edge};
-use crate::metrics::TcpPortMetrics;
+use crate::listen::stream::conn::{TcpContext, TcpPort, TcpStats};
+use crate::listen::stream::edge::{CloseLogs, Edge};
 use crate::output::Submit;
 use crate::pipeline::{ReceiverCounters, SharedProcessor};
-use crate::tcp::{TcpContext, TcpPort, TcpStats};
+use crate::telemetry::state::TcpPortMetrics;
 use crate::tls::TlsManager;
 use crate::topology::{StreamPlan, TlsPlan};
 use crate::window::{MemoryBudget, Window};
@@ -54,18 +54,19 @@ pub fn bind(
         None
     } else {
         let held = PortClaim::acquire(NetTransport::Tcp, addr, claim)
-            .map_err(|e| crate::daemon::listen_error(word, addr, &spec.setting, &e))?;
-        crate::daemon::log_sharing(word, addr, held.shared_with());
+            .map_err(|e| crate::listen::listen_error(word, addr, &spec.setting, &e))?;
+        crate::listen::log_sharing(word, addr, held.shared_with());
         Some(held)
     };
     let rcvbuf = (plan.settings.rcvbuf.0 > 0).then_some(plan.settings.rcvbuf.0 as usize);
-    let mut port = crate::tcp::bind(addr, plan.settings.sockets, rcvbuf).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot listen on {word} {addr}: {e}{}; change the port with {}",
-            crate::daemon::privilege_hint(&e, spec.port),
-            spec.setting
-        )
-    })?;
+    let mut port =
+        crate::listen::stream::conn::bind(addr, plan.settings.sockets, rcvbuf).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen on {word} {addr}: {e}{}; change the port with {}",
+                crate::listen::privilege_hint(&e, spec.port),
+                spec.setting
+            )
+        })?;
     port.claim = held;
     for r in &port.rcvbuf {
         if let Some(hint) = r.stream_hint(word) {
@@ -196,7 +197,7 @@ pub fn start(
         warnings: CloseLogs::new(Duration::from_secs(10)),
     });
     let claim = port.claim.take();
-    let task = tokio::spawn(crate::tcp::serve(port, ctx, out.clone()));
+    let task = tokio::spawn(crate::listen::stream::conn::serve(port, ctx, out.clone()));
     ActiveStream {
         plan,
         task,

@@ -21,8 +21,8 @@ use sluice_proto::classify::SourceMeta;
 use sluice_proto::framing::Frame;
 use tokio_util::sync::CancellationToken;
 
+use crate::listen::stream::conn::TcpContext;
 use crate::pipeline::LocalCounts;
-use crate::tcp::TcpContext;
 
 /// One read's complete frames.
 struct Job {
@@ -134,7 +134,7 @@ async fn work(
         };
         // After a stop the frames are still delivered (without permits), like the
         // connection task does with what it already read.
-        crate::tcp::deliver(
+        crate::listen::stream::conn::deliver(
             &job.data,
             &job.frames,
             &src,

@@ -278,7 +278,7 @@ pub fn encode(form: MetricsForm, stats: &[Stat], meta: &Meta) -> Vec<String> {
 
 /// sluice's counters as syslog-ng statistics: everything received, and the HEC destination
 /// (events finished, dropped, in flight, delivered).
-pub fn stats(registry: &crate::metrics::Registry) -> Vec<Stat> {
+pub fn stats(registry: &crate::telemetry::state::Registry) -> Vec<Stat> {
     let received = registry.received_total();
     let mut out = vec![
         Stat {
@@ -296,7 +296,7 @@ pub fn stats(registry: &crate::metrics::Registry) -> Vec<Stat> {
             value: received,
         },
     ];
-    if let (crate::metrics::OutputMetrics::Hec(h), Some(dest)) =
+    if let (crate::telemetry::state::OutputMetrics::Hec(h), Some(dest)) =
         (&registry.output, registry.destinations.first())
     {
         let delivered = dest.delivered_events();
@@ -325,7 +325,7 @@ pub fn stats(registry: &crate::metrics::Registry) -> Vec<Stat> {
 pub fn spawn(
     form: MetricsForm,
     interval: Duration,
-    registry: Arc<crate::metrics::Registry>,
+    registry: Arc<crate::telemetry::state::Registry>,
     meta: Meta,
     stop: tokio_util::sync::CancellationToken,
     mut send: impl FnMut(Vec<String>) + Send + 'static,
@@ -359,7 +359,7 @@ pub fn spawn(
 /// before waiting for the destination to drain.
 pub fn spawn_to_hec(
     config: &crate::config::Config,
-    registry: &Arc<crate::metrics::Registry>,
+    registry: &Arc<crate::telemetry::state::Registry>,
     submit: crate::output::Submit,
     stop: tokio_util::sync::CancellationToken,
 ) {

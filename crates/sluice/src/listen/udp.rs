@@ -42,9 +42,9 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Balance;
-use crate::metrics::UdpPortMetrics;
 use crate::output::Submit;
 use crate::pipeline::{Emitter, LocalCounts, ReceiverCounters, RecvTime, SharedProcessor};
+use crate::telemetry::state::UdpPortMetrics;
 use crate::topology::UdpPlan;
 use crate::window::{MemoryBudget, Window};
 
@@ -70,8 +70,8 @@ pub fn bind(plan: &UdpPlan, claim: &PortClaimConfig) -> anyhow::Result<UdpGroup>
     g.claim = claim.clone();
     let port = s.addr.port();
     let group = UdpGroup::bind(&g)
-        .map_err(|e| crate::daemon::listen_error("UDP", s.addr, &plan.spec.setting, &e))?;
-    crate::daemon::log_sharing("UDP", s.addr, group.shared_with());
+        .map_err(|e| super::listen_error("UDP", s.addr, &plan.spec.setting, &e))?;
+    super::log_sharing("UDP", s.addr, group.shared_with());
     if let Some(reason) = group.fallback_reason() {
         tracing::warn!(
             port,
