@@ -29,6 +29,11 @@
 //!   `buffer_full`). It recovers by itself when the output drains the buffer.
 //! * **Rescue.** A batch the output gives up on (the drain timeout at shutdown) is written to
 //!   the buffer instead of being lost ([`super::Rescue`]).
+//! * **Stop.** At shutdown a healthy output keeps delivering until the drain timeout. A
+//!   failing one (HEC: every URL out of service, at SIGTERM or during the drain) is stopped
+//!   at once: the router has written the intake to disk, the replay stops, and what the
+//!   output held is rescued to the buffer — the stop takes what the disk takes, not the
+//!   drain timeout, and nothing is lost.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
@@ -91,14 +96,25 @@ const GROUP_MAX: usize = 256;
 /// How often a router or replay that waits for room looks again.
 const RETRY_EVERY: Duration = Duration::from_millis(5);
 
+/// Whether a destination's output is delivering (see [`BufferOptions::output_up`]).
+pub(super) type OutputUp = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// The running parts of a buffered destination.
-#[derive(Debug)]
 pub(super) struct Stage {
     buffer: Buffer,
     router: JoinHandle<()>,
     replay: JoinHandle<()>,
     replay_stop: CancellationToken,
     pub metrics: Arc<BufferMetrics>,
+    pub output_up: OutputUp,
+}
+
+impl std::fmt::Debug for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stage")
+            .field("buffer", &self.buffer)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What closing the buffer left.
@@ -147,6 +163,7 @@ impl Stage {
         stats.set_rescue(Arc::new(WriterRescue {
             writer: writer.clone(),
         }));
+        let output_up: OutputUp = Arc::from(output_up);
         let router = if reliable {
             tokio::spawn(route_reliable(intake, writer, metrics.clone()))
         } else {
@@ -154,7 +171,7 @@ impl Stage {
                 windows,
                 memory,
                 high_water,
-                output_up,
+                output_up: output_up.clone(),
             };
             tokio::spawn(route_normal(
                 intake,
@@ -179,12 +196,20 @@ impl Stage {
             replay,
             replay_stop,
             metrics,
+            output_up,
         })
+    }
+
+    /// The output is failing (HEC: every URL out of service): what the destination holds is
+    /// better on disk now than waiting for the drain timeout.
+    pub(super) fn output_failing(&self) -> bool {
+        !(self.output_up)()
     }
 
     /// Shutdown, once the receivers are gone: the router finishes the intake — to the output
     /// or to disk — and the replay delivers what is on disk, both by `deadline`; then the
-    /// replay stops (what it did not hand out stays on disk for the next start). After this
+    /// replay stops (what it did not hand out stays on disk for the next start). While the
+    /// output is failing the replay does not wait: what is on disk stays there. After this
     /// nothing but the output holds the output queue.
     pub(super) async fn stop_intake(&mut self, deadline: Instant) {
         if tokio::time::timeout_at(deadline, &mut self.router)
@@ -200,6 +225,9 @@ impl Stage {
         // The replay keeps delivering what is on disk until it is all acknowledged or the
         // drain timeout comes; what is left stays for the next start.
         while self.metrics.stats().events > 0 && Instant::now() < deadline {
+            if self.output_failing() {
+                break;
+            }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         self.replay_stop.cancel();
@@ -284,7 +312,7 @@ struct Spill {
     windows: Vec<Arc<Window>>,
     memory: Arc<MemoryBudget>,
     high_water: f64,
-    output_up: Box<dyn Fn() -> bool + Send + Sync>,
+    output_up: OutputUp,
 }
 
 impl Spill {

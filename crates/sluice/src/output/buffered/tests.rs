@@ -54,6 +54,8 @@ struct Rig {
     window: Arc<Window>,
     memory: Arc<MemoryBudget>,
     open: Arc<AtomicBool>,
+    /// What the buffer is told of the output's health (HEC: some URL in service).
+    up: Arc<AtomicBool>,
     delivered: Arc<AtomicU64>,
     dest: Destination,
     submit: Option<crate::output::Submit>,
@@ -70,6 +72,7 @@ fn rig(dir: &std::path::Path, reliable: bool, open: bool) -> Rig {
     }
     let buffer = Buffer::open(cfg, &["default"]).unwrap();
     let open = Arc::new(AtomicBool::new(open));
+    let up = Arc::new(AtomicBool::new(true));
     let delivered = Arc::new(AtomicU64::new(0));
     let output = Gate {
         open: open.clone(),
@@ -83,13 +86,17 @@ fn rig(dir: &std::path::Path, reliable: bool, open: bool) -> Rig {
         high_water: 0.5,
         queue: 1,
         replay_memory: None,
-        output_up: Box::new(|| true),
+        output_up: {
+            let up = up.clone();
+            Box::new(move || up.load(Ordering::SeqCst))
+        },
     };
     let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
     Rig {
         window,
         memory,
         open,
+        up,
         delivered,
         dest,
         submit: Some(submit),
@@ -237,6 +244,55 @@ async fn what_is_undelivered_at_the_drain_timeout_is_kept_and_replayed_by_the_ne
         .await;
     let (s, _) = next.drain(Duration::from_secs(5)).await;
     assert_eq!((s.delivered, s.lost, s.kept), (60, 0, 0), "{s:?}");
+}
+
+/// The output never delivers and is reported failing: the drain does not wait for the
+/// deadline; everything goes to disk and the next run delivers it.
+async fn failing_output_stops_at_once(reliable: bool, fail_after: Option<Duration>) {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(dir.path(), reliable, false);
+    if fail_after.is_none() {
+        r.up.store(false, Ordering::SeqCst);
+    }
+    for i in 0..6 {
+        r.submit(10, i).await;
+    }
+    r.wait("all safe", |r| r.window.in_use() <= 20).await;
+    let up = r.up.clone();
+    if let Some(after) = fail_after {
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            up.store(false, Ordering::SeqCst);
+        });
+    }
+    let started = std::time::Instant::now();
+    let (s, delivered) = r.drain(Duration::from_secs(30)).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "the stop took {took:?}");
+    assert_eq!(delivered, 0);
+    assert!(!s.timed_out, "{s:?}");
+    assert_eq!((s.lost, s.kept), (0, 60), "{s:?}");
+
+    let next = rig(dir.path(), reliable, true);
+    next.wait("replayed", |r| r.delivered.load(Ordering::SeqCst) == 60)
+        .await;
+    let (s, _) = next.drain(Duration::from_secs(5)).await;
+    assert_eq!((s.delivered, s.lost, s.kept), (60, 0, 0), "{s:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_mode_with_a_failing_output_stops_at_once_and_loses_nothing() {
+    failing_output_stops_at_once(false, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_mode_with_a_failing_output_stops_at_once_and_loses_nothing() {
+    failing_output_stops_at_once(true, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_output_that_fails_during_the_drain_stops_it_at_once() {
+    failing_output_stops_at_once(false, Some(Duration::from_millis(300))).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
