@@ -22,25 +22,18 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// Families written sample by sample at scrape time (see [`crate::telemetry::PromWriter`]).
-pub use crate::telemetry::PromWriter;
 use crate::telemetry::expose;
+use crate::telemetry::state::Status;
 
-/// What the admin server asks the daemon.
-pub trait Status: Send + Sync + 'static {
-    /// `Err(reason)` when sluice cannot currently receive or deliver.
-    fn health(&self) -> Result<(), String>;
-    /// OpenMetrics text exposition format (ending with `# EOF`).
-    fn render_metrics(&self) -> String;
-    /// Extra members of the `/health` JSON object, after `status` (an object; others are
-    /// ignored).
-    fn details(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
+/// What a reload answers: a summary of what changed, or why it was rejected.
+pub type ReloadReply = Result<String, String>;
+
+/// A reload asked for over the status port; whoever reloads answers on the channel.
+#[derive(Debug)]
+pub struct ReloadRequest(pub tokio::sync::oneshot::Sender<ReloadReply>);
 
 /// Where `POST /reload` requests go (the daemon's loop); `None` answers 404.
-pub type ReloadSender = Option<tokio::sync::mpsc::Sender<crate::daemon::reload::ReloadRequest>>;
+pub type ReloadSender = Option<tokio::sync::mpsc::Sender<ReloadRequest>>;
 
 /// Binds the admin listener (so a port conflict is a startup error) and returns the task
 /// that serves it until `shutdown` fires.
@@ -156,11 +149,7 @@ async fn ask_reload(peer: SocketAddr, reload: ReloadSender) -> (StatusCode, Stri
         );
     }
     let (tx, rx) = tokio::sync::oneshot::channel();
-    if reload
-        .send(crate::daemon::reload::ReloadRequest(tx))
-        .await
-        .is_err()
-    {
+    if reload.send(ReloadRequest(tx)).await.is_err() {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down".into());
     }
     match rx.await {
@@ -231,11 +220,11 @@ mod tests {
 
     #[tokio::test]
     async fn reload_is_answered_by_the_daemon_and_only_from_the_machine_itself() {
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<crate::daemon::reload::ReloadRequest>(1);
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<ReloadRequest>(1);
         // The daemon's side: the first reload is applied, the second rejected.
         tokio::spawn(async move {
             let mut n = 0;
-            while let Some(crate::daemon::reload::ReloadRequest(reply)) = rx.recv().await {
+            while let Some(ReloadRequest(reply)) = rx.recv().await {
                 n += 1;
                 let _ = reply.send(if n == 1 {
                     Ok("processor replaced".into())

@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{WindowEvents, WindowFull, WindowWaitEnded};
+use crate::telemetry::state::Occupancy;
 
 /// Permits for some number of in-flight events. Dropping it returns them to the window; a
 /// receiver does that only through a delivery's completion (see the module docs).
@@ -114,6 +115,34 @@ impl Window {
             Err(TryAcquireError::Closed) => None,
             Err(TryAcquireError::NoPermits) => rt.block_on(self.acquire(n, cancel)),
         }
+    }
+}
+
+impl Occupancy for Window {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn in_use(&self) -> u64 {
+        Window::in_use(self)
+    }
+
+    fn capacity(&self) -> u64 {
+        u64::from(Window::capacity(self))
+    }
+}
+
+impl Occupancy for MemoryBudget {
+    fn name(&self) -> &str {
+        "memory"
+    }
+
+    fn in_use(&self) -> u64 {
+        self.in_use_bytes()
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity_bytes()
     }
 }
 

@@ -79,14 +79,9 @@ impl VendorPorts {
     }
 }
 
-/// Engine serving one listener: the UDP receive threads, or the stream listener in plain TCP
-/// or TLS.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ListenerKind {
-    Udp,
-    Tcp,
-    Tls,
-}
+/// How a listener's messages arrive (UDP, TCP or TLS): the classifier's own word for it,
+/// so a listener, its events and its metrics name the transport one way.
+pub use sluice_proto::classify::Transport;
 
 /// SC4S's protocol words, each with its own settings (`SC4S_SOURCE_<PROTO>_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -137,11 +132,12 @@ impl SourceProto {
         SourceProto::ALL.into_iter().find(|p| p.as_sc4s() == word)
     }
 
-    pub fn kind(self) -> ListenerKind {
+    /// The transport its listeners receive on.
+    pub fn transport(self) -> Transport {
         match self {
-            SourceProto::Udp | SourceProto::Rfc5426 => ListenerKind::Udp,
-            SourceProto::Tcp | SourceProto::Rfc6587 => ListenerKind::Tcp,
-            SourceProto::Tls | SourceProto::Rfc5425 => ListenerKind::Tls,
+            SourceProto::Udp | SourceProto::Rfc5426 => Transport::Udp,
+            SourceProto::Tcp | SourceProto::Rfc6587 => Transport::Tcp,
+            SourceProto::Tls | SourceProto::Rfc5425 => Transport::Tls,
         }
     }
 }
@@ -151,7 +147,7 @@ impl SourceProto {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListenerSpec {
     pub id: String,
-    pub kind: ListenerKind,
+    pub kind: Transport,
     /// The SC4S protocol word whose settings (connections, buffers, TLS options) apply.
     pub proto: SourceProto,
     pub port: u16,

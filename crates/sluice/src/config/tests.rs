@@ -222,10 +222,10 @@ fn default_and_vendor_listeners() {
     assert_eq!(
         l,
         [
-            ("DEFAULT".into(), ListenerKind::Udp, 514),
-            ("DEFAULT".into(), ListenerKind::Udp, 601),
-            ("DEFAULT".into(), ListenerKind::Tcp, 514),
-            ("DEFAULT".into(), ListenerKind::Tcp, 601),
+            ("DEFAULT".into(), Transport::Udp, 514),
+            ("DEFAULT".into(), Transport::Udp, 601),
+            ("DEFAULT".into(), Transport::Tcp, 514),
+            ("DEFAULT".into(), Transport::Tcp, 601),
         ]
     );
     let mut c = Config::default();
@@ -254,19 +254,16 @@ fn default_and_vendor_listeners() {
     assert_eq!(
         asa,
         [
-            (ListenerKind::Udp, 5000),
-            (ListenerKind::Udp, 5001),
-            (ListenerKind::Tcp, 5000)
+            (Transport::Udp, 5000),
+            (Transport::Udp, 5001),
+            (Transport::Tcp, 5000)
         ]
     );
     assert!(
         l.iter()
-            .any(|x| x.id == "PALOALTO_PANOS" && x.kind == ListenerKind::Tcp && x.port == 6000)
+            .any(|x| x.id == "PALOALTO_PANOS" && x.kind == Transport::Tcp && x.port == 6000)
     );
-    assert!(
-        !l.iter()
-            .any(|x| x.port == 601 && x.kind == ListenerKind::Udp)
-    );
+    assert!(!l.iter().any(|x| x.port == 601 && x.kind == Transport::Udp));
 }
 
 #[test]
@@ -391,7 +388,7 @@ fn tls_and_stream_settings_from_sc4s_variables() {
     let l = c.listeners().unwrap();
     let tls: Vec<_> = l
         .iter()
-        .filter(|s| s.kind == ListenerKind::Tls)
+        .filter(|s| s.kind == Transport::Tls)
         .map(|s| (s.id.as_str(), s.proto, s.port))
         .collect();
     assert_eq!(

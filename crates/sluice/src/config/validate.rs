@@ -1,6 +1,6 @@
 //! Cross-field checks and the expansion of the port settings into listeners.
 
-use super::{Config, ConfigError, ListenerKind, ListenerSpec, SourceProto};
+use super::{Config, ConfigError, ListenerSpec, SourceProto, Transport};
 
 impl Config {
     /// Cross-field checks that no single setting can make.
@@ -62,12 +62,12 @@ impl Config {
         let l = &self.listen;
         let mut out: Vec<ListenerSpec> = Vec::new();
         let mut add = |id: &str, proto: SourceProto, ports: &[u16], setting: String| {
-            let kind = proto.kind();
-            let udp = kind == ListenerKind::Udp;
+            let kind = proto.transport();
+            let udp = kind == Transport::Udp;
             for &port in ports {
                 if let Some(prev) = out
                     .iter()
-                    .find(|x| (x.kind == ListenerKind::Udp) == udp && x.port == port)
+                    .find(|x| (x.kind == Transport::Udp) == udp && x.port == port)
                 {
                     if prev.id == id && prev.kind == kind {
                         continue;
@@ -98,7 +98,7 @@ impl Config {
             (SourceProto::Rfc5425, &l.rfc5425_ports),
         ];
         for (proto, ports) in default_ports {
-            if proto.kind() == ListenerKind::Tls && !tls {
+            if proto.transport() == Transport::Tls && !tls {
                 continue;
             }
             add(
@@ -111,7 +111,7 @@ impl Config {
         for (id, ports) in &l.vendor {
             let mut ports = ports.clone();
             for proto in SourceProto::ALL {
-                if proto.kind() == ListenerKind::Tls && !tls {
+                if proto.transport() == Transport::Tls && !tls {
                     continue;
                 }
                 let list = std::mem::take(ports.ports_mut(proto));
@@ -164,7 +164,7 @@ impl Config {
         if self.tls.enable
             && self
                 .listeners()
-                .is_ok_and(|l| l.iter().all(|s| s.kind != ListenerKind::Tls))
+                .is_ok_and(|l| l.iter().all(|s| s.kind != Transport::Tls))
         {
             w.push(
                 "SC4S_SOURCE_TLS_ENABLE=yes but every TLS and RFC 5425 port list is empty: no \

@@ -14,7 +14,7 @@
 
 use std::fmt::Write as _;
 
-use crate::config::{Config, ListenerKind, ListenerSpec, Source, SourceProto, Traced, tables};
+use crate::config::{Config, ListenerSpec, Source, SourceProto, Traced, Transport, tables};
 
 mod destinations;
 use destinations::destinations;
@@ -265,7 +265,7 @@ fn listeners(c: &Check<'_>, out: &mut Out) {
             format!("listen.vendor.{}.{}", l.id, l.proto.label())
         };
         let detail = match l.kind {
-            ListenerKind::Udp => {
+            Transport::Udp => {
                 let (sockets, rcvbuf) = if l.proto == SourceProto::Rfc5426 {
                     (config.udp.rfc5426_sockets, config.udp.rfc5426_rcvbuf)
                 } else {
@@ -281,7 +281,7 @@ fn listeners(c: &Check<'_>, out: &mut Out) {
                     bytes(rcvbuf.0)
                 )
             }
-            ListenerKind::Tcp | ListenerKind::Tls => match config.stream.get(l.proto) {
+            Transport::Tcp | Transport::Tls => match config.stream.get(l.proto) {
                 Some(p) => format!(
                     "up to {} connections ({} per socket x {} socket{}), rcvbuf {}",
                     p.port_limit(),
@@ -462,7 +462,7 @@ fn tls(c: &Check<'_>, out: &mut Out) {
     let mut profiles: Vec<SourceProto> = c
         .listeners
         .iter()
-        .filter(|l| l.kind == ListenerKind::Tls)
+        .filter(|l| l.kind == Transport::Tls)
         .map(|l| l.proto)
         .collect();
     profiles.sort();
@@ -522,7 +522,7 @@ fn tls(c: &Check<'_>, out: &mut Out) {
 }
 
 fn edge(c: &Check<'_>, out: &mut Out) {
-    if c.listeners.iter().all(|l| l.kind == ListenerKind::Udp) {
+    if c.listeners.iter().all(|l| l.kind == Transport::Udp) {
         return;
     }
     let t = &c.config().tcp;

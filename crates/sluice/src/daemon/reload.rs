@@ -24,57 +24,18 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use anyhow::Context;
 use clap::Args;
 
+use crate::admin::ReloadReply;
 use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{ConfigReloadFailed, ConfigReloaded};
+use crate::telemetry::state::ConfigState;
 use crate::topology::Topology;
 use crate::topology::running::Running;
-
-/// What a reload answers: a summary of what changed, or why it was rejected.
-pub type ReloadReply = Result<String, String>;
-
-/// A reload asked for over the status port; the daemon answers on the channel.
-#[derive(Debug)]
-pub struct ReloadRequest(pub tokio::sync::oneshot::Sender<ReloadReply>);
-
-/// The configuration in force, for `/metrics` (reloads are counted by [`ConfigReloaded`] and
-/// [`ConfigReloadFailed`]).
-#[derive(Debug, Default)]
-pub struct ReloadStats {
-    /// Hash of the configuration in force and when it was loaded (Unix seconds).
-    loaded: Mutex<(String, f64)>,
-    restart_required: AtomicBool,
-}
-
-impl ReloadStats {
-    /// Records the configuration now in force.
-    pub fn loaded(&self, hash: String, restart_required: bool) {
-        let now = jiff::Timestamp::now().as_millisecond() as f64 / 1000.0;
-        *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) = (hash, now);
-        self.restart_required
-            .store(restart_required, Ordering::Relaxed);
-    }
-
-    /// The hash of the configuration in force and when it was loaded (Unix seconds).
-    pub fn in_force(&self) -> (String, f64) {
-        self.loaded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Whether the last loaded configuration changed settings only a restart applies.
-    pub fn restart_required(&self) -> bool {
-        self.restart_required.load(Ordering::Relaxed)
-    }
-}
 
 /// A short hash of the effective configuration and the context files it reads: equal hashes,
 /// equal behaviour.
@@ -159,13 +120,13 @@ fn keep_restart_only(running: &Config, mut new: Config) -> (Config, Vec<String>)
 pub struct Reloader {
     args: RunArgs,
     config: Config,
-    stats: Arc<ReloadStats>,
+    stats: Arc<ConfigState>,
 }
 
 impl Reloader {
     /// `config` is the configuration the daemon started with, read from `args`.
     pub fn new(args: RunArgs, config: Config) -> anyhow::Result<Reloader> {
-        let stats = Arc::new(ReloadStats::default());
+        let stats = Arc::new(ConfigState::default());
         let hash = config_hash(&config)?;
         tracing::info!(hash = %hash, "configuration loaded");
         stats.loaded(hash, false);
@@ -176,7 +137,7 @@ impl Reloader {
         })
     }
 
-    pub fn stats(&self) -> Arc<ReloadStats> {
+    pub fn stats(&self) -> Arc<ConfigState> {
         self.stats.clone()
     }
 
@@ -289,7 +250,11 @@ fn shadowed_by_process(env_file: &std::path::Path) -> Vec<String> {
 fn summarize(t: &crate::topology::Transition) -> String {
     use crate::topology::Change;
     let mut parts = vec!["processor replaced".to_owned()];
-    for (net, changes) in [("UDP", &t.udp), ("TCP", &t.streams)] {
+    use sluice_net::Transport as Namespace;
+    for (net, changes) in [
+        ("UDP", t.changes_of(Namespace::Udp)),
+        ("TCP", t.changes_of(Namespace::Tcp)),
+    ] {
         for (word, change) in [
             ("opened", Change::Open),
             ("closed", Change::Close),
@@ -457,16 +422,5 @@ mod tests {
         std::fs::remove_file(&csv).unwrap();
         assert!(config_hash(&c).is_err());
         let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn the_configuration_in_force_is_kept_for_metrics() {
-        let s = ReloadStats::default();
-        assert!(!s.restart_required());
-        s.loaded("abc".into(), true);
-        let (hash, at) = s.in_force();
-        assert_eq!(hash, "abc");
-        assert!(at > 1.6e9, "{at}");
-        assert!(s.restart_required());
     }
 }

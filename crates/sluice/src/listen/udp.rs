@@ -41,12 +41,118 @@ use sluice_proto::classify::{SourceMeta, Transport};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Balance;
+use crate::config::{Balance, Config, ListenerSpec, SourceProto};
 use crate::output::Submit;
 use crate::pipeline::{Emitter, LocalCounts, ReceiverCounters, RecvTime, SharedProcessor};
 use crate::telemetry::state::UdpPortMetrics;
-use crate::topology::UdpPlan;
 use crate::window::{MemoryBudget, Window};
+
+/// The sockets of a UDP port: what cannot change without closing them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UdpSockets {
+    pub addr: SocketAddr,
+    pub sockets: usize,
+    pub balance: Balance,
+    /// Requested receive buffer per socket; 0 = the kernel default.
+    pub rcvbuf: u64,
+    /// Receive slots per `recvmmsg` (`udp.fetch_limit`).
+    pub batch: usize,
+    pub max_datagram: usize,
+}
+
+impl UdpSockets {
+    /// The settings that differ from `other`, named as the operator sets them.
+    fn differences(&self, other: &UdpSockets) -> Vec<String> {
+        let mut d = Vec::new();
+        let mut diff = |what: &str, a: String, b: String| {
+            if a != b {
+                d.push(format!("{what} {a} → {b}"));
+            }
+        };
+        diff(
+            "address",
+            self.addr.ip().to_string(),
+            other.addr.ip().to_string(),
+        );
+        diff(
+            "sockets (SC4S_SOURCE_LISTEN_{UDP,RFC5426}_SOCKETS)",
+            self.sockets.to_string(),
+            other.sockets.to_string(),
+        );
+        diff(
+            "balance (SC4S_ENABLE_EBPF, SLUICE_UDP_BALANCE)",
+            format!("{:?}", self.balance).to_lowercase(),
+            format!("{:?}", other.balance).to_lowercase(),
+        );
+        diff(
+            "receive buffer (SC4S_SOURCE_*_SO_RCVBUFF)",
+            self.rcvbuf.to_string(),
+            other.rcvbuf.to_string(),
+        );
+        diff(
+            "fetch limit (SC4S_SOURCE_UDP_FETCH_LIMIT)",
+            self.batch.to_string(),
+            other.batch.to_string(),
+        );
+        diff(
+            "largest datagram (listen.max_message_size)",
+            self.max_datagram.to_string(),
+            other.max_datagram.to_string(),
+        );
+        d
+    }
+}
+
+/// A UDP port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UdpPlan {
+    pub spec: ListenerSpec,
+    pub sockets: UdpSockets,
+}
+
+impl UdpPlan {
+    /// The port `spec` asks for, with `config`'s socket settings.
+    pub fn new(spec: ListenerSpec, config: &Config) -> UdpPlan {
+        let rfc5426 = spec.proto == SourceProto::Rfc5426;
+        let rcvbuf = if rfc5426 {
+            config.udp.rfc5426_rcvbuf
+        } else {
+            config.udp.rcvbuf
+        };
+        let sockets = UdpSockets {
+            addr: SocketAddr::new(config.listen.address, spec.port),
+            sockets: if rfc5426 {
+                config.udp.rfc5426_sockets
+            } else {
+                config.udp.sockets
+            },
+            balance: config.udp.balance,
+            rcvbuf: rcvbuf.0,
+            batch: config.udp.fetch_limit.clamp(1, sluice_net::MAX_BATCH),
+            max_datagram: config
+                .listen
+                .max_message_size
+                .min(sluice_net::DEFAULT_MAX_DATAGRAM),
+        };
+        UdpPlan { spec, sockets }
+    }
+
+    /// A port that stays open keeps its sockets, always: new socket settings would need new
+    /// sockets, which would drop what the kernel holds. `next` takes this port's running
+    /// socket settings; the difference is returned in words, as needing a restart.
+    pub fn keep_sockets(&self, next: &mut UdpPlan) -> Option<String> {
+        if self.sockets == next.sockets {
+            return None;
+        }
+        let note = format!(
+            "UDP port {}: {} (its sockets stay open as they are)",
+            self.spec.port,
+            self.sockets.differences(&next.sockets).join(", ")
+        );
+        next.sockets = self.sockets.clone();
+        Some(note)
+    }
+}
 
 fn to_net_balance(b: Balance) -> sluice_net::Balance {
     match b {

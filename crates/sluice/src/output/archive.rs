@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use sluice_proto::batch::EncodedBatch;
@@ -29,9 +29,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Output, OutputTask};
 use crate::config::ArchiveMode;
 use crate::telemetry::RateLimit;
-
-/// Write errors of the archive, for `/metrics`.
-pub static ARCHIVE_WRITE_ERRORS: AtomicU64 = AtomicU64::new(0);
+use crate::telemetry::state::ARCHIVE_WRITE_ERRORS;
 
 /// Files kept open at once; more are closed (they are reopened on the next event).
 const OPEN_FILES: usize = 256;

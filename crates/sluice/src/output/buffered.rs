@@ -55,7 +55,7 @@ mod metrics;
 #[cfg(test)]
 mod tests;
 
-pub use metrics::{BufferMetrics, render};
+pub use metrics::BufferMetrics;
 
 /// How a destination uses its buffer.
 pub struct BufferOptions {

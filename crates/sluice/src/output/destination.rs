@@ -31,7 +31,7 @@ pub trait Rescue: Send + Sync + std::fmt::Debug {
 /// handles.
 #[derive(Debug)]
 pub struct DestinationStats {
-    events: DestinationEvents,
+    events: Arc<DestinationEvents>,
     rescue: OnceLock<Arc<dyn Rescue>>,
     /// The counters' values when this destination started. The registry's series outlive a
     /// destination (a second one of the same name in one process, as the benches start,
@@ -73,7 +73,7 @@ impl DestinationStats {
         name: &str,
         output: &'static str,
     ) -> DestinationStats {
-        let events = DestinationEvents::register(m, name, output);
+        let events = Arc::new(DestinationEvents::register(m, name, output));
         let start = DrainSummary {
             delivered: events.delivered_events(),
             rejected: events.rejected_events(),
@@ -89,7 +89,7 @@ impl DestinationStats {
     }
 
     /// The handles its events count on.
-    pub fn events(&self) -> &DestinationEvents {
+    pub fn events(&self) -> &Arc<DestinationEvents> {
         &self.events
     }
 

@@ -23,6 +23,7 @@ use super::{Output, OutputTask};
 
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{DeliveryEvents, OutputWriteFailed};
+use crate::telemetry::state::{OutputState, Problem};
 
 /// The file output's health, and its failed writes (counted by [`OutputWriteFailed`]; what it
 /// delivered is counted by its destination, from the completions).
@@ -40,6 +41,16 @@ impl FileStats {
             healthy: AtomicBool::new(false),
             events: DeliveryEvents::register(m),
         }
+    }
+}
+
+impl OutputState for FileStats {
+    fn problem(&self) -> Option<Problem> {
+        (!self.healthy.load(Ordering::Relaxed)).then_some(Problem {
+            what: "cannot write the output file",
+            reason: None,
+            hint: None,
+        })
     }
 }
 

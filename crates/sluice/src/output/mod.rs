@@ -25,6 +25,7 @@ pub mod archive;
 pub mod buffered;
 mod destination;
 pub mod file;
+pub mod hec;
 mod set;
 
 pub use buffered::{BufferMetrics, BufferOptions};
@@ -60,20 +61,6 @@ pub(crate) fn blocking_task(kind: &'static str, run: impl FnOnce() + Send + 'sta
             tracing::error!(output = kind, error = %e, "the output failed");
         }
     })
-}
-
-impl Output for sluice_hec::HecOutput {
-    fn kind(&self) -> &'static str {
-        "hec"
-    }
-
-    fn run(
-        self: Box<Self>,
-        queue: async_channel::Receiver<Delivery>,
-        abort: CancellationToken,
-    ) -> OutputTask {
-        Box::pin(sluice_hec::HecOutput::run(*self, queue, abort))
-    }
 }
 
 /// Until an open batch's deadline ([`sluice_proto::batch::BatchBuilder::deadline`]);

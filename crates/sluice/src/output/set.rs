@@ -15,12 +15,10 @@ use sluice_proto::batch::BatchPolicy;
 use tokio::time::Instant;
 
 use super::archive::ArchiveOutput;
-use super::{
-    BufferMetrics, BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit,
-};
+use super::{BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit};
 use crate::config::{BufferSettings, DestKind, DestPlan};
 use crate::telemetry::events::HecEvents;
-use crate::telemetry::state::{HecHealth, OutputMetrics};
+use crate::telemetry::state::{BufferState, DestinationState, Destinations, OutputState};
 use crate::window::{MemoryBudget, Window};
 
 /// The running destinations, in plan order (destination `i` is bit `i`).
@@ -29,12 +27,8 @@ pub struct DestinationSet {
     pub dests: Vec<Destination>,
     /// The HEC outputs, for the startup probe (dropped after it).
     pub hec: Vec<(String, HecOutput)>,
-    /// The default destination's output metrics (`/metrics`, `/health`).
-    pub default_metrics: OutputMetrics,
-    /// The disk buffers of the additional destinations, by name.
-    pub extra_buffers: Vec<(String, Arc<BufferMetrics>)>,
-    /// The URL boards of the additional HEC destinations (`/health`, `/metrics`).
-    pub extra_hec: Vec<HecHealth>,
+    /// What `/metrics` and `/health` read of each destination, in plan order.
+    pub state: Destinations,
 }
 
 /// The input windows and memory budget the buffers watch.
@@ -54,10 +48,9 @@ impl DestinationSet {
         let mut dests = Vec::with_capacity(plan.len());
         let mut submits = Vec::with_capacity(plan.len());
         let mut hec_outputs = Vec::new();
-        let mut default_metrics = None;
-        let mut extra_buffers = Vec::new();
-        let mut extra_hec = Vec::new();
+        let mut state = Vec::with_capacity(plan.len());
         for d in plan {
+            let mut health: Option<Arc<dyn OutputState>> = None;
             let (dest, submit) = match &d.kind {
                 DestKind::Hec { hec, buffer } => {
                     let events =
@@ -66,16 +59,8 @@ impl DestinationSet {
                         .with_context(|| {
                             format!("cannot set up the HEC client of destination {}", d.name)
                         })?;
-                    let health = HecHealth {
-                        destination: d.name.clone(),
-                        board: Arc::clone(output.health()),
-                    };
-                    let up = Arc::clone(&health.board);
-                    if d.name == "default" {
-                        default_metrics = Some(OutputMetrics::Hec(health));
-                    } else {
-                        extra_hec.push(health);
-                    }
+                    let up = Arc::clone(output.health());
+                    health = Some(up.clone());
                     let opts = open_buffer(
                         d,
                         buffer,
@@ -100,9 +85,6 @@ impl DestinationSet {
                         // memory, while the buffer has room.
                         let room = b.clone();
                         output.hand_back_when(move || room.full().is_none());
-                        if d.name != "default" {
-                            extra_buffers.push((d.name.clone(), b.clone()));
-                        }
                     }
                     hec_outputs.push((d.name.clone(), output));
                     (dest, submit)
@@ -114,7 +96,7 @@ impl DestinationSet {
                         path = %path.display(),
                         "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
                     );
-                    default_metrics = Some(OutputMetrics::File(stats));
+                    health = Some(stats);
                     Destination::start(&d.name, Box::new(file))
                 }
                 DestKind::Archive { dir, mode } => {
@@ -148,18 +130,21 @@ impl DestinationSet {
                     "destination started"
                 );
             }
+            state.push(DestinationState {
+                name: d.name.clone(),
+                default: d.name == "default",
+                events: dest.stats().events().clone(),
+                output: health,
+                buffer: dest.buffer().map(|b| Arc::clone(b) as Arc<dyn BufferState>),
+            });
             dests.push(dest);
             submits.push(submit);
         }
-        let default_metrics =
-            default_metrics.context("the plan has no default destination (a bug)")?;
         Ok((
             DestinationSet {
                 dests,
                 hec: hec_outputs,
-                default_metrics,
-                extra_buffers,
-                extra_hec,
+                state: Destinations(state),
             },
             Submit::fan_out(submits, unrouted),
         ))

@@ -296,13 +296,13 @@ pub fn stats(registry: &crate::telemetry::state::Registry) -> Vec<Stat> {
             value: received,
         },
     ];
-    if let (crate::telemetry::state::OutputMetrics::Hec(h), Some(dest)) =
-        (&registry.output, registry.destinations.first())
-    {
+    let destinations = registry.destinations.load();
+    let default = destinations.default_destination();
+    let named = default.and_then(|d| Some((d, d.output.as_ref()?.sc4s_instance()?)));
+    if let Some((dest, (module, instance))) = named {
+        let dest = &dest.events;
         let delivered = dest.delivered_events();
         let dropped = dest.rejected_events() + dest.lost_events();
-        let url = h.board.get(0).map(|u| u.url.clone()).unwrap_or_default();
-        let instance = format!("d_hec_fmt,http,{url}");
         for (metric, value) in [
             ("processed", delivered + dropped),
             ("dropped", dropped),
@@ -311,7 +311,7 @@ pub fn stats(registry: &crate::telemetry::state::Registry) -> Vec<Stat> {
         ] {
             out.push(Stat {
                 kind: "dst",
-                module: Some("http"),
+                module: Some(module),
                 instance: instance.clone(),
                 metric,
                 value,
@@ -352,63 +352,6 @@ pub fn spawn(
             send(encode(form, &stats(&registry), &meta));
         }
     });
-}
-
-/// Submits the metric events of `config`'s form to the HEC destination, one batch per
-/// interval, until `stop`. Holds a handle into the destination until then: cancel `stop`
-/// before waiting for the destination to drain.
-pub fn spawn_to_hec(
-    config: &crate::config::Config,
-    registry: &Arc<crate::telemetry::state::Registry>,
-    submit: crate::output::Submit,
-    stop: tokio_util::sync::CancellationToken,
-) {
-    let Ok(form) = config.hec.metrics_form() else {
-        // client_config() checked it before the output started.
-        return;
-    };
-    let container = config.fields.loghost.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .map(|h| h.trim().to_owned())
-            .filter(|h| !h.is_empty())
-            .or_else(|| config.service.hostname.clone())
-            .unwrap_or_else(|| "localhost".into())
-    });
-    let mut fields = vec![("sc4s_container".to_owned(), container.clone())];
-    if let Some(h) = &config.fields.container_host {
-        fields.push(("sc4s_loghost".to_owned(), h.clone()));
-    }
-    fields.push((
-        "sc4s_version".to_owned(),
-        env!("CARGO_PKG_VERSION").to_owned(),
-    ));
-    let meta = Meta {
-        time: 0.0,
-        host: container,
-        fields,
-    };
-    let interval = config.hec.sc4s_metrics_interval;
-    spawn(
-        form,
-        interval,
-        Arc::clone(registry),
-        meta,
-        stop,
-        move |lines| {
-            if lines.is_empty() {
-                return;
-            }
-            match sluice_proto::batch::EncodedBatch::from_lines(bytes::Bytes::from(
-                lines.join("\n"),
-            )) {
-                Ok(batch) => submit.submit(batch),
-                Err(e) => {
-                    tracing::warn!(error = %e, "sluice's metrics do not fit one batch; not sent")
-                }
-            }
-        },
-    );
 }
 
 #[cfg(test)]

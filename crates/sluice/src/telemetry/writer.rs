@@ -35,6 +35,8 @@ struct Family {
 #[derive(Debug, Default)]
 pub struct PromWriter {
     families: Vec<Family>,
+    /// The family [`sample`](Self::sample) writes to.
+    current: usize,
 }
 
 impl PromWriter {
@@ -42,8 +44,10 @@ impl PromWriter {
         Self::default()
     }
 
-    /// Starts a family. `kind` is `counter` (`name` may end in `_total`), `gauge`,
-    /// `histogram` or `summary`; anything else is written as `unknown`.
+    /// Starts a family, or goes back to the one of that name: several components (each HEC
+    /// destination) may write samples of one family, which is encoded once. `kind` is
+    /// `counter` (`name` may end in `_total`), `gauge`, `histogram` or `summary`; anything
+    /// else is written as `unknown`.
     pub fn family(&mut self, name: &str, kind: &str, help: &str) -> &mut Self {
         let kind = match kind {
             "counter" => MetricType::Counter,
@@ -55,6 +59,11 @@ impl PromWriter {
             MetricType::Counter => name.strip_suffix("_total").unwrap_or(name),
             _ => name,
         };
+        if let Some(i) = self.families.iter().position(|f| f.name == name) {
+            self.current = i;
+            return self;
+        }
+        self.current = self.families.len();
         self.families.push(Family {
             name: name.to_owned(),
             kind,
@@ -64,7 +73,7 @@ impl PromWriter {
         self
     }
 
-    /// One sample of the last family; a value that is not a number is skipped.
+    /// One sample of the current family; a value that is not a number is skipped.
     pub fn sample(
         &mut self,
         name: &str,
@@ -79,7 +88,7 @@ impl PromWriter {
                 Err(_) => return self,
             },
         };
-        if let Some(f) = self.families.last_mut() {
+        if let Some(f) = self.families.get_mut(self.current) {
             f.samples.push(Sample {
                 name: name.to_owned(),
                 labels: labels
@@ -238,6 +247,24 @@ mod tests {
             "# HELP sluice_x_total X.\n# TYPE sluice_x_total counter\n\
              sluice_x_total{url=\"http://a\\\"b\"} 3.0\n\
              # HELP sluice_up Up.\n# TYPE sluice_up gauge\nsluice_up 1.0\n"
+        );
+    }
+
+    #[test]
+    fn a_family_started_twice_is_written_once_with_every_sample() {
+        let text = render(|w| {
+            w.family("sluice_f", "gauge", "F.")
+                .sample("sluice_f", &[("d", "a")], 1);
+            w.family("sluice_g", "gauge", "G.")
+                .sample("sluice_g", &[], 2);
+            w.family("sluice_f", "gauge", "F.")
+                .sample("sluice_f", &[("d", "b")], 3);
+        });
+        assert_eq!(
+            text,
+            "# HELP sluice_f F.\n# TYPE sluice_f gauge\n\
+             sluice_f{d=\"a\"} 1.0\nsluice_f{d=\"b\"} 3.0\n\
+             # HELP sluice_g G.\n# TYPE sluice_g gauge\nsluice_g 2.0\n"
         );
     }
 

@@ -22,7 +22,7 @@ mod policy;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -36,6 +36,7 @@ use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::telemetry::events::Failure;
+use crate::telemetry::state::CertificateState;
 
 pub use certs::{CertInfo, TlsError, fingerprint};
 pub use client::{HecTls, hec_client_config};
@@ -143,14 +144,6 @@ struct Loaded {
     auth: ClientAuth,
 }
 
-/// The certificate in force, for `/metrics` (reloads are counted by
-/// [`CertificateReloaded`] and [`CertificateReloadFailed`]).
-#[derive(Debug, Default)]
-pub struct ReloadStats {
-    /// `notAfter` of the certificate in service, Unix seconds.
-    pub not_after: AtomicI64,
-}
-
 /// Owner of the TLS endpoints and the reload hook.
 #[derive(Debug)]
 pub struct TlsManager {
@@ -162,7 +155,9 @@ pub struct TlsManager {
     stamps: Mutex<Vec<Stamp>>,
     info: Mutex<CertInfo>,
     auth: ClientAuth,
-    pub stats: ReloadStats,
+    /// The certificate in force, for `/metrics` (reloads are counted by
+    /// [`CertificateReloaded`] and [`CertificateReloadFailed`]).
+    pub stats: Arc<CertificateState>,
 }
 
 type Stamp = Option<(SystemTime, u64, u64)>;
@@ -235,7 +230,7 @@ impl TlsManager {
             source,
             provider,
             endpoints,
-            stats: ReloadStats::default(),
+            stats: Arc::default(),
         };
         m.stats
             .not_after

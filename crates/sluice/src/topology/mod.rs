@@ -18,121 +18,94 @@
 //! * what the events look like (parse, classify, encode) is not here: it is the
 //!   [`Processor`](crate::pipeline::Processor), swapped as a whole between batches.
 //!
-//! Ports are keyed by number within their namespace (UDP, or TCP for the plain and TLS stream
-//! listeners, which share the TCP port numbers), since that is what a socket owns.
+//! Each port has the plan of its transport ([`ListenerPlan`]: the UDP plan lives with the UDP
+//! listener, the stream plan with the stream listeners). Ports are keyed by number within
+//! their namespace ([`PortKey`]: UDP, or TCP for the plain and TLS stream listeners, which
+//! share the TCP port numbers), since that is what a socket owns.
 
 pub mod running;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 
-use crate::config::{
-    Balance, Config, ConfigError, ListenerKind, ListenerSpec, SourceProto, StreamPortConfig,
-    TlsConfig,
-};
-use crate::listen::stream::conn::TcpLimits;
+use sluice_net::Transport as Namespace;
 
-/// The sockets of a UDP port: what cannot change without closing them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UdpSockets {
-    pub addr: SocketAddr,
-    pub sockets: usize,
-    pub balance: Balance,
-    /// Requested receive buffer per socket; 0 = the kernel default.
-    pub rcvbuf: u64,
-    /// Receive slots per `recvmmsg` (`udp.fetch_limit`).
-    pub batch: usize,
-    pub max_datagram: usize,
+use crate::config::{Config, ConfigError, Transport};
+use crate::listen::stream::{StreamPlan, TlsPlan};
+use crate::listen::udp::UdpPlan;
+
+/// A port in its namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PortKey {
+    pub net: Namespace,
+    pub port: u16,
 }
 
-impl UdpSockets {
-    /// The settings that differ from `other`, named as the operator sets them.
-    fn differences(&self, other: &UdpSockets) -> Vec<String> {
-        let mut d = Vec::new();
-        let mut diff = |what: &str, a: String, b: String| {
-            if a != b {
-                d.push(format!("{what} {a} → {b}"));
-            }
+impl std::fmt::Display for PortKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let net = match self.net {
+            Namespace::Udp => "UDP",
+            Namespace::Tcp => "TCP",
         };
-        diff(
-            "address",
-            self.addr.ip().to_string(),
-            other.addr.ip().to_string(),
-        );
-        diff(
-            "sockets (SC4S_SOURCE_LISTEN_{UDP,RFC5426}_SOCKETS)",
-            self.sockets.to_string(),
-            other.sockets.to_string(),
-        );
-        diff(
-            "balance (SC4S_ENABLE_EBPF, SLUICE_UDP_BALANCE)",
-            format!("{:?}", self.balance).to_lowercase(),
-            format!("{:?}", other.balance).to_lowercase(),
-        );
-        diff(
-            "receive buffer (SC4S_SOURCE_*_SO_RCVBUFF)",
-            self.rcvbuf.to_string(),
-            other.rcvbuf.to_string(),
-        );
-        diff(
-            "fetch limit (SC4S_SOURCE_UDP_FETCH_LIMIT)",
-            self.batch.to_string(),
-            other.batch.to_string(),
-        );
-        diff(
-            "largest datagram (listen.max_message_size)",
-            self.max_datagram.to_string(),
-            other.max_datagram.to_string(),
-        );
-        d
+        write!(f, "{net} port {}", self.port)
     }
 }
 
-/// A UDP port.
+/// One port to serve, by the kind of listener that serves it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct UdpPlan {
-    pub spec: ListenerSpec,
-    pub sockets: UdpSockets,
+pub enum ListenerPlan {
+    /// UDP and RFC 5426: receive threads on a reuseport group.
+    Udp(UdpPlan),
+    /// TCP, RFC 6587, TLS and RFC 5425: a connection loop per accepted connection.
+    Stream(StreamPlan),
 }
 
-/// A stream port (TCP, RFC 6587, TLS, RFC 5425).
-#[derive(Clone, Debug, PartialEq)]
-pub struct StreamPlan {
-    pub spec: ListenerSpec,
-    pub addr: SocketAddr,
-    pub settings: StreamPortConfig,
-    pub limits: TcpLimits,
-    pub proxy: bool,
-    pub parallelize: usize,
-}
-
-impl StreamPlan {
-    /// Equal apart from the setting that named the port (a label for messages).
-    fn same_as(&self, other: &StreamPlan) -> bool {
-        let key = |p: &StreamPlan| (p.spec.id.clone(), p.spec.kind, p.spec.proto);
-        key(self) == key(other)
-            && self.addr == other.addr
-            && self.settings == other.settings
-            && self.limits == other.limits
-            && self.proxy == other.proxy
-            && self.parallelize == other.parallelize
+impl ListenerPlan {
+    pub fn spec(&self) -> &crate::config::ListenerSpec {
+        match self {
+            ListenerPlan::Udp(p) => &p.spec,
+            ListenerPlan::Stream(p) => &p.spec,
+        }
     }
-}
 
-/// The TLS setup the TLS and RFC 5425 ports share: the settings and the profiles in use.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TlsPlan {
-    pub config: TlsConfig,
-    pub profiles: Vec<SourceProto>,
+    pub fn key(&self) -> PortKey {
+        let net = match self {
+            ListenerPlan::Udp(_) => Namespace::Udp,
+            ListenerPlan::Stream(_) => Namespace::Tcp,
+        };
+        PortKey {
+            net,
+            port: self.spec().port,
+        }
+    }
+
+    /// What a reload does to this running port when `next` is asked for on it (`next` may
+    /// be adjusted to what will really run); `needs_restart` collects what only a restart
+    /// applies. `new_tls`: the TLS setup changes.
+    fn change_to(
+        &self,
+        next: &mut ListenerPlan,
+        new_tls: bool,
+        needs_restart: &mut Vec<String>,
+    ) -> Option<Change> {
+        match (self, next) {
+            (ListenerPlan::Udp(o), ListenerPlan::Udp(n)) => {
+                needs_restart.extend(o.keep_sockets(n));
+                (o.spec.id != n.spec.id).then_some(Change::Restart)
+            }
+            (ListenerPlan::Stream(o), ListenerPlan::Stream(n)) => {
+                let replace = !o.same_as(n) || (new_tls && n.spec.kind == Transport::Tls);
+                replace.then_some(Change::Replace)
+            }
+            // One key, one namespace, one kind: never two kinds on one key.
+            _ => Some(Change::Replace),
+        }
+    }
 }
 
 /// Every port to serve and the TLS setup.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Topology {
-    /// By UDP port number.
-    pub udp: BTreeMap<u16, UdpPlan>,
-    /// By TCP port number.
-    pub streams: BTreeMap<u16, StreamPlan>,
+    pub listeners: BTreeMap<PortKey, ListenerPlan>,
     pub tls: Option<TlsPlan>,
 }
 
@@ -156,10 +129,8 @@ pub struct Transition {
     /// What will run: the new topology, except that UDP ports that stay open keep their
     /// running socket settings.
     pub next: Topology,
-    /// UDP ports that change, by number; the others are left alone.
-    pub udp: BTreeMap<u16, Change>,
-    /// Stream ports that change, by number.
-    pub streams: BTreeMap<u16, Change>,
+    /// Ports that change; the others are left alone.
+    pub listeners: BTreeMap<PortKey, Change>,
     /// The TLS setup changed: a new one is loaded (and checked) before anything changes, and
     /// every TLS port is replaced to use it.
     pub new_tls: bool,
@@ -174,51 +145,21 @@ impl Topology {
         let mut t = Topology::default();
         let mut profiles = Vec::new();
         for spec in config.listeners()? {
-            let addr = SocketAddr::new(config.listen.address, spec.port);
-            if spec.kind == ListenerKind::Udp {
-                let rcvbuf = if spec.proto == SourceProto::Rfc5426 {
-                    config.udp.rfc5426_rcvbuf
-                } else {
-                    config.udp.rcvbuf
-                };
-                let sockets = UdpSockets {
-                    addr,
-                    sockets: if spec.proto == SourceProto::Rfc5426 {
-                        config.udp.rfc5426_sockets
-                    } else {
-                        config.udp.sockets
-                    },
-                    balance: config.udp.balance,
-                    rcvbuf: rcvbuf.0,
-                    batch: config.udp.fetch_limit.clamp(1, sluice_net::MAX_BATCH),
-                    max_datagram: config
-                        .listen
-                        .max_message_size
-                        .min(sluice_net::DEFAULT_MAX_DATAGRAM),
-                };
-                t.udp.insert(spec.port, UdpPlan { spec, sockets });
-                continue;
-            }
-            let Some(settings) = config.stream.get(spec.proto).cloned() else {
-                continue;
+            let plan = match spec.kind {
+                Transport::Udp => ListenerPlan::Udp(UdpPlan::new(spec, config)),
+                Transport::Tcp | Transport::Tls => {
+                    let tls = spec.kind == Transport::Tls;
+                    let proto = spec.proto;
+                    let Some(plan) = StreamPlan::new(spec, config) else {
+                        continue;
+                    };
+                    if tls {
+                        profiles.push(proto);
+                    }
+                    ListenerPlan::Stream(plan)
+                }
             };
-            if spec.kind == ListenerKind::Tls {
-                profiles.push(spec.proto);
-            }
-            let plan = StreamPlan {
-                addr,
-                settings,
-                limits: TcpLimits {
-                    max_message_size: config.listen.max_message_size,
-                    frame_timeout: config.tcp.frame_timeout,
-                    idle_timeout: config.tcp.idle_timeout,
-                    keepalive: config.tcp.keepalive,
-                },
-                proxy: config.tcp.proxy_protocol,
-                parallelize: config.tcp.parallelize,
-                spec,
-            };
-            t.streams.insert(plan.spec.port, plan);
+            t.listeners.insert(plan.key(), plan);
         }
         profiles.sort();
         profiles.dedup();
@@ -231,32 +172,50 @@ impl Topology {
 
     /// Every listener id in use (for the processor, which resolves each one's metadata).
     pub fn listener_ids(&self) -> impl Iterator<Item = &str> {
-        let udp = self.udp.values().map(|p| p.spec.id.as_str());
-        udp.chain(self.streams.values().map(|p| p.spec.id.as_str()))
+        self.listeners.values().map(|p| p.spec().id.as_str())
+    }
+
+    /// The UDP ports.
+    pub fn udp(&self) -> impl Iterator<Item = &UdpPlan> {
+        self.listeners.values().filter_map(|p| match p {
+            ListenerPlan::Udp(u) => Some(u),
+            ListenerPlan::Stream(_) => None,
+        })
+    }
+
+    /// The stream ports.
+    pub fn streams(&self) -> impl Iterator<Item = &StreamPlan> {
+        self.listeners.values().filter_map(|p| match p {
+            ListenerPlan::Stream(s) => Some(s),
+            ListenerPlan::Udp(_) => None,
+        })
     }
 
     /// The transition from this (running) topology to `next`.
     pub fn transition(&self, mut next: Topology) -> Transition {
         let new_tls = next.tls.is_some() && self.tls != next.tls;
         let mut needs_restart = Vec::new();
-        let udp = changes(&self.udp, &mut next.udp, |port, o, n| {
-            if o.sockets != n.sockets {
-                needs_restart.push(format!(
-                    "UDP port {port}: {} (its sockets stay open as they are)",
-                    o.sockets.differences(&n.sockets).join(", ")
-                ));
-                n.sockets = o.sockets.clone();
+        let mut listeners = BTreeMap::new();
+        for (&key, o) in &self.listeners {
+            match next.listeners.get_mut(&key) {
+                None => {
+                    listeners.insert(key, Change::Close);
+                }
+                Some(n) => {
+                    if let Some(c) = o.change_to(n, new_tls, &mut needs_restart) {
+                        listeners.insert(key, c);
+                    }
+                }
             }
-            (o.spec.id != n.spec.id).then_some(Change::Restart)
-        });
-        let streams = changes(&self.streams, &mut next.streams, |_, o, n| {
-            let replace = !o.same_as(n) || (new_tls && n.spec.kind == ListenerKind::Tls);
-            replace.then_some(Change::Replace)
-        });
+        }
+        for &key in next.listeners.keys() {
+            if !self.listeners.contains_key(&key) {
+                listeners.insert(key, Change::Open);
+            }
+        }
         Transition {
             next,
-            udp,
-            streams,
+            listeners,
             new_tls,
             needs_restart,
         }
@@ -266,36 +225,14 @@ impl Topology {
 impl Transition {
     /// Nothing to open, close, replace or restart.
     pub fn leaves_listeners_alone(&self) -> bool {
-        self.udp.is_empty() && self.streams.is_empty() && !self.new_tls
+        self.listeners.is_empty() && !self.new_tls
     }
-}
 
-/// Ports only in `old` close, ports only in `new` open; for ports in both, `kept` decides
-/// (and may adjust the new plan to what will really run).
-fn changes<P>(
-    old: &BTreeMap<u16, P>,
-    new: &mut BTreeMap<u16, P>,
-    mut kept: impl FnMut(u16, &P, &mut P) -> Option<Change>,
-) -> BTreeMap<u16, Change> {
-    let mut out = BTreeMap::new();
-    for (&port, o) in old {
-        match new.get_mut(&port) {
-            None => {
-                out.insert(port, Change::Close);
-            }
-            Some(n) => {
-                if let Some(c) = kept(port, o, n) {
-                    out.insert(port, c);
-                }
-            }
-        }
+    /// The ports of `net` that change, by number.
+    pub fn changes_of(&self, net: Namespace) -> BTreeMap<u16, Change> {
+        let of_net = self.listeners.iter().filter(|(k, _)| k.net == net);
+        of_net.map(|(k, c)| (k.port, *c)).collect()
     }
-    for &port in new.keys() {
-        if !old.contains_key(&port) {
-            out.insert(port, Change::Open);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

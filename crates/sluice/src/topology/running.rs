@@ -16,12 +16,13 @@ use sluice_net::{PortClaimConfig, UdpGroup};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Change, Topology, Transition, UdpPlan};
+use super::{Change, ListenerPlan, PortKey, Topology, Transition};
+use crate::listen::stream::port::PortCounters;
 use crate::listen::stream::{ActiveStream, BoundStream, StreamShared};
-use crate::listen::udp::{UdpContext, UdpPort};
+use crate::listen::udp::{UdpContext, UdpPlan, UdpPort};
 use crate::output::Submit;
 use crate::pipeline::SharedProcessor;
-use crate::telemetry::state::{Ports, TcpPortMetrics, UdpPortMetrics};
+use crate::telemetry::state::{PortMetrics, Ports, TcpPortMetrics, UdpPortMetrics};
 use crate::tls::TlsManager;
 use crate::window::{MemoryBudget, Window};
 
@@ -45,6 +46,20 @@ struct ActiveUdp {
     metrics: Arc<UdpPortMetrics>,
 }
 
+/// A serving port, by the kind of listener that serves it.
+#[derive(Debug)]
+enum Active {
+    Udp(ActiveUdp),
+    Stream(ActiveStream),
+}
+
+/// A port bound by [`Running::prepare`], not serving yet.
+#[derive(Debug)]
+enum Bound {
+    Udp(UdpGroup),
+    Stream(BoundStream),
+}
+
 #[derive(Debug)]
 struct ActiveTls {
     manager: Arc<TlsManager>,
@@ -56,6 +71,7 @@ struct ActiveTls {
 #[derive(Debug)]
 struct Draining {
     task: tokio::task::JoinHandle<()>,
+    counters: PortCounters,
     metrics: Arc<TcpPortMetrics>,
 }
 
@@ -64,8 +80,7 @@ struct Draining {
 pub struct Prepared {
     transition: Transition,
     tls: Option<TlsManager>,
-    udp: BTreeMap<u16, UdpGroup>,
-    streams: BTreeMap<u16, BoundStream>,
+    bound: BTreeMap<PortKey, Bound>,
 }
 
 /// The running topology.
@@ -75,8 +90,7 @@ pub struct Running {
     /// Dropped at shutdown, so the destination sees the end once the receivers are done.
     out: Submit,
     plan: Topology,
-    udp: BTreeMap<u16, ActiveUdp>,
-    streams: BTreeMap<u16, ActiveStream>,
+    listeners: BTreeMap<PortKey, Active>,
     tls: Option<ActiveTls>,
     draining: Vec<Draining>,
     ports: Arc<ArcSwap<Ports>>,
@@ -90,8 +104,7 @@ impl Running {
             shared,
             out,
             plan: Topology::default(),
-            udp: BTreeMap::new(),
-            streams: BTreeMap::new(),
+            listeners: BTreeMap::new(),
             tls: None,
             draining: Vec::new(),
             ports: Arc::new(ArcSwap::from_pointee(Ports::default())),
@@ -119,7 +132,7 @@ impl Running {
 
     /// Connections the stream ports may hold at once (for the open-file limit).
     pub fn stream_connections(&self) -> u64 {
-        let plans = self.plan.streams.values();
+        let plans = self.plan.streams();
         plans.map(|s| s.settings.port_limit() as u64).sum()
     }
 
@@ -131,27 +144,26 @@ impl Running {
             _ => None,
         };
         let claim = &self.shared.claim;
-        let mut udp = BTreeMap::new();
-        for (&port, _) in t.udp.iter().filter(|(_, c)| **c == Change::Open) {
-            udp.insert(port, crate::listen::udp::bind(&t.next.udp[&port], claim)?);
-        }
         // New ports first. Replacement sockets on ports this process holds come last: they
         // take connections into their queue as soon as they listen, so as little as
         // possible should be able to fail after them.
-        let mut streams = BTreeMap::new();
-        for (&port, _) in t.streams.iter().filter(|(_, c)| **c == Change::Open) {
-            let plan = &t.next.streams[&port];
-            streams.insert(port, crate::listen::stream::bind(plan, claim, false)?);
-        }
-        for (&port, _) in t.streams.iter().filter(|(_, c)| **c == Change::Replace) {
-            let plan = &t.next.streams[&port];
-            streams.insert(port, crate::listen::stream::bind(plan, claim, true)?);
+        let mut bound = BTreeMap::new();
+        for change in [Change::Open, Change::Replace] {
+            for (&key, _) in t.listeners.iter().filter(|(_, c)| **c == change) {
+                let b = match &t.next.listeners[&key] {
+                    ListenerPlan::Udp(plan) => Bound::Udp(crate::listen::udp::bind(plan, claim)?),
+                    ListenerPlan::Stream(plan) => {
+                        let claimed = change == Change::Replace;
+                        Bound::Stream(crate::listen::stream::bind(plan, claim, claimed)?)
+                    }
+                };
+                bound.insert(key, b);
+            }
         }
         Ok(Prepared {
             transition: t,
             tls,
-            udp,
-            streams,
+            bound,
         })
     }
 
@@ -162,8 +174,7 @@ impl Running {
         let Prepared {
             transition: t,
             tls,
-            mut udp,
-            mut streams,
+            bound,
         } = p;
         let mut next = t.next;
         let mut errors = Vec::new();
@@ -178,89 +189,54 @@ impl Running {
             None => None,
         };
 
-        // 1. New and replacement stream ports start.
-        let shared = StreamShared {
-            memory: self.shared.memory.clone(),
-            processor: self.shared.processor.clone(),
-            window: self.shared.tcp_window.clone(),
-            stop: self.shared.stop.clone(),
-        };
-        let tls_manager = self.tls.as_ref().map(|t| t.manager.clone());
-        for (port, bound) in std::mem::take(&mut streams) {
-            let old = self.streams.remove(&port);
-            // The metrics of the port continue: from the listener being replaced, or from an
-            // earlier one on this port whose connections are still draining.
-            let reuse = old.as_ref().map(|o| o.metrics.clone()).or_else(|| {
-                let d = self.draining.iter().find(|d| d.metrics.port == port);
-                d.map(|d| d.metrics.clone())
-            });
-            let mut new = crate::listen::stream::start(
-                bound,
-                &shared,
-                tls_manager.as_deref(),
-                reuse.as_deref(),
-                &self.out,
-            );
-            if let Some(mut old) = old {
-                new.claim = old.claim.take().or(new.claim);
-                self.retire_stream(old, "its settings changed");
+        // 1. New and replacement ports start.
+        for (key, b) in bound {
+            match b {
+                Bound::Stream(bound) => self.start_stream(key, bound),
+                Bound::Udp(group) => {
+                    let ListenerPlan::Udp(plan) = next.listeners[&key].clone() else {
+                        continue;
+                    };
+                    if let Err(e) = self.start_udp(key, plan, group) {
+                        errors.push(e);
+                        next.listeners.remove(&key);
+                    }
+                }
             }
-            self.streams.insert(port, new);
         }
 
-        // 2. New UDP ports start; UDP ports with a new listener id restart their threads.
-        for (port, group) in std::mem::take(&mut udp) {
-            let plan = next.udp[&port].clone();
-            match UdpPort::start(group, self.udp_context(&plan), &self.out) {
-                Ok(p) => {
-                    log_udp_listening(&p);
-                    let metrics = Arc::new(p.metrics(&plan.spec.id, plan.sockets.balance));
-                    self.udp.insert(
-                        port,
-                        ActiveUdp {
-                            plan,
-                            port: p,
-                            metrics,
-                        },
-                    );
-                }
-                Err(e) => {
-                    errors.push(format!(
-                        "cannot start the receive threads of UDP port {port}: {e}"
-                    ));
-                    next.udp.remove(&port);
-                }
-            }
-        }
-        for (&port, _) in t.udp.iter().filter(|(_, c)| **c == Change::Restart) {
-            let plan = next.udp[&port].clone();
+        // 2. UDP ports with a new listener id restart their threads.
+        for (&key, _) in t.listeners.iter().filter(|(_, c)| **c == Change::Restart) {
+            let ListenerPlan::Udp(plan) = next.listeners[&key].clone() else {
+                continue;
+            };
             let ctx = self.udp_context(&plan);
             let out = self.out.clone();
-            let Some(active) = self.udp.get_mut(&port) else {
+            let Some(Active::Udp(active)) = self.listeners.get_mut(&key) else {
                 continue;
             };
             let old_id = std::mem::replace(&mut active.plan, plan).spec.id;
             let restarted = tokio::task::block_in_place(|| active.port.restart(ctx, &out));
             if let Err(e) = restarted {
                 errors.push(format!(
-                    "cannot restart the receive threads of UDP port {port}: {e}"
+                    "cannot restart the receive threads of UDP port {}: {e}",
+                    key.port
                 ));
             }
             let (id, balance) = (&active.plan.spec.id, active.plan.sockets.balance);
             active.metrics = Arc::new(active.port.metrics(id, balance));
-            tracing::info!(port, from = %old_id, to = %id, "UDP listener id changed; its sockets stay open");
+            tracing::info!(port = key.port, from = %old_id, to = %id, "UDP listener id changed; its sockets stay open");
         }
 
         // 3. What is no longer configured closes, last.
-        for (&port, _) in t.udp.iter().filter(|(_, c)| **c == Change::Close) {
-            if let Some(active) = self.udp.remove(&port) {
-                tokio::task::block_in_place(|| active.port.close());
-                tracing::info!(port, "closed UDP port (no longer configured)");
-            }
-        }
-        for (&port, _) in t.streams.iter().filter(|(_, c)| **c == Change::Close) {
-            if let Some(old) = self.streams.remove(&port) {
-                self.retire_stream(old, "no longer configured");
+        for (&key, _) in t.listeners.iter().filter(|(_, c)| **c == Change::Close) {
+            match self.listeners.remove(&key) {
+                Some(Active::Udp(active)) => {
+                    tokio::task::block_in_place(|| active.port.close());
+                    tracing::info!(port = key.port, "closed UDP port (no longer configured)");
+                }
+                Some(Active::Stream(old)) => self.retire_stream(old, "no longer configured"),
+                None => {}
             }
         }
         if let Some(old) = old_tls {
@@ -274,6 +250,64 @@ impl Running {
         self.plan = next;
         self.publish();
         errors
+    }
+
+    /// Starts a bound stream port; a replaced listener on the same port stops accepting.
+    fn start_stream(&mut self, key: PortKey, bound: BoundStream) {
+        let shared = StreamShared {
+            memory: self.shared.memory.clone(),
+            processor: self.shared.processor.clone(),
+            window: self.shared.tcp_window.clone(),
+            stop: self.shared.stop.clone(),
+        };
+        let tls_manager = self.tls.as_ref().map(|t| t.manager.clone());
+        let old = match self.listeners.remove(&key) {
+            Some(Active::Stream(old)) => Some(old),
+            Some(other) => {
+                self.listeners.insert(key, other);
+                None
+            }
+            None => None,
+        };
+        // The metrics of the port continue: from the listener being replaced, or from an
+        // earlier one on this port whose connections are still draining.
+        let reuse = old.as_ref().map(|o| o.counters.clone()).or_else(|| {
+            let d = self.draining.iter().find(|d| d.metrics.port == key.port);
+            d.map(|d| d.counters.clone())
+        });
+        let mut new = crate::listen::stream::start(
+            bound,
+            &shared,
+            tls_manager.as_deref(),
+            reuse.as_ref(),
+            &self.out,
+        );
+        if let Some(mut old) = old {
+            new.claim = old.claim.take().or(new.claim);
+            self.retire_stream(old, "its settings changed");
+        }
+        self.listeners.insert(key, Active::Stream(new));
+    }
+
+    /// Starts the receive threads of a bound UDP port.
+    fn start_udp(&mut self, key: PortKey, plan: UdpPlan, group: UdpGroup) -> Result<(), String> {
+        match UdpPort::start(group, self.udp_context(&plan), &self.out) {
+            Ok(p) => {
+                log_udp_listening(&p);
+                let metrics = Arc::new(p.metrics(&plan.spec.id, plan.sockets.balance));
+                let active = ActiveUdp {
+                    plan,
+                    port: p,
+                    metrics,
+                };
+                self.listeners.insert(key, Active::Udp(active));
+                Ok(())
+            }
+            Err(e) => Err(format!(
+                "cannot start the receive threads of UDP port {}: {e}",
+                key.port
+            )),
+        }
     }
 
     /// Forgets stream ports whose last connection ended (their counters stay in the
@@ -292,21 +326,28 @@ impl Running {
         let Running {
             shared,
             out,
-            mut udp,
-            streams,
+            listeners,
             tls,
             draining,
             ..
         } = self;
         shared.stop.cancel();
         drop(out);
+        let mut udp = Vec::new();
+        let mut streams = Vec::new();
+        for active in listeners.into_values() {
+            match active {
+                Active::Udp(a) => udp.push(a),
+                Active::Stream(s) => streams.push(s),
+            }
+        }
         let udp_join = tokio::task::spawn_blocking(move || {
-            for a in udp.values_mut() {
+            for a in &mut udp {
                 a.port.stop();
             }
             udp
         });
-        for s in streams.into_values() {
+        for s in streams {
             let _ = s.task.await;
         }
         for d in draining {
@@ -326,6 +367,7 @@ impl Running {
         );
         self.draining.push(Draining {
             task: old.task,
+            counters: old.counters,
             metrics: old.metrics,
         });
     }
@@ -343,21 +385,26 @@ impl Running {
     }
 
     fn publish(&self) {
-        let udp = self.udp.values().map(|u| u.metrics.clone()).collect();
-        let mut tcp: Vec<Arc<TcpPortMetrics>> =
-            self.streams.values().map(|s| s.metrics.clone()).collect();
+        let mut listeners: Vec<PortMetrics> = self
+            .listeners
+            .values()
+            .map(|a| match a {
+                Active::Udp(u) => PortMetrics::Udp(u.metrics.clone()),
+                Active::Stream(s) => PortMetrics::Stream(s.metrics.clone()),
+            })
+            .collect();
         for d in &self.draining {
-            if !tcp
-                .iter()
-                .any(|m| Arc::ptr_eq(&m.counters, &d.metrics.counters))
-            {
-                tcp.push(d.metrics.clone());
+            let shown = listeners.iter().any(|m| match m {
+                PortMetrics::Stream(m) => Arc::ptr_eq(&m.counters, &d.metrics.counters),
+                PortMetrics::Udp(_) => false,
+            });
+            if !shown {
+                listeners.push(PortMetrics::Stream(d.metrics.clone()));
             }
         }
         self.ports.store(Arc::new(Ports {
-            udp,
-            tcp,
-            tls: self.tls.as_ref().map(|t| t.manager.clone()),
+            listeners,
+            tls: self.tls.as_ref().map(|t| t.manager.stats.clone()),
         }));
     }
 }

@@ -1,6 +1,6 @@
-//! The stream listeners: plain TCP and RFC 6587, TLS and RFC 5425, optionally behind a
-//! PROXY protocol header. One connection loop serves all of them, generic over the stream
-//! (a `TcpStream`, a `TlsStream`, either after a PROXY header).
+//! The connection loop of every stream port — plain TCP and RFC 6587, TLS and RFC 5425,
+//! optionally behind a PROXY protocol header — generic over the stream (a `TcpStream`, a
+//! `TlsStream`, either after a PROXY header).
 //!
 //! Each connection is a task: read into a buffer, cut frames with
 //! [`sluice_proto::framing::Decoder`] (octet counting or LF, per frame), acquire window

@@ -25,11 +25,22 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use crate::telemetry::events::{
     CloseReason, ConnectionAccepted, ConnectionClosed, ConnectionRefused, StreamEvents,
 };
+use crate::telemetry::state::Connections;
 use crate::telemetry::{InternalEvent, RateLimit};
 
 /// A connection quiet for less than this is a sender between two messages: evicting it would
 /// only make it reconnect at once, so it is never chosen.
 pub const EVICT_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+impl Connections for Edge {
+    fn open(&self) -> usize {
+        Edge::open(self)
+    }
+
+    fn limit(&self) -> usize {
+        Edge::limit(self)
+    }
+}
 
 /// What one connection shares with the table.
 #[derive(Debug)]

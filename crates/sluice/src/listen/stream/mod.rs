@@ -10,4 +10,7 @@ pub mod parallel;
 pub mod port;
 pub mod proxy;
 
-pub use port::{ActiveStream, BoundStream, StreamShared, bind, load_tls, start};
+pub use port::{
+    ActiveStream, BoundStream, PortCounters, StreamPlan, StreamShared, TlsPlan, bind, load_tls,
+    start,
+};

@@ -1,9 +1,10 @@
-//! The stream listeners (TCP, RFC 6587, TLS, RFC 5425), one port at a time: [`bind`] claims
-//! the port and opens its listening sockets, so a port conflict is one clear error naming the
-//! setting; [`start`] serves them. [`load_tls`] loads and checks the certificates the TLS
-//! ports share. The topology ([`crate::topology::running`]) calls these at startup and on
-//! reload.
+//! One stream port: its plan ([`StreamPlan`], and the [`TlsPlan`] the TLS ports share),
+//! [`bind`], which claims the port and opens its listening sockets so that a port conflict is
+//! one clear error naming the setting, and [`start`], which serves them. [`load_tls`] loads
+//! and checks the certificates the TLS ports share. The running topology calls these at
+//! startup and on reload.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,15 +12,64 @@ use sluice_net::{PortClaim, PortClaimConfig, Transport as NetTransport};
 use sluice_proto::classify::Transport;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::ListenerKind;
-use crate::listen::stream::conn::{TcpContext, TcpPort, TcpStats};
+use crate::config::{Config, ListenerSpec, SourceProto, StreamPortConfig, TlsConfig};
+use crate::listen::stream::conn::{TcpContext, TcpLimits, TcpPort, TcpStats};
 use crate::listen::stream::edge::{CloseLogs, Edge};
 use crate::output::Submit;
 use crate::pipeline::{ReceiverCounters, SharedProcessor};
 use crate::telemetry::state::TcpPortMetrics;
 use crate::tls::TlsManager;
-use crate::topology::{StreamPlan, TlsPlan};
 use crate::window::{MemoryBudget, Window};
+
+/// A stream port (TCP, RFC 6587, TLS, RFC 5425).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StreamPlan {
+    pub spec: ListenerSpec,
+    pub addr: SocketAddr,
+    pub settings: StreamPortConfig,
+    pub limits: TcpLimits,
+    pub proxy: bool,
+    pub parallelize: usize,
+}
+
+impl StreamPlan {
+    /// The port `spec` asks for, with `config`'s settings for its protocol; `None` when the
+    /// protocol has no stream settings (a UDP one).
+    pub fn new(spec: ListenerSpec, config: &Config) -> Option<StreamPlan> {
+        let settings = config.stream.get(spec.proto).cloned()?;
+        Some(StreamPlan {
+            addr: SocketAddr::new(config.listen.address, spec.port),
+            settings,
+            limits: TcpLimits {
+                max_message_size: config.listen.max_message_size,
+                frame_timeout: config.tcp.frame_timeout,
+                idle_timeout: config.tcp.idle_timeout,
+                keepalive: config.tcp.keepalive,
+            },
+            proxy: config.tcp.proxy_protocol,
+            parallelize: config.tcp.parallelize,
+            spec,
+        })
+    }
+
+    /// Equal apart from the setting that named the port (a label for messages).
+    pub fn same_as(&self, other: &StreamPlan) -> bool {
+        let key = |p: &StreamPlan| (p.spec.id.clone(), p.spec.kind, p.spec.proto);
+        key(self) == key(other)
+            && self.addr == other.addr
+            && self.settings == other.settings
+            && self.limits == other.limits
+            && self.proxy == other.proxy
+            && self.parallelize == other.parallelize
+    }
+}
+
+/// The TLS setup the TLS and RFC 5425 ports share: the settings and the profiles in use.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TlsPlan {
+    pub config: TlsConfig,
+    pub profiles: Vec<SourceProto>,
+}
 
 /// Loads the TLS setup: the certificate, key and trust store, checked, with each profile's
 /// options and ciphers. Errors name the file or setting to change.
@@ -104,40 +154,54 @@ pub struct ActiveStream {
     pub accepting: CancellationToken,
     /// The port's claim (its lock file), held while the port is open.
     pub claim: Option<PortClaim>,
+    pub counters: PortCounters,
     pub metrics: Arc<TcpPortMetrics>,
 }
 
+/// What a stream port counts on and its connection table: a listener that replaces it on the
+/// same port takes them over, so the port's metrics continue and its connection limit covers
+/// old and new connections.
+#[derive(Debug, Clone)]
+pub struct PortCounters {
+    pub counters: Arc<ReceiverCounters>,
+    pub stats: Arc<TcpStats>,
+    pub edge: Arc<Edge>,
+}
+
 /// Starts serving `bound`; batches go to `out`. `tls` is the TLS setup for a TLS port.
-/// `reuse`: the counters and connection table of a listener this one replaces on the same
-/// port, so the port's metrics continue and its connection limit covers old and new
-/// connections.
+/// `reuse`: the counters of a listener this one replaces on the same port.
 pub fn start(
     bound: BoundStream,
     shared: &StreamShared,
     tls: Option<&TlsManager>,
-    reuse: Option<&TcpPortMetrics>,
+    reuse: Option<&PortCounters>,
     out: &Submit,
 ) -> ActiveStream {
     let BoundStream { plan, mut port } = bound;
     let spec = &plan.spec;
-    let (counters, stats, edge) = match reuse {
+    let kept = match reuse {
         Some(m) => {
             m.edge.set_limit(plan.settings.port_limit());
-            (m.counters.clone(), m.stats.clone(), m.edge.clone())
+            m.clone()
         }
         None => {
             let m = crate::telemetry::metrics();
             let transport = spec.proto.label();
             let local = port.local_addr.port();
             let stats = TcpStats::register(m, &spec.id, transport, local);
-            (
-                ReceiverCounters::register(m, &spec.id, transport, local, None),
-                stats.clone(),
-                Edge::with_events(plan.settings.port_limit(), stats),
-            )
+            PortCounters {
+                counters: ReceiverCounters::register(m, &spec.id, transport, local, None),
+                stats: stats.clone(),
+                edge: Edge::with_events(plan.settings.port_limit(), stats),
+            }
         }
     };
-    let tls = if spec.kind == ListenerKind::Tls {
+    let PortCounters {
+        counters,
+        stats,
+        edge,
+    } = kept.clone();
+    let tls = if spec.kind == Transport::Tls {
         tls.and_then(|t| t.endpoint(spec.proto).map(|e| (t, e)))
     } else {
         None
@@ -171,7 +235,6 @@ pub fn start(
         counters: counters.clone(),
         stats: stats.clone(),
         edge: edge.clone(),
-        tls: tls.clone(),
         rcvbuf: port.rcvbuf.clone(),
     });
     let accepting = shared.stop.child_token();
@@ -203,6 +266,7 @@ pub fn start(
         task,
         accepting,
         claim,
+        counters: kept,
         metrics,
     }
 }

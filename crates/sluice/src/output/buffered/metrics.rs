@@ -1,11 +1,11 @@
-//! The disk buffer as `/metrics` and `/health` see it.
+//! The disk buffer as `/metrics` and `/health` see it ([`BufferState`]).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use sluice_buffer::{BufferStats, FullReason, Writer};
 
-use crate::admin::PromWriter;
+use crate::telemetry::state::BufferState;
 
 /// The buffer as `/metrics` and `/health` see it.
 #[derive(Debug)]
@@ -95,95 +95,28 @@ impl BufferMetrics {
     }
 }
 
-/// Every destination's disk buffer metrics, in the registry's style, labelled
-/// `destination`.
-pub fn render(w: &mut PromWriter, buffers: &[(&str, &BufferMetrics)]) {
-    let stats: Vec<(&str, &BufferMetrics, sluice_buffer::BufferStats)> =
-        buffers.iter().map(|(d, m)| (*d, *m, m.stats())).collect();
-    type Gauge = fn(&sluice_buffer::BufferStats) -> u64;
-    let gauges: [(&str, &str, Gauge); 5] = [
-        (
-            "sluice_buffer_bytes",
-            "Disk buffer use: segment files plus records not yet written.",
-            |s| s.bytes,
-        ),
-        (
-            "sluice_buffer_max_bytes",
-            "The disk buffer's budget (buffer.max_bytes, or DISKBUFSIZE x workers).",
-            |s| s.max_bytes,
-        ),
-        (
-            "sluice_buffer_events",
-            "Events in the disk buffer not yet delivered.",
-            |s| s.events,
-        ),
-        (
-            "sluice_buffer_records",
-            "Records (batches) in the disk buffer not yet delivered.",
-            |s| s.records,
-        ),
-        (
-            "sluice_buffer_segments",
-            "Segment files of the disk buffer.",
-            |s| s.segments as u64,
-        ),
-    ];
-    for (name, help, v) in gauges {
-        w.family(name, "gauge", help);
-        for (d, m, s) in &stats {
-            let mode = if m.reliable { "reliable" } else { "normal" };
-            w.sample(name, &[("destination", d), ("mode", mode)], v(s));
-        }
+impl BufferState for BufferMetrics {
+    fn stats(&self) -> BufferStats {
+        BufferMetrics::stats(self)
     }
-    w.family(
-        "sluice_buffer_oldest_event_age_seconds",
-        "gauge",
-        "Age of the oldest event in the disk buffer (0 when it is empty).",
-    );
-    for (d, _, s) in &stats {
-        w.sample(
-            "sluice_buffer_oldest_event_age_seconds",
-            &[("destination", d)],
-            format!(
-                "{:.3}",
-                s.oldest_event_age.unwrap_or_default().as_secs_f64()
-            ),
-        );
+
+    fn reliable(&self) -> bool {
+        self.reliable
     }
-    // Not `sluice_buffer_full`: OpenMetrics names the `sluice_buffer_full_total` counter's
-    // family that, and one exposition cannot hold two families of one name (Prometheus,
-    // which asks for OpenMetrics first, would refuse the whole scrape).
-    w.family(
-        "sluice_buffer_refusing",
-        "gauge",
-        "1 while the disk buffer refuses appends and receivers are held back, by reason.",
-    );
-    for (d, m, _) in &stats {
-        for r in [
-            FullReason::MaxBytes,
-            FullReason::DiskFull,
-            FullReason::Backlog,
-            FullReason::WriteFailing,
-        ] {
-            w.sample(
-                "sluice_buffer_refusing",
-                &[("destination", d), ("reason", r.as_str())],
-                u8::from(m.full() == Some(r)),
-            );
-        }
+
+    fn full(&self) -> Option<FullReason> {
+        BufferMetrics::full(self)
     }
-    // The counters and latency histograms are the buffer's internal events'
-    // (`telemetry::events::buffer`); what is left here are levels read at scrape time.
-    w.family(
-        "sluice_buffer_recovered_events",
-        "gauge",
-        "Events found in the disk buffer at start, to deliver.",
-    );
-    for (d, m, _) in &stats {
-        w.sample(
-            "sluice_buffer_recovered_events",
-            &[("destination", d)],
-            m.recovered_events,
-        );
+
+    fn degraded(&self) -> Option<String> {
+        BufferMetrics::degraded(self)
+    }
+
+    fn recovered_events(&self) -> u64 {
+        self.recovered_events
+    }
+
+    fn add_buffer_full_drops(&self, n: u64) {
+        BufferMetrics::add_buffer_full_drops(self, n)
     }
 }

@@ -163,7 +163,7 @@ impl Families {
 }
 
 /// The metric handles and log allowances of one stream port, shared by its listener task,
-/// its connection table ([`crate::listen::stream::edge::Edge`]) and its connections. `Default` gives handles
+/// its connection table (the stream edge) and its connections. `Default` gives handles
 /// that belong to no registry (tests).
 #[derive(Debug, Default)]
 pub struct StreamEvents {
