@@ -526,6 +526,55 @@ fn sigterm_with_hec_down_stops_at_once_in_reliable_mode() {
     sigterm_with_hec_down_stops_at_once(true);
 }
 
+/// The other side of issue 24's stop: HEC up, a buffer on, SIGTERM right after 100,000
+/// events. A healthy output is not cut short: the drain delivers what is in flight and on
+/// disk before the exit, as without the fast stop, and the log does not claim it failing.
+#[test]
+fn sigterm_with_hec_up_and_a_buffer_drains_before_the_exit() {
+    let _heavy = sluice_suite::heavy();
+    let buffer = tempfile::tempdir().unwrap();
+    let up = seq_sink(Faults::default());
+    let mut d = Daemon::start(DaemonOpts::default().hec(&up).env(
+        "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR",
+        &buffer.path().display().to_string(),
+    ));
+    let n = ((100_000.0 * scale()) as u64).max(10_000);
+    let sent = loggen(&[
+        "-i",
+        "-D",
+        "-r",
+        "50000",
+        "-n",
+        &n.to_string(),
+        "-s",
+        "300",
+        "127.0.0.1",
+        &d.port.to_string(),
+    ]);
+    let stopping = Instant::now();
+    let status = d.terminate();
+    let took = stopping
+        .elapsed()
+        .saturating_sub(Duration::from_millis(100));
+    let log = d.log();
+    assert!(status.success(), "exit 0; log:\n{log}");
+    assert!(
+        !log.contains("the output is failing"),
+        "a healthy output is drained, not cut short: {log}"
+    );
+    let received: u64 = log_field(&log, "stopped cleanly", "received")
+        .parse()
+        .unwrap();
+    eprintln!("HEC up, buffer on: sent {sent}, received {received}; SIGTERM to exit {took:?}");
+    assert!(
+        took < Duration::from_secs(30),
+        "within the drain timeout: {took:?}"
+    );
+    // Delivered before the exit: nothing is left for a next start.
+    let report = settle(&up, received, Duration::from_secs(5));
+    assert_eq!(report.distinct, received, "{report:?}");
+}
+
 /// A buffer directory that cannot be written is a startup error naming the variable; a
 /// second sluice on the same directory is refused.
 #[test]
