@@ -1,6 +1,7 @@
-//! Classification cost on a mix of the SC4S vendor corpus's messages (every case of
-//! `crates/sluice-proto/tests/corpus/sc4s-vendors.jsonl`: 54 vendors, nix:syslog and
-//! fallback included). Messages are parsed once outside the loop; the measured loop is
+//! Classification cost on a mix of the SC4S vendor corpora's messages (every case of
+//! `crates/sluice-proto/tests/corpus/sc4s-vendors.jsonl` and `sc4s-vendors-2.jsonl`, each
+//! part of a multi-part case on its own: the vendor families, nix:syslog and fallback
+//! included). Messages are parsed once outside the loop; the measured loop is
 //! `classify` alone, then `classify` + `encode_event`, over the whole mix. The target is
 //! at least 1 M classifications per second per core.
 //!
@@ -17,6 +18,7 @@ mod cpu;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group};
+use sluice_proto::classify::local::Scratch;
 use sluice_proto::classify::{Classifier, SourceMeta, classify};
 use sluice_proto::{EncodeOptions, encode_event};
 use sluice_proto::{ParseOptions, Zone, parse};
@@ -27,7 +29,7 @@ const NOW: i64 = 1_713_139_200;
 const LOGGEN_LINE: &[u8] = b"<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000, runid: 1795706502, stamp: 2026-11-26T15:21:42 PADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPADDPAD\n";
 
 fn bench(c: &mut Criterion) {
-    let raws = corpus::vendor_corpus();
+    let raws = corpus::vendor_corpora();
     let zone = Zone::utc();
     let opts = ParseOptions {
         now_unix_secs: NOW,
@@ -42,7 +44,13 @@ fn bench(c: &mut Criterion) {
     group.bench_function("vendor_corpus_mix", |b| {
         b.iter(|| {
             for m in &msgs {
-                black_box(classify(black_box(m), &src, NOW, &classifier));
+                black_box(classify(
+                    black_box(m),
+                    &src,
+                    NOW,
+                    &classifier,
+                    &Scratch::new(),
+                ));
             }
         })
     });
@@ -51,7 +59,8 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             out.clear();
             for m in &msgs {
-                let class = classify(black_box(m), &src, NOW, &classifier);
+                let scratch = Scratch::new();
+                let class = classify(black_box(m), &src, NOW, &classifier, &scratch);
                 encode_event(&mut out, m, &class, &src, NOW * 1_000_000, &encode);
             }
             black_box(out.len())
@@ -84,14 +93,21 @@ fn per_message_report(
         let mut used = 0.0;
         while used < 0.05 {
             for _ in 0..1000 {
-                black_box(classify(black_box(m), src, NOW, classifier));
+                black_box(classify(
+                    black_box(m),
+                    src,
+                    NOW,
+                    classifier,
+                    &Scratch::new(),
+                ));
             }
             n += 1000;
             used = cpu::thread_cpu_secs().unwrap_or(start) - start;
         }
         let ns = used * 1e9 / n as f64;
         total += ns;
-        let c = classify(m, src, NOW, classifier);
+        let scratch = Scratch::new();
+        let c = classify(m, src, NOW, classifier, &scratch);
         let raw = String::from_utf8_lossy(m.raw);
         let head: String = raw.chars().take(70).collect();
         rows.push((
@@ -117,7 +133,7 @@ fn per_message_report(
 }
 
 fn cpu_report() {
-    let mut raws = corpus::vendor_corpus();
+    let mut raws = corpus::vendor_corpora();
     raws.insert(0, LOGGEN_LINE.to_vec());
     let zone = Zone::utc();
     let opts = ParseOptions {
@@ -129,13 +145,35 @@ fn cpu_report() {
     let src = corpus::udp_source();
     per_message_report(&msgs, &src, &classifier);
     let msgs = &msgs[1..];
+    // Each corpus alone, then the mix, alternating in one run (the machine's load changes
+    // all three alike).
+    let first = corpus::vendor_corpus().len();
+    for _ in 0..2 {
+        for (label, part) in [
+            ("classify/vendor_corpus_1 (CPU time)", &msgs[..first]),
+            ("classify/vendor_corpus_2 (CPU time)", &msgs[first..]),
+        ] {
+            per_cpu_second(label, part.len(), 2.0, || {
+                for m in part {
+                    let scratch = Scratch::new();
+                    black_box(classify(black_box(m), &src, NOW, &classifier, &scratch));
+                }
+            });
+        }
+    }
     per_cpu_second(
         "classify/vendor_corpus_mix (CPU time)",
         msgs.len(),
         5.0,
         || {
             for m in msgs {
-                black_box(classify(black_box(m), &src, NOW, &classifier));
+                black_box(classify(
+                    black_box(m),
+                    &src,
+                    NOW,
+                    &classifier,
+                    &Scratch::new(),
+                ));
             }
         },
     );
@@ -148,7 +186,8 @@ fn cpu_report() {
         || {
             out.clear();
             for m in msgs {
-                let class = classify(black_box(m), &src, NOW, &classifier);
+                let scratch = Scratch::new();
+                let class = classify(black_box(m), &src, NOW, &classifier, &scratch);
                 encode_event(&mut out, m, &class, &src, NOW * 1_000_000, &encode);
             }
             black_box(out.len());

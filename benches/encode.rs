@@ -12,6 +12,7 @@ mod cpu;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use sluice_proto::classify::local::Scratch;
 use sluice_proto::classify::{Classifier, classify};
 use sluice_proto::event::{EncodeOptions, encode_event};
 use sluice_proto::message::{Format, Message, Priority, StructuredData, Timestamp};
@@ -141,9 +142,11 @@ fn corpus_encode(c: &mut Criterion) {
     let msgs: Vec<_> = raws.iter().map(|r| parse(r, &popts)).collect();
     let classifier = Classifier::default();
     let src = corpus::udp_source();
+    // The default classifier has no app-parsers: the scratch stays empty.
+    let scratch = &Scratch::new();
     let classes: Vec<_> = msgs
         .iter()
-        .map(|m| classify(m, &src, NOW_SECS, &classifier))
+        .map(|m| classify(m, &src, NOW_SECS, &classifier, scratch))
         .collect();
     let opts = EncodeOptions::new("bench-host");
     let bytes: usize = raws.iter().map(Vec::len).sum();
@@ -246,7 +249,8 @@ fn bench(c: &mut Criterion) {
                 if batch.len() > 6 << 20 {
                     batch.clear();
                 }
-                let class = classify(black_box(msg), &src, NOW_SECS, &tables);
+                let scratch = Scratch::new();
+                let class = classify(black_box(msg), &src, NOW_SECS, &tables, &scratch);
                 encode_event(&mut batch, msg, &class, &src, RECV, &opts);
                 batch.push(b'\n');
             })
@@ -271,7 +275,8 @@ fn bench(c: &mut Criterion) {
             } else {
                 rfc5424(raw)
             };
-            let class = classify(&msg, &src, NOW_SECS, &tables);
+            let scratch = Scratch::new();
+            let class = classify(&msg, &src, NOW_SECS, &tables, &scratch);
             if i > 0 {
                 batch.push(b'\n');
             }

@@ -34,6 +34,8 @@ fn bench_process(c: &mut Criterion) {
         },
         groups: Default::default(),
         names: None,
+        vps: None,
+        encodings: Default::default(),
     };
     let src = SourceMeta {
         transport: Transport::Udp,
@@ -72,7 +74,52 @@ fn bench_process(c: &mut Criterion) {
             black_box(batch)
         })
     });
+    // A forwarding destination besides HEC: each event is encoded once more (a relayed
+    // RFC 5424 line; a Kafka record, its value a copy of the HEC event).
+    p.routing = None;
+    for (name, fwd) in [
+        (
+            "loggen_rfc3164_800B_plus_syslog_relay",
+            forwarding(true, false),
+        ),
+        ("loggen_rfc3164_800B_plus_kafka", forwarding(false, true)),
+    ] {
+        p.encodings = fwd;
+        let mut builder = p.new_builder();
+        let mut counts = LocalCounts::default();
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let batch = p.process(black_box(&line), &src, at, &mut builder, &mut counts);
+                black_box(batch)
+            })
+        });
+    }
     group.finish();
+}
+
+/// The extra encodings of a GLOBAL RFC 5424 relay and/or a Kafka destination.
+fn forwarding(relay: bool, kafka: bool) -> sluice::output::Encodings {
+    let mut c = Config::default();
+    c.hec.urls = vec!["http://idx:8088".into()];
+    if relay {
+        c.relays.insert(
+            "syslog_siem".into(),
+            sluice::config::RelayDestination {
+                host: "127.0.0.1".into(),
+                ..Default::default()
+            },
+        );
+    }
+    if kafka {
+        c.kafka.insert(
+            "main".into(),
+            sluice::config::KafkaDestination {
+                brokers: "127.0.0.1:9092".into(),
+                ..Default::default()
+            },
+        );
+    }
+    sluice::output::Encodings::from_plan(&c.destination_plan(), u64::MAX).0
 }
 
 /// Two destinations, Cisco ASA events also to the second.

@@ -25,12 +25,13 @@ fn recording_sink(faults: Faults, ack: bool) -> SinkHandle {
     .expect("start the HEC sink")
 }
 
-/// `n` Linux syslog lines (vendor nix) with loggen-style sequence numbers from `first`.
+/// `n` Linux syslog lines (vendor nix) with loggen-style sequence numbers from `first` (not
+/// loggen's own PROGRAM `prg00000`, which SC4S calls `syslogng:loggen`).
 fn nix_lines(first: u64, n: u64) -> Vec<String> {
     (first..first + n)
         .map(|seq| {
             format!(
-                "<13>Nov 26 09:00:00 host01 prg00000[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x"
+                "<13>Nov 26 09:00:00 host01 app[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x"
             )
         })
         .collect()

@@ -124,13 +124,13 @@ fn bad_tcp_events_are_dead_lettered_and_every_good_one_delivered_once() {
     for seq in 0..GOOD {
         writeln!(
             body,
-            "<13>Nov 26 09:00:00 host01 prg00000[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x"
+            "<13>Nov 26 09:00:00 host01 app[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x"
         )
         .unwrap();
         if matches!(seq, 100 | 7_000 | 7_001) {
             writeln!(
                 body,
-                "<13>Nov 26 09:00:00 host01 prg00000[1234]: BADEVT after {seq}"
+                "<13>Nov 26 09:00:00 host01 app[1234]: BADEVT after {seq}"
             )
             .unwrap();
         }
@@ -415,7 +415,7 @@ fn missing_index_run(fallback: bool) -> (Daemon, SinkHandle) {
     for seq in 0..GOOD {
         writeln!(
             body,
-            "<13>Nov 26 09:00:00 host01 prg00000[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x"
+            "<13>Nov 26 09:00:00 host01 app[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x"
         )
         .unwrap();
         if seq % 1_000 == 10 || seq == 11 {

@@ -16,14 +16,22 @@ fn check_event_shape(ev: &serde_json::Value, proto: &str, port: u16) {
         "time {time:?}"
     );
     assert_eq!(ev["host"], "localhost");
-    assert_eq!(ev["source"], "program:prg00000");
-    assert_eq!(ev["sourcetype"], "nix:syslog");
-    assert_eq!(ev["index"], "osnix");
+    // SC4S's addons/syslogng: loggen's PROGRAM prg00000 is `syslogng:loggen`, the event its
+    // MESSAGE in a JSON object (t_json_values_msg).
+    assert_eq!(ev["source"], "sc4s");
+    assert_eq!(ev["sourcetype"], "syslogng:loggen");
+    assert_eq!(ev["index"], "main");
     let text = ev["event"].as_str().expect("event text");
-    assert!(text.starts_with("prg00000[1234]: seq: "), "event {text:?}");
+    assert!(text.starts_with(r#"{"message":"seq: "#), "event {text:?}");
+    let inner: serde_json::Value = serde_json::from_str(text).expect("the event is JSON");
+    assert!(
+        inner["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(", thread: "))
+    );
     let f = &ev["fields"];
-    assert_eq!(f["sc4s_vendor"], "nix");
-    assert_eq!(f["sc4s_product"], "syslog");
+    assert_eq!(f["sc4s_vendor"], "syslogng");
+    assert_eq!(f["sc4s_product"], "loggen");
     // loggen sends <38>: facility auth (4), severity info (6).
     assert_eq!(f["sc4s_syslog_facility"], "auth");
     assert_eq!(f["sc4s_syslog_severity"], "info");

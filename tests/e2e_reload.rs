@@ -516,3 +516,82 @@ fn a_udp_port_given_to_another_vendor_keeps_its_sockets() {
     assert_eq!(under("CISCO_ASA"), 200.0, "{m:?}");
     assert_eq!(under("PALOALTO_FW"), 200.0, "{m:?}");
 }
+
+/// The message of a failed `sluice run --check`, without its prefixes.
+fn check_error(d: &Daemon, url: &str, token: &str) -> String {
+    let out = Command::new(sluice_bin())
+        .args(["run", "--check", "--env-file"])
+        .arg(d.dir.join("env_file"))
+        .env_clear()
+        .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", url)
+        .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN", token)
+        .output()
+        .expect("sluice run --check");
+    assert_ne!(out.status.code(), Some(0), "the check passed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("sluice: error: "))
+        .unwrap_or_else(|| panic!("no error line: {stderr}"));
+    line.strip_prefix("run --check found 1 error: ")
+        .unwrap_or(line)
+        .to_owned()
+}
+
+/// The message of a rejected `sluice reload` (POST /reload), without its prefix.
+fn reload_error(d: &Daemon) -> String {
+    let out = Command::new(sluice_bin())
+        .args(["reload", "--port", &d.status_port.to_string()])
+        .env_remove("SLUICE_PID_FILE")
+        .output()
+        .expect("sluice reload");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    stdout
+        .trim_end()
+        .strip_prefix("reload failed (422): ")
+        .unwrap_or_else(|| panic!("not a rejection: {stdout}"))
+        .to_owned()
+}
+
+#[test]
+fn run_check_and_a_reload_reject_a_bad_configuration_with_the_same_message() {
+    let _heavy = heavy();
+    let dir = scratch("same-message");
+    let context = dir.join("context");
+    std::fs::create_dir_all(&context).unwrap();
+    let csv = context.join("splunk_metadata.csv");
+    replace_file(&csv, "nix_syslog,index,before\n");
+    let context_line = format!("SLUICE_CONTEXT_DIR={}", context.display());
+    let sink = sink();
+    let (url, token) = (sink.base_url(), sink.token().to_string());
+    let d = Daemon::start(DaemonOpts::default().hec(&sink).env_file(&context_line));
+    // Each bad configuration: one the classifier refuses (an unknown vendor family), a
+    // context file the classifier cannot read (a row with two fields), and one the routing
+    // refuses (a filter sluice cannot evaluate).
+    let cases = [
+        (format!("{context_line}\nSLUICE_VENDORS=nosuchvendor"), None),
+        (
+            context_line.clone(),
+            Some("nix_syslog,index,after\nnix_syslog,index\n"),
+        ),
+        (
+            format!(
+                "{context_line}\nSC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES=d_hec_fmt\n\
+                 SC4S_DEST_CISCO_ASA_ALT_FILTER=f_my_filter"
+            ),
+            None,
+        ),
+    ];
+    for (env_file, csv_text) in cases {
+        replace_file(&csv, csv_text.unwrap_or("nix_syslog,index,before\n"));
+        d.rewrite_env_file(&env_file);
+        let checked = check_error(&d, &url, &token);
+        let reloaded = reload_error(&d);
+        assert_eq!(checked, reloaded, "for {env_file:?}");
+        assert!(!checked.is_empty());
+    }
+    let m = d.metrics();
+    assert_eq!(m.sum("sluice_reload_total", &["result=\"failed\""]), 3.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

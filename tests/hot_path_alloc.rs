@@ -15,7 +15,11 @@ use sluice_proto::classify::{Classifier, SourceMeta, Transport};
 use sluice_proto::event::EncodeOptions;
 use sluice_proto::time::Zone;
 
-fn processor(zone: &str, routing: Option<Arc<Routing>>) -> Processor {
+fn processor(
+    zone: &str,
+    routing: Option<Arc<Routing>>,
+    encodings: sluice::output::Encodings,
+) -> Processor {
     Processor {
         routing,
         zone: Zone::from_name(zone).unwrap(),
@@ -28,6 +32,8 @@ fn processor(zone: &str, routing: Option<Arc<Routing>>) -> Processor {
         },
         groups: Default::default(),
         names: None,
+        vps: None,
+        encodings,
     }
 }
 
@@ -51,12 +57,40 @@ fn processing_a_message_allocates_only_per_batch() {
         .insert("cisco_asa".into(), vec!["d_hec_fmt_other".into()]);
     let routing = Arc::new(Routing::build(&c, &c.destination_plan()).unwrap());
     assert!(!routing.is_uniform());
-    for (zone, routing) in [
-        ("GMT", None),
-        ("America/New_York", None),
-        ("GMT", Some(routing)),
+    // A relay of each kind and a Kafka destination: every event is encoded three more times
+    // (the extra encodings), still without an allocation per message.
+    let mut f = Config::default();
+    f.hec.urls = vec!["http://idx:8088".into()];
+    for (key, kind) in [
+        ("syslog_a", sluice::config::RelayKind::Syslog),
+        ("bsd_b", sluice::config::RelayKind::Bsd),
     ] {
-        let p = processor(zone, routing);
+        f.relays.insert(
+            key.into(),
+            sluice::config::RelayDestination {
+                kind,
+                host: "127.0.0.1".into(),
+                ..Default::default()
+            },
+        );
+    }
+    f.kafka.insert(
+        "k".into(),
+        sluice::config::KafkaDestination {
+            brokers: "127.0.0.1:9092".into(),
+            topic: "sc4s-${sourcetype}".into(),
+            ..Default::default()
+        },
+    );
+    let (forwarding, _) = sluice::output::Encodings::from_plan(&f.destination_plan(), u64::MAX);
+    assert_eq!(forwarding.len(), 3);
+    for (zone, routing, encodings) in [
+        ("GMT", None, Default::default()),
+        ("America/New_York", None, Default::default()),
+        ("GMT", Some(routing), Default::default()),
+        ("GMT", None, forwarding),
+    ] {
+        let p = processor(zone, routing, encodings);
         let src = SourceMeta {
             transport: Transport::Udp,
             dest_port: 514,
@@ -94,9 +128,9 @@ fn processing_a_message_allocates_only_per_batch() {
             );
             assert!(handed_off >= 1, "{zone}: no batch completed");
             // Per hand-off: the next batch's body buffer (one allocation; growing it to the
-            // batch size costs a few reallocations) and the `Bytes` it becomes. Nothing scales
-            // with the message count.
-            let per_batch_budget = 24;
+            // batch size costs a few reallocations) and the `Bytes` it becomes, once per
+            // encoding the batch carries. Nothing scales with the message count.
+            let per_batch_budget = 24 * (1 + p.encodings.len() as u64);
             assert!(
                 info.count_total <= handed_off * per_batch_budget + per_batch_budget,
                 "{zone} {:?}: {} allocations for {N} messages in {handed_off} batches",

@@ -1,6 +1,6 @@
 //! Fuzz target `group`: the multi-part grouping (`classify::group`) on a stream of lines.
 //! The input is split at LF into messages; each is parsed, classified and, when it is a part
-//! (an ISE/ACS segment, a vSphere line with GROUPMSG on, a Brightmail part; the first byte of each line picks
+//! (an ISE/ACS segment, a vSphere line with GROUPMSG on, a Brightmail part, a BeyondTrust SRA part; the first byte of each line picks
 //! a preamble that makes one likely), offered to a small bounded `Grouper` with a clock that
 //! the line's second byte advances. Nothing may panic; the grouper stays within its limits;
 //! every joined line parses and classifies again without being a multi-segment part again
@@ -30,6 +30,8 @@ const PREAMBLES: &[&[u8]] = &[
     b"<14>2024-04-10T10:00:00.123Z esx-01 sdrsInjector[1]: ",
     b"<14>2024-04-10T10:00:00.123Z esx-01 Hostd[1]: --> ",
     b"<1>Apr 10 10:00:00 smg-01 bmserver: 1576195989|",
+    b"<166>May 08 04:40:52 sra-01 BG[123]: 1427:0",
+    b"<166>May 08 04:40:52 sra-01 BG[123]: 7:",
 ];
 
 static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(|| {
@@ -65,6 +67,7 @@ fuzz_target!(|data: &[u8]| {
     let group_opts = GroupOptions {
         vsphere: true,
         brightmail: true,
+        checkpoint_noise_secs: Some(2),
     };
     let mut grouper: Grouper<usize> = Grouper::new(LIMITS);
     let mut joined = Vec::new();
@@ -79,7 +82,8 @@ fuzz_target!(|data: &[u8]| {
         let mut input = PREAMBLES[usize::from(choice) % PREAMBLES.len()].to_vec();
         input.extend_from_slice(rest);
         let msg = parse(&input, &opts);
-        let class = classify(&msg, &src, now, &CLASSIFIER);
+        let scratch = sluice_proto::classify::local::Scratch::new();
+        let class = classify(&msg, &src, now, &CLASSIFIER, &scratch);
         if let Some(p) = part(&msg, &class, src.source_ip, &group_opts) {
             grouper.offer(&p, &1, clock_ms, &mut joined);
             parts += 1;
@@ -93,7 +97,8 @@ fuzz_target!(|data: &[u8]| {
     for (origin, line) in &joined {
         assert_eq!(*origin, 1);
         let msg = parse(line, &opts);
-        let class = classify(&msg, &src, now, &CLASSIFIER);
+        let scratch = sluice_proto::classify::local::Scratch::new();
+        let class = classify(&msg, &src, now, &CLASSIFIER, &scratch);
         if let Some(p) = part(&msg, &class, src.source_ip, &group_opts) {
             assert!(
                 !matches!(p.rule, Rule::Ise | Rule::Acs),

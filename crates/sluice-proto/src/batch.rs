@@ -39,6 +39,18 @@
 //! [`crate::delivery::Delivery`], the holds are released only through its completion (or,
 //! for the event holds, when the events were persisted): see that module.
 //!
+//! # Other encodings
+//!
+//! A destination that sends something else than the HEC event (a relayed syslog line, a
+//! Kafka record) needs other bytes per event. A builder made with
+//! [`BatchBuilder::push_encoded`] calls keeps, beside the body, one more body per extra
+//! encoding, with the same events in the same order (an event some encoding is not needed for
+//! is empty there). Bodies stay separate so that each destination's part is an ordinary batch
+//! of one encoding ([`EncodedBatch::into_encoding`], [`EncodedBatch::select_encoding`]):
+//! outputs, disk buffers and batchers never see the others. A builder with no extra encoding
+//! costs nothing more than before. Extra bodies may hold line feeds inside an event (a
+//! multi-line syslog message): their event starts are the only boundaries.
+//!
 //! # Allocation
 //!
 //! The open body is a `Vec<u8>` the encoder appends to. Handing a batch off moves that vector
@@ -139,6 +151,23 @@ pub struct EncodedBatch {
     /// event was routed. Kept beside `starts` (same length when not empty).
     dests: Vec<u64>,
     holds: Holds,
+    /// The same events in the extra encodings: `alts[k]` is encoding `k + 1`.
+    alts: Vec<Alt>,
+}
+
+/// One extra encoding of a batch's events.
+#[derive(Clone)]
+struct Alt {
+    body: Bytes,
+    starts: Vec<u32>,
+}
+
+/// A batch has no body in the encoding asked for (it was built without it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the batch carries {have} encodings; encoding {wanted} was asked for")]
+pub struct MissingEncoding {
+    pub wanted: usize,
+    pub have: usize,
 }
 
 impl EncodedBatch {
@@ -159,6 +188,7 @@ impl EncodedBatch {
             starts,
             dests: Vec::new(),
             holds: Holds::default(),
+            alts: Vec::new(),
         })
     }
 
@@ -186,6 +216,7 @@ impl EncodedBatch {
             starts,
             dests: Vec::new(),
             holds: Holds::default(),
+            alts: Vec::new(),
         })
     }
 
@@ -248,7 +279,72 @@ impl EncodedBatch {
             starts: self.starts.clone(),
             dests: self.dests.clone(),
             holds: Holds::default(),
+            alts: self.alts.clone(),
         }
+    }
+
+    /// How many encodings the batch carries (1: the body alone).
+    pub fn encodings(&self) -> usize {
+        1 + self.alts.len()
+    }
+
+    /// The bytes of every encoding, for the memory budget.
+    pub fn total_bytes(&self) -> usize {
+        self.body.len() + self.alts.iter().map(|a| a.body.len()).sum::<usize>()
+    }
+
+    /// This batch as encoding `k` alone (0: the body it was built with), holds and
+    /// destination sets kept, the other encodings dropped. No copy. `Err` gives the batch
+    /// back as it was when it does not carry encoding `k`.
+    pub fn into_encoding(mut self, k: usize) -> Result<EncodedBatch, Box<EncodedBatch>> {
+        if k == 0 {
+            self.alts = Vec::new();
+            return Ok(self);
+        }
+        if k >= self.encodings() {
+            return Err(Box::new(self));
+        }
+        let alt = self.alts.swap_remove(k - 1);
+        self.body = alt.body;
+        self.starts = alt.starts;
+        self.alts = Vec::new();
+        Ok(self)
+    }
+
+    /// [`clone_events`](Self::clone_events) of encoding `k` alone: the body shared, no holds.
+    pub fn clone_encoding(&self, k: usize) -> Result<EncodedBatch, MissingEncoding> {
+        let (body, starts) = self.encoding(k)?;
+        Ok(EncodedBatch {
+            body: body.clone(),
+            starts: starts.to_vec(),
+            dests: self.dests.clone(),
+            holds: Holds::default(),
+            alts: Vec::new(),
+        })
+    }
+
+    /// [`select`](Self::select) over encoding `k`: the events `keep` picks, copied, as a
+    /// batch of that encoding alone.
+    pub fn select_encoding(
+        &self,
+        k: usize,
+        keep: impl FnMut(u32) -> bool,
+    ) -> Result<EncodedBatch, MissingEncoding> {
+        let (body, starts) = self.encoding(k)?;
+        Ok(select_from(body, starts, keep))
+    }
+
+    fn encoding(&self, k: usize) -> Result<(&Bytes, &[u32]), MissingEncoding> {
+        if k == 0 {
+            return Ok((&self.body, &self.starts));
+        }
+        self.alts
+            .get(k - 1)
+            .map(|a| (&a.body, a.starts.as_slice()))
+            .ok_or(MissingEncoding {
+                wanted: k,
+                have: self.encodings(),
+            })
     }
 
     /// Each event's destinations (a bit per destination, [`UNROUTED`] for an event that was
@@ -259,27 +355,8 @@ impl EncodedBatch {
 
     /// The events `keep` picks, as a batch of their own: one copy of their bytes, no holds,
     /// no destinations. The order is kept.
-    pub fn select(&self, mut keep: impl FnMut(u32) -> bool) -> EncodedBatch {
-        let mut body = Vec::with_capacity(self.body.len());
-        let mut starts = Vec::new();
-        for i in 0..self.events() {
-            if !keep(i) {
-                continue;
-            }
-            let Some(ev) = self.event(i) else { continue };
-            if !body.is_empty() || !starts.is_empty() {
-                body.push(b'\n');
-            }
-            // At most the length of this body, which fits in u32.
-            starts.push(body.len() as u32);
-            body.extend_from_slice(ev);
-        }
-        EncodedBatch {
-            body: Bytes::from(body),
-            starts,
-            dests: Vec::new(),
-            holds: Holds::default(),
-        }
+    pub fn select(&self, keep: impl FnMut(u32) -> bool) -> EncodedBatch {
+        select_from(&self.body, &self.starts, keep)
     }
 
     /// Moves the holds of `kind` into one shared value, to be attached (cloned) to several
@@ -312,6 +389,35 @@ impl EncodedBatch {
     }
 }
 
+/// The events of `body` (starting at `starts`) that `keep` picks, copied into a batch of
+/// their own.
+fn select_from(body: &[u8], starts: &[u32], mut keep: impl FnMut(u32) -> bool) -> EncodedBatch {
+    let mut out = Vec::with_capacity(body.len());
+    let mut out_starts = Vec::new();
+    for (i, &start) in starts.iter().enumerate() {
+        if !keep(i as u32) {
+            continue;
+        }
+        let end = starts.get(i + 1).map_or(body.len(), |&n| n as usize - 1);
+        let Some(ev) = body.get(start as usize..end) else {
+            continue;
+        };
+        if !out_starts.is_empty() {
+            out.push(b'\n');
+        }
+        // At most the length of this body, which fits in u32.
+        out_starts.push(out.len() as u32);
+        out.extend_from_slice(ev);
+    }
+    EncodedBatch {
+        body: Bytes::from(out),
+        starts: out_starts,
+        dests: Vec::new(),
+        holds: Holds::default(),
+        alts: Vec::new(),
+    }
+}
+
 impl fmt::Debug for EncodedBatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EncodedBatch")
@@ -331,12 +437,22 @@ pub struct BatchBuilder {
     /// Empty until an event is routed; then one entry per event (see [`EncodedBatch::dests`]).
     dests: Vec<u64>,
     holds: Holds,
+    /// The open batch's extra encodings (see the module docs): as many as the last
+    /// [`push_encoded`](Self::push_encoded) or merged chunk had.
+    alts: Vec<AltOpen>,
     opened: Option<Instant>,
     // Set when the open batch is already full but could not be returned from the push that
     // filled it; the batch is then due at this instant.
     due: Option<Instant>,
     next_capacity: usize,
     next_events: usize,
+}
+
+/// An extra encoding of the open batch.
+#[derive(Default)]
+struct AltOpen {
+    body: Vec<u8>,
+    starts: Vec<u32>,
 }
 
 impl fmt::Debug for BatchBuilder {
@@ -368,6 +484,7 @@ impl BatchBuilder {
             starts: Vec::with_capacity(next_events),
             dests: Vec::new(),
             holds: Holds::default(),
+            alts: Vec::new(),
             opened: None,
             due: None,
             next_capacity,
@@ -412,7 +529,7 @@ impl BatchBuilder {
         now: Instant,
         f: impl FnOnce(&mut Vec<u8>),
     ) -> Option<EncodedBatch> {
-        self.push_inner(now, None, f)
+        self.push_inner(now, None, 0, f, |_, _, _| {})
     }
 
     /// [`push_with`](Self::push_with) for an event routed to the destinations in the bit set
@@ -423,7 +540,23 @@ impl BatchBuilder {
         dests: u64,
         f: impl FnOnce(&mut Vec<u8>),
     ) -> Option<EncodedBatch> {
-        self.push_inner(now, Some(dests), f)
+        self.push_inner(now, Some(dests), 0, f, |_, _, _| {})
+    }
+
+    /// [`push_with`](Self::push_with) (or [`push_routed`](Self::push_routed) with `dests`)
+    /// with `extra` more encodings of the event: `alt(k, event, out)` appends encoding
+    /// `k + 1` of it to `out`, where `event` is what `f` wrote (nothing, for an encoding the
+    /// event is not needed in). A change in `extra` closes the open batch first, so every
+    /// batch has the same encodings throughout.
+    pub fn push_encoded(
+        &mut self,
+        now: Instant,
+        dests: Option<u64>,
+        extra: usize,
+        f: impl FnOnce(&mut Vec<u8>),
+        alt: impl FnMut(usize, &[u8], &mut Vec<u8>),
+    ) -> Option<EncodedBatch> {
+        self.push_inner(now, dests, extra, f, alt)
     }
 
     fn record_dest(&mut self, dest: Option<u64>) {
@@ -442,13 +575,22 @@ impl BatchBuilder {
         &mut self,
         now: Instant,
         dest: Option<u64>,
+        extra: usize,
         f: impl FnOnce(&mut Vec<u8>),
+        mut alt: impl FnMut(usize, &[u8], &mut Vec<u8>),
     ) -> Option<EncodedBatch> {
-        let out = if self.due.is_some() {
+        let mut out = if self.due.is_some() {
             self.take()
         } else {
             None
         };
+        if extra != self.alts.len() {
+            // Nothing was due if the batch is not empty (`take` empties it).
+            if out.is_none() {
+                out = self.take();
+            }
+            self.alts.resize_with(extra, AltOpen::default);
+        }
         let had_events = !self.starts.is_empty();
         let mark = self.body.len();
         if had_events {
@@ -463,15 +605,39 @@ impl BatchBuilder {
         if self.opened.is_none() {
             self.opened = Some(now);
         }
+        // An extra body is at most one event past the byte limit (`is_full` counts them), so
+        // its offsets fit in u32.
+        for (k, a) in self.alts.iter_mut().enumerate() {
+            if had_events {
+                a.body.push(b'\n');
+            }
+            a.starts.push(a.body.len() as u32);
+            alt(k, &self.body[start..], &mut a.body);
+        }
 
         if self.body.len() > self.policy.max_bytes && had_events {
             // `had_events` means nothing was due, so `out` is empty. Move the crossing event
             // into the next batch so the closed one stays within the byte limit.
             let carried = self.body[start..].to_vec();
             self.body.truncate(mark);
+            let alt_carried: Vec<Vec<u8>> = self
+                .alts
+                .iter_mut()
+                .map(|a| {
+                    let from = a.starts.pop().unwrap_or(0) as usize;
+                    let tail = a.body.split_off(from);
+                    // The separator before it (there were events before).
+                    a.body.truncate(from.saturating_sub(1));
+                    tail
+                })
+                .collect();
             let closed = self.finish_open();
             self.body.extend_from_slice(&carried);
             self.starts.push(0);
+            for (a, tail) in self.alts.iter_mut().zip(alt_carried) {
+                a.starts.push(0);
+                a.body.extend_from_slice(&tail);
+            }
             self.record_dest(dest);
             self.opened = Some(now);
             if self.is_full() {
@@ -508,7 +674,11 @@ impl BatchBuilder {
             return out;
         }
         let chunk_full = chunk.body.len() >= self.policy.max_bytes
-            || chunk.starts.len() >= self.policy.max_events;
+            || chunk.starts.len() >= self.policy.max_events
+            || chunk
+                .alts
+                .iter()
+                .any(|a| a.body.len() >= self.policy.max_bytes);
         if self.is_empty() {
             if chunk_full {
                 if out.is_some() {
@@ -524,7 +694,13 @@ impl BatchBuilder {
         }
         // The open batch is not empty, so nothing was due and `out` is empty.
         let fits = self.body.len() + 1 + chunk.body.len() <= self.policy.max_bytes
-            && self.starts.len() + chunk.starts.len() <= self.policy.max_events;
+            && self.starts.len() + chunk.starts.len() <= self.policy.max_events
+            && chunk.alts.len() == self.alts.len()
+            && self
+                .alts
+                .iter()
+                .zip(&chunk.alts)
+                .all(|(a, c)| a.body.len() + 1 + c.body.len() <= self.policy.max_bytes);
         if !fits {
             let closed = self.finish_open();
             self.append_chunk(now, &mut chunk);
@@ -549,12 +725,30 @@ impl BatchBuilder {
     }
 
     fn is_full(&self) -> bool {
-        self.starts.len() >= self.policy.max_events || self.body.len() >= self.policy.max_bytes
+        self.starts.len() >= self.policy.max_events
+            || self.body.len() >= self.policy.max_bytes
+            || self
+                .alts
+                .iter()
+                .any(|a| a.body.len() >= self.policy.max_bytes)
     }
 
     /// Only called with the result within `max_bytes` or into an empty builder (a chunk of
     /// at most MAX_BATCH_BYTES), so the offsets fit in u32.
     fn append_chunk(&mut self, now: Instant, chunk: &mut EncodedBatch) {
+        if self.starts.is_empty() {
+            // An empty builder takes the chunk's encodings (`push_chunk` closed a batch
+            // with others first).
+            self.alts.resize_with(chunk.alts.len(), AltOpen::default);
+        }
+        for (a, c) in self.alts.iter_mut().zip(&chunk.alts) {
+            if !self.starts.is_empty() {
+                a.body.push(b'\n');
+            }
+            let base = a.body.len() as u32;
+            a.body.extend_from_slice(&c.body);
+            a.starts.extend(c.starts.iter().map(|s| s + base));
+        }
         if !self.body.is_empty() {
             self.body.push(b'\n');
         }
@@ -591,14 +785,33 @@ impl BatchBuilder {
         }
         self.opened = None;
         self.due = None;
+        let alts = self
+            .alts
+            .iter_mut()
+            .map(|a| {
+                let cap = a
+                    .body
+                    .len()
+                    .clamp(1024, self.next_capacity.saturating_mul(2));
+                let events = a.starts.len().max(1);
+                Alt {
+                    body: Bytes::from(std::mem::replace(&mut a.body, Vec::with_capacity(cap))),
+                    starts: std::mem::replace(&mut a.starts, Vec::with_capacity(events)),
+                }
+            })
+            .collect();
         EncodedBatch {
             body: Bytes::from(body),
             starts,
             dests,
             holds: std::mem::take(&mut self.holds),
+            alts,
         }
     }
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod alt_tests;

@@ -85,15 +85,20 @@ use crate::message::{Message, Priority, Timestamp};
 
 mod fields;
 mod format;
+mod format_json;
+mod nested;
+mod relay;
 mod sdata;
 mod values;
 mod view;
 
 pub use fields::append_tag;
 use fields::write_fields;
-use format::{push_u32, write_bsd_stamp, write_epoch_millis, write_ip, write_isodate};
+pub(crate) use format::write_ip;
+use format::{push_u32, write_bsd_stamp, write_epoch_millis, write_isodate};
+pub use relay::{RelayEncoding, RelayFormat, encode_relay};
 use sdata::write_sdata;
-use values::{write_values_json, write_values_welf};
+use values::{write_values_json, write_values_json_msg, write_values_welf};
 use view::View;
 
 /// Which indexed fields are sent: SC4S `SC4S_DEST_SPLUNK_INDEXED_FIELDS`, pre-parsed.
@@ -203,7 +208,10 @@ pub fn encode_event(
     out.extend_from_slice(b"\",\"event\":\"");
     let view = View::new(msg, class);
     let text_start = out.len();
-    write_template(out, msg, class, src, &view, recv_unix_micros, opts);
+    match class.text {
+        Some(text) => json::escape_into(out, text),
+        None => write_template(out, msg, class, src, &view, recv_unix_micros, opts),
+    }
     if out.len() == text_start {
         write_fallback_kv(out, msg, &view, opts);
     }
@@ -313,8 +321,12 @@ fn write_template(
         }
         Template::Rfc5424Compact => write_5424_compact(out, msg, view),
         Template::FallbackKv => write_fallback_kv(out, msg, view, opts),
-        Template::JsonValues => write_values_json(out, class.values),
-        Template::KvValues => write_values_welf(out, class.values),
+        Template::JsonValues => write_values_json(out, class.values, msg),
+        Template::KvValues => write_values_welf(out, class.values, msg),
+        Template::JsonValuesMsg => write_values_json_msg(out, class.values, msg, view),
+        // Rendered at classification ([`Classification::text`]); without a text the
+        // fallback text stands in (the caller writes it for an empty event).
+        Template::Local(_) => {}
     }
 }
 

@@ -95,6 +95,63 @@ pub fn escape_lowercase_into(out: &mut Vec<u8>, bytes: &[u8]) {
     escape_generic::<true>(out, bytes);
 }
 
+/// Appends the content of a JSON string for the JSON string literal of `bytes` (content
+/// only, no quotes): what [`escape_into`] of the output of [`escape_into`] would give, in
+/// one pass and without a buffer in between. For a JSON text nested in a JSON string (SC4S's
+/// `t_json_values_msg` event, `{"message":"..."}`, the event of every loggen line). Clean
+/// runs are found and copied as [`escape_into`] finds and copies them.
+pub fn escape_twice_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    let n = bytes.len();
+    out.reserve(n + 8);
+    let mut start = 0;
+    let mut i = 0;
+    loop {
+        i = next_special(bytes, i);
+        if i >= n {
+            break;
+        }
+        let b = bytes[i];
+        if b >= 0x80 {
+            match utf8_sequence(&bytes[i..]) {
+                Ok(len) => {
+                    i += len;
+                    continue;
+                }
+                Err(bad) => {
+                    copy_run::<false>(out, bytes, start, i);
+                    out.extend_from_slice(&REPLACEMENT);
+                    i += bad;
+                }
+            }
+        } else {
+            copy_run::<false>(out, bytes, start, i);
+            // The inner escape's backslash is escaped again, and so is its `"` or `\`.
+            out.extend_from_slice(b"\\\\");
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                _ => {
+                    let short = SHORT_ESCAPE[usize::from(b)];
+                    if short != 0 {
+                        out.push(short);
+                    } else {
+                        out.extend_from_slice(&[
+                            b'u',
+                            b'0',
+                            b'0',
+                            HEX[usize::from(b >> 4)],
+                            HEX[usize::from(b & 0xF)],
+                        ]);
+                    }
+                }
+            }
+            i += 1;
+        }
+        start = i;
+    }
+    copy_run::<false>(out, bytes, start, n);
+}
+
 /// Short strings (table values such as `nix:syslog`, `osnix`, hostnames) are most of the
 /// calls: one block, tested and stored in registers, inlined into the caller. Anything
 /// longer, or with a byte that needs escaping, takes [`escape_slow`].
@@ -486,6 +543,26 @@ mod tests {
             "\"\\n\\r\\t\\b\\f\\u0000\\u0001\\u001f\x7f\""
         );
         assert_eq!(json("café ü €".as_bytes()), "\"café ü €\"");
+    }
+
+    proptest! {
+        /// Escaping twice in one pass is escaping the escape.
+        #[test]
+        fn escape_twice_is_escape_of_escape(input in proptest::collection::vec(
+            prop_oneof![
+                Just(b'"'), Just(b'\\'), Just(b'\n'), Just(0u8), Just(0x1f), Just(0xe9),
+                Just(0xe2), Just(0x82), Just(b'x'), any::<u8>(),
+            ],
+            0..40,
+        )) {
+            let mut once = Vec::new();
+            escape_into(&mut once, &input);
+            let mut want = Vec::new();
+            escape_into(&mut want, &once);
+            let mut got = Vec::new();
+            escape_twice_into(&mut got, &input);
+            prop_assert_eq!(got, want);
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod delivery;
 pub mod event;
 pub mod framing;
 pub mod json;
+pub mod kafka;
 pub mod message;
 pub mod parse;
 pub mod proxy;

@@ -162,6 +162,7 @@
 
 mod rfc3164;
 mod rfc5424;
+pub(crate) use rfc5424::tail as rfc5424_tail;
 mod scan;
 mod stamp;
 
@@ -197,6 +198,14 @@ pub fn parse<'a>(input: &'a [u8], opts: &ParseOptions<'_>) -> Message<'a> {
             .unwrap_or_else(|| Message::unparsed(raw, Some(priority)));
     }
     rfc3164::parse(raw, priority, rest, opts)
+}
+
+/// syslog-ng's `flags(no-parse)`: the input (its trailer removed) whole as MESSAGE, with the
+/// default priority and no header. For the listeners that leave the header to the vendor
+/// parsers (`SC4S_LISTEN_<ID>_RFC6587_NOPARSE_PORT`, see
+/// [`crate::classify::classify_no_parse`]).
+pub fn no_parse(input: &[u8]) -> Message<'_> {
+    Message::unparsed(strip_trailer(input), Some(Priority::DEFAULT))
 }
 
 /// Removes the run of trailing LF, CR and NUL bytes.
@@ -414,6 +423,22 @@ mod tests {
             assert_eq!(m.procid, *pid, "{show}");
             assert_eq!(m.message, Some(*msg), "{show}");
         }
+    }
+
+    /// syslog-ng reads a BSD stamp by its fixed width: a HOSTNAME may follow with no space.
+    #[test]
+    fn bsd_stamp_runs_into_the_hostname() {
+        let z = Zone::utc();
+        let m = parse(b"<111>May 25 14:11:56sol-vmr01 event: SYSTEM: X", &opts(&z));
+        assert!(m.timestamp.is_some());
+        assert_eq!(m.hostname, Some(&b"sol-vmr01"[..]));
+        assert_eq!(m.appname, Some(&b"event"[..]));
+        assert_eq!(m.message, Some(&b"SYSTEM: X"[..]));
+        let m = parse(b"<111>May 25 14:11:5610.0.0.1 app: x", &opts(&z));
+        assert_eq!(m.hostname, Some(&b"10.0.0.1"[..]));
+        // An ISO stamp still needs its space.
+        let m = parse(b"<111>2024-05-25T14:11:56Zhost app: x", &opts(&z));
+        assert!(m.timestamp.is_none());
     }
 
     #[test]

@@ -25,6 +25,8 @@ fn sc4s_vendor_corpus_in_process() {
     let opts = EncodeOptions::new("sluice-test");
     let recv = vendor_corpus::NOW_UNIX_SECS * 1_000_000;
     let mut outcomes = Vec::new();
+    // The default classifier has no app-parsers: the scratch stays unused.
+    let scratch = sluice_proto::classify::local::Scratch::new();
     for case in &cases {
         let msg = parse(
             &case.raw,
@@ -33,7 +35,13 @@ fn sc4s_vendor_corpus_in_process() {
                 zone: &zone,
             },
         );
-        let class = classify(&msg, &src, vendor_corpus::NOW_UNIX_SECS, &classifier);
+        let class = classify(
+            &msg,
+            &src,
+            vendor_corpus::NOW_UNIX_SECS,
+            &classifier,
+            &scratch,
+        );
         let mut out = Vec::new();
         encode_event(&mut out, &msg, &class, &src, recv, &opts);
         let event: serde_json::Value = serde_json::from_slice(&out)

@@ -20,7 +20,6 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 use crate::telemetry::expose;
 use crate::telemetry::state::Status;
@@ -36,22 +35,18 @@ pub struct ReloadRequest(pub tokio::sync::oneshot::Sender<ReloadReply>);
 pub type ReloadSender = Option<tokio::sync::mpsc::Sender<ReloadRequest>>;
 
 /// Binds the admin listener (so a port conflict is a startup error) and returns the task
-/// that serves it until `shutdown` fires.
+/// that serves it. It serves until the task is aborted: the daemon stops it last, so that
+/// `/health` answers "shutting down" throughout the drain.
 pub async fn bind(
     addr: SocketAddr,
     status: Arc<dyn Status>,
     reload: ReloadSender,
-    shutdown: CancellationToken,
 ) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
     let listener = TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     let task = tokio::spawn(async move {
         loop {
-            let accepted = tokio::select! {
-                a = listener.accept() => a,
-                () = shutdown.cancelled() => return,
-            };
-            let Ok((stream, peer)) = accepted else {
+            let Ok((stream, peer)) = listener.accept().await else {
                 continue;
             };
             // Responses are small and written whole; without NODELAY a client that waits
@@ -233,12 +228,10 @@ mod tests {
                 });
             }
         });
-        let cancel = CancellationToken::new();
         let (addr, _t) = bind(
             "127.0.0.1:0".parse().unwrap(),
             Arc::new(Fake(true)),
             Some(tx.clone()),
-            cancel.clone(),
         )
         .await
         .unwrap();
@@ -255,20 +248,13 @@ mod tests {
         assert_eq!(ask_reload(remote, Some(tx)).await.0, StatusCode::FORBIDDEN);
         let local: SocketAddr = "[::ffff:127.0.0.1]:40000".parse().unwrap();
         assert_eq!(ask_reload(local, None).await.0, StatusCode::NOT_FOUND);
-        cancel.cancel();
     }
 
     #[tokio::test]
     async fn health_and_metrics() {
-        let cancel = CancellationToken::new();
-        let (addr, task) = bind(
-            "127.0.0.1:0".parse().unwrap(),
-            Arc::new(Fake(true)),
-            None,
-            cancel.clone(),
-        )
-        .await
-        .unwrap();
+        let (addr, task) = bind("127.0.0.1:0".parse().unwrap(), Arc::new(Fake(true)), None)
+            .await
+            .unwrap();
         assert_eq!(
             get(addr, "/health").await,
             (200, r#"{"status":"healthy"}"#.into())
@@ -293,18 +279,11 @@ mod tests {
         assert!(head.contains("application/openmetrics-text"), "{head}");
         assert!(body.ends_with("# EOF\n"), "{body}");
         assert_eq!(get(addr, "/nope").await.0, 404);
-        cancel.cancel();
-        task.await.unwrap();
+        task.abort();
 
-        let cancel = CancellationToken::new();
-        let (addr, _t) = bind(
-            "127.0.0.1:0".parse().unwrap(),
-            Arc::new(Fake(false)),
-            None,
-            cancel.clone(),
-        )
-        .await
-        .unwrap();
+        let (addr, _t) = bind("127.0.0.1:0".parse().unwrap(), Arc::new(Fake(false)), None)
+            .await
+            .unwrap();
         assert_eq!(
             get(addr, "/health").await,
             (503, r#"{"status":"unhealthy: HEC unreachable"}"#.into())

@@ -1,6 +1,9 @@
-//! Subcommand implementations behind `main.rs`.
+//! The command line: the arguments of every subcommand, and the small ones that run here —
+//! `parse`, `health`, and `reload` (the client that asks a running sluice to reload). `run`
+//! is the daemon's ([`crate::daemon::run`]); `main.rs` dispatches.
 
 use std::io::{BufRead, BufWriter, Read, Write};
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,7 +12,7 @@ use clap::Args;
 use sluice_proto::time::Zone;
 use sluice_proto::{ParseOptions, ParsedRecord, parse as parse_message};
 
-use crate::config::{Config, ConfigError, EnvReport};
+use crate::config::Config;
 use crate::env::Env;
 
 #[derive(Args, Debug, Clone, Default)]
@@ -23,86 +26,6 @@ pub struct RunArgs {
     /// Load and validate the configuration, print a summary, and exit.
     #[arg(long)]
     pub check: bool,
-}
-
-/// Loads the layered configuration: defaults → TOML → env_file → environment.
-pub fn load_config(args: &RunArgs) -> anyhow::Result<(Config, EnvReport)> {
-    load_config_from(args, &Env::load(args.env_file.as_deref())?)
-}
-
-/// [`load_config`] over an [`Env`] already loaded (from `args.env_file` and the process).
-pub fn load_config_from(args: &RunArgs, env: &Env) -> anyhow::Result<(Config, EnvReport)> {
-    let mut config = match &args.config {
-        Some(path) => Config::from_toml_file(path)?,
-        None => Config::default(),
-    };
-    let report = config.apply_env(env)?;
-    check_loaded(&config)?;
-    Ok((config, report))
-}
-
-/// The checks beyond the settings' own syntax: cross-field rules, the HEC URLs and headers,
-/// the time zone.
-fn check_loaded(config: &Config) -> anyhow::Result<()> {
-    config.validate()?;
-    if config.uses_hec() {
-        // Builds the HEC client's settings, TLS files included, so `--check` fails on them too.
-        config.hec.client_config()?;
-    }
-    Zone::from_name(&config.parse.default_timezone).map_err(|e| {
-        anyhow::anyhow!(
-            "SC4S_DEFAULT_TIMEZONE / parse.default_timezone {:?}: {e}",
-            config.parse.default_timezone
-        )
-    })?;
-    Ok(())
-}
-
-pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let env = Env::load(args.env_file.as_deref())?;
-    if args.check {
-        crate::telemetry::logging::init(&env, "warn");
-        return check(&args, &env);
-    }
-    crate::telemetry::logging::init(&env, "info");
-    let (config, report) = load_config_from(&args, &env)?;
-    let outcome = crate::daemon::run(args, config, report)?;
-    // Stopped, but not everything received was kept (the daemon logged how much and why):
-    // a supervisor must see that, so the exit is not 0. Startup errors are 2.
-    Ok(if outcome.is_clean() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-/// `run --check`: loads the configuration as `run` does, tracing every value to its layer,
-/// prints the report ([`crate::daemon::check`]) and fails on the errors it found.
-fn check(args: &RunArgs, env: &Env) -> anyhow::Result<ExitCode> {
-    let toml = match &args.config {
-        Some(path) => Some((
-            path.as_path(),
-            std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                path: path.clone(),
-                source,
-            })?,
-        )),
-        None => None,
-    };
-    let traced = crate::config::trace(toml.as_ref().map(|(p, t)| (*p, t.as_str())), env)?;
-    check_loaded(&traced.config)?;
-    let report = crate::daemon::check::report(&traced);
-    print!("{}", report.text);
-    std::io::stdout().flush()?;
-    match report.errors.as_slice() {
-        [] => Ok(ExitCode::SUCCESS),
-        errors => Err(anyhow::anyhow!(
-            "run --check found {} error{}: {}",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" },
-            errors.join("; ")
-        )),
-    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -325,4 +248,104 @@ fn ask_health(addr: std::net::SocketAddr) -> anyhow::Result<Health> {
     } else {
         format!("{status_line}: {body}")
     }))
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReloadArgs {
+    /// Send SIGHUP to the sluice whose pid is in this file (the daemon's SLUICE_PID_FILE)
+    /// instead of asking its status server.
+    #[arg(long, env = "SLUICE_PID_FILE", value_name = "FILE")]
+    pub pid_file: Option<PathBuf>,
+    /// Status port of the running sluice (default: SC4S_LISTEN_STATUS_PORT, else 8080).
+    #[arg(long, env = "SC4S_LISTEN_STATUS_PORT", default_value_t = 8080)]
+    pub port: u16,
+    /// Address of the status server; reloads are accepted from the machine itself only.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+}
+
+/// `sluice reload`: exit 0 when the reload was applied (or, with a pid file, the signal was
+/// delivered), 1 otherwise, with the reason.
+pub fn reload(args: ReloadArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.pid_file {
+        let pid = signal_pid_file(path)?;
+        println!(
+            "sent SIGHUP to sluice (pid {pid}); the outcome is logged and counted in \
+             sluice_reload_total"
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let addr = SocketAddr::new(args.host, args.port);
+    match post_reload(addr) {
+        Ok((200, body)) => {
+            println!("reloaded: {body}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok((code, body)) => {
+            println!("reload failed ({code}): {body}");
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => {
+            println!("reload failed: {e:#}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Sends SIGHUP to the pid in `path`, after checking that it is a sluice: a stale pid file
+/// must not signal whatever process reused the number.
+fn signal_pid_file(path: &std::path::Path) -> anyhow::Result<i32> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the pid file {}", path.display()))?;
+    let pid: i32 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .with_context(|| format!("{} does not hold a pid: {:?}", path.display(), text.trim()))?;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim().to_owned())
+        .with_context(|| {
+            format!(
+                "no process {pid} (from {}): sluice is not running, or the pid file is stale",
+                path.display()
+            )
+        })?;
+    if !comm.starts_with("sluice") {
+        anyhow::bail!(
+            "process {pid} (from {}) is {comm:?}, not sluice: the pid file is stale",
+            path.display()
+        );
+    }
+    let target = rustix::process::Pid::from_raw(pid).context("invalid pid")?;
+    rustix::process::kill_process(target, rustix::process::Signal::HUP)
+        .with_context(|| format!("cannot send SIGHUP to pid {pid}"))?;
+    Ok(pid)
+}
+
+/// `POST /reload`; returns the status code and body.
+fn post_reload(addr: SocketAddr) -> anyhow::Result<(u16, String)> {
+    use std::time::Duration;
+    let mut s =
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3)).with_context(|| {
+            format!(
+                "cannot reach the status server at {addr} (SC4S_LISTEN_STATUS_PORT); with \
+                 SLUICE_PID_FILE set, `sluice reload --pid-file` signals the daemon instead"
+            )
+        })?;
+    s.set_read_timeout(Some(Duration::from_secs(120)))?;
+    s.write_all(
+        b"POST /reload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    )?;
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp)
+        .with_context(|| format!("no complete answer from {addr}"))?;
+    let resp = String::from_utf8_lossy(&resp);
+    let code = resp
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .with_context(|| format!("{addr} did not answer with HTTP"))?;
+    let body = resp.split_once("\r\n\r\n").map_or("", |(_, b)| b).trim();
+    Ok((code, body.to_owned()))
 }

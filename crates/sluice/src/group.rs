@@ -8,7 +8,7 @@
 //! application name. A part's window permit is returned at once (the stage bounds its own
 //! memory). A task joins what is complete or timed out every [`TICK`] and submits the joined
 //! events straight to the destination, as the metrics task does; at shutdown, after the
-//! receivers stopped, it submits every open group, so nothing held is lost.
+//! receivers stopped, [`flush_open`] submits every open group, so nothing held is lost.
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use sluice_proto::batch::BatchBuilder;
 use sluice_proto::classify::group::{GroupLimits, Grouper, Joined, Part, Rule, finish_joined};
+use sluice_proto::classify::local::Scratch;
 use sluice_proto::classify::{SourceMeta, Transport, classify};
 use sluice_proto::event::encode_event;
 use sluice_proto::{ParseOptions, parse};
@@ -103,7 +104,9 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
         zone: &processor.zone,
     };
     let mut builder: BatchBuilder = processor.new_builder();
+    let mut scratch = Scratch::new();
     for (origin, line) in &joined {
+        scratch.reset();
         let src = SourceMeta {
             transport: origin.transport,
             dest_port: origin.dest_port,
@@ -111,10 +114,10 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
             listener_id: &origin.listener_id,
         };
         let msg = parse(line, &opts);
-        let mut class = classify(&msg, &src, opts.now_unix_secs, &processor.tables);
+        let mut class = classify(&msg, &src, opts.now_unix_secs, &processor.tables, &scratch);
         finish_joined(origin.rule, &mut class);
         // Routed like any other event: a joined ISE message still goes to its alternates.
-        if let Some(batch) = processor.push(&mut builder, at, &class, &msg, |buf| {
+        if let Some(batch) = processor.push(&mut builder, at, &class, &msg, &src, |buf| {
             encode_event(buf, &msg, &class, &src, at.unix_micros, &processor.encode)
         }) {
             out.submit(batch);
@@ -126,9 +129,8 @@ fn submit_joined(processor: &Processor, joined: Vec<Joined<Origin>>, out: &Submi
     n
 }
 
-/// Joins and submits what is due every [`TICK`] until `stop`; then everything still open.
-/// Holds a handle into the destination until then: cancel `stop` and await the task before
-/// draining the destination.
+/// Joins and submits what is due every [`TICK`] until `stop`. What is still open then is
+/// for [`flush_open`], once the receivers have stopped offering parts.
 pub fn spawn(
     processor: SharedProcessor,
     out: Submit,
@@ -147,13 +149,18 @@ pub fn spawn(
             let joined = p.groups.take(now_ms, false);
             submit_joined(&p, joined, &out);
         }
-        let p = processor.load();
-        let n = submit_joined(&p, p.groups.take(0, true), &out);
-        if n > 0 {
-            tracing::info!(
-                events = n,
-                "stopping: multi-part messages still open were sent as they are"
-            );
-        }
     })
+}
+
+/// Submits every group still open, joined as it is: at shutdown, after the receivers
+/// stopped, so that nothing they held is lost.
+pub fn flush_open(processor: &SharedProcessor, out: &Submit) {
+    let p = processor.load();
+    let n = submit_joined(&p, p.groups.take(0, true), out);
+    if n > 0 {
+        tracing::info!(
+            events = n,
+            "stopping: multi-part messages still open were sent as they are"
+        );
+    }
 }

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod app_parsers;
 pub mod cli;
 pub mod config;
 pub mod daemon;
@@ -19,4 +20,5 @@ pub mod routing;
 pub mod telemetry;
 pub mod tls;
 pub mod topology;
+pub mod vps_cache;
 pub mod window;

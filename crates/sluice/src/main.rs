@@ -33,7 +33,7 @@ enum Command {
     Health(sluice::cli::HealthArgs),
     /// Make a running sluice reload its configuration (env_file, TOML, context files,
     /// certificates): POST /reload on its status port, or SIGHUP to --pid-file's pid.
-    Reload(sluice::daemon::reload::ReloadArgs),
+    Reload(sluice::cli::ReloadArgs),
     #[cfg(feature = "tools")]
     #[command(flatten)]
     Tool(sluice_bench::cli::Tool),
@@ -42,10 +42,16 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => sluice::cli::run(args),
+        Command::Run(args) => sluice::daemon::run(
+            sluice::daemon::Sources {
+                config: args.config,
+                env_file: args.env_file,
+            },
+            args.check,
+        ),
         Command::Parse(args) => sluice::cli::parse(args),
         Command::Health(args) => sluice::cli::health(args),
-        Command::Reload(args) => sluice::daemon::reload::command(args),
+        Command::Reload(args) => sluice::cli::reload(args),
         #[cfg(feature = "tools")]
         Command::Tool(tool) => std::env::current_exe()
             .map_err(anyhow::Error::from)

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind};
-use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify};
+use sluice_proto::classify::local::Scratch;
+use sluice_proto::classify::{Classification, Classifier, SourceMeta, classify, classify_no_parse};
 use sluice_proto::event::{EncodeOptions, append_tag, encode_event};
 use sluice_proto::time::Zone;
 use sluice_proto::{Message, ParseOptions, parse};
@@ -19,6 +20,11 @@ use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{BatchEmitted, Classified, OutputGone};
 pub use crate::telemetry::events::{LocalCounts, ReceiverCounters, format_index};
 use crate::window::{MemoryBudget, Permit};
+
+thread_local! {
+    /// Where the operator's app-parsers keep a message's values, per receiving thread.
+    static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch::new()) };
+}
 
 /// Everything a receiver needs to turn bytes into events; built from the configuration at
 /// startup and again by each reload.
@@ -35,6 +41,12 @@ pub struct Processor {
     pub groups: Arc<crate::group::GroupStage>,
     /// `SC4S_USE_NAME_CACHE`: learns each sender's hostname (the classifier looks it up).
     pub names: Option<Arc<crate::name_cache::HostNames>>,
+    /// `SC4S_USE_VPS_CACHE`: learns each host's vendor and product (the classifier looks
+    /// them up).
+    pub vps: Option<Arc<crate::vps_cache::VendorProducts>>,
+    /// The encodings beyond the HEC event that destinations need (syslog relays, Kafka);
+    /// empty when none does.
+    pub encodings: crate::output::Encodings,
 }
 
 /// The destination set of a classified message (see [`crate::routing`]).
@@ -49,6 +61,28 @@ fn route(r: &Routing, class: &Classification<'_, '_>, msg: &Message<'_>) -> u64 
     }
     // A vendor or product built from two pieces (rare): joined for the lookup.
     r.dests(&[v, v_tail].concat(), &[p, p_tail].concat(), severity)
+}
+
+/// Tells the VPS cache the vendor and product of one event (`SC4S_USE_VPS_CACHE`).
+#[inline]
+fn observe_vps(
+    vps: &crate::vps_cache::VendorProducts,
+    src: &SourceMeta<'_>,
+    class: &Classification<'_, '_>,
+    msg: &Message<'_>,
+) {
+    let joined = |v: &sluice_proto::classify::Value<'_, '_>| {
+        let (a, b) = v.parts();
+        sluice_proto::classify::Inline::concat(&[a, b])
+    };
+    if let (Some(v), Some(p)) = (joined(&class.vendor), joined(&class.product)) {
+        vps.observe(
+            src.source_ip,
+            class.host_bytes(msg),
+            v.as_bytes(),
+            p.as_bytes(),
+        );
+    }
 }
 
 /// The processor every receiver shares. Receivers load it once per batch (a `recvmmsg`, a
@@ -116,6 +150,25 @@ impl Processor {
         self.process_inner(payload, src, at, builder, counts, None)
     }
 
+    /// [`process`](Self::process) for an `RFC6587_NOPARSE` listener: the frame is not
+    /// parsed; the listener's network-source parsers read it whole.
+    pub fn process_no_parse(
+        &self,
+        payload: &[u8],
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+    ) -> Option<EncodedBatch> {
+        let msg = sluice_proto::parse::no_parse(payload);
+        counts.messages += 1;
+        counts.bytes += payload.len() as u64;
+        counts.by_format[format_index(msg.format)] += 1;
+        self.with_scratch(|scratch| {
+            self.classify_encode(&msg, src, at, builder, counts, None, scratch, true)
+        })
+    }
+
     /// [`process`](Self::process), adding `tag` to the event's `sc4s_tags` (when indexed
     /// fields are sent). For the rare event that needs a mark, such as a partial frame.
     pub fn process_tagged(
@@ -148,7 +201,46 @@ impl Processor {
         counts.messages += 1;
         counts.bytes += payload.len() as u64;
         counts.by_format[format_index(msg.format)] += 1;
-        let class = classify(&msg, src, opts.now_unix_secs, &self.tables);
+        self.with_scratch(|scratch| {
+            self.classify_encode(&msg, src, at, builder, counts, tag, scratch, false)
+        })
+    }
+
+    /// Runs `f` with the scratch the operator's app-parsers keep a message's values in:
+    /// a per-thread arena reset per message (after the first messages, no allocation), or,
+    /// without app-parsers, one that is never written to (never allocated).
+    #[inline(always)]
+    fn with_scratch<T>(&self, f: impl FnOnce(&Scratch) -> T) -> T {
+        if self.tables.app_parsers().is_none() {
+            return f(&Scratch::new());
+        }
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            scratch.reset();
+            f(&scratch)
+        })
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn classify_encode(
+        &self,
+        msg: &Message<'_>,
+        src: &SourceMeta<'_>,
+        at: RecvTime,
+        builder: &mut BatchBuilder,
+        counts: &mut LocalCounts,
+        tag: Option<&str>,
+        scratch: &Scratch,
+        no_parse: bool,
+    ) -> Option<EncodedBatch> {
+        let now_unix_secs = at.unix_micros.div_euclid(1_000_000);
+        let class = if no_parse {
+            classify_no_parse(msg, src, now_unix_secs, &self.tables, scratch)
+        } else {
+            classify(msg, src, now_unix_secs, &self.tables, scratch)
+        };
+        let msg = *msg;
         Classified {
             class: &class,
             format: msg.format,
@@ -156,6 +248,9 @@ impl Processor {
         .emit(crate::telemetry::metrics());
         if let Some(names) = &self.names {
             names.observe(src.source_ip, class.host_bytes(&msg));
+        }
+        if let Some(vps) = &self.vps {
+            observe_vps(vps, src, &class, &msg);
         }
         if self.absorb(&msg, &class, src, at, counts) {
             return None;
@@ -167,11 +262,12 @@ impl Processor {
                 append_tag(out, start, tag);
             }
         };
-        self.push(builder, at, &class, &msg, encode)
+        self.push(builder, at, &class, &msg, src, encode)
     }
 
     /// Adds one encoded event to `builder`, with its destination set when destinations
-    /// differ by vendor_product or severity.
+    /// differ by vendor_product or severity, and its extra encodings when destinations need
+    /// them.
     #[inline]
     pub(crate) fn push(
         &self,
@@ -179,12 +275,21 @@ impl Processor {
         at: RecvTime,
         class: &Classification<'_, '_>,
         msg: &Message<'_>,
+        src: &SourceMeta<'_>,
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Option<EncodedBatch> {
-        match &self.routing {
-            None => builder.push_with(at.instant, encode),
-            Some(r) => builder.push_routed(at.instant, route(r, class, msg), encode),
+        let e = &self.encodings;
+        if e.is_empty() {
+            return match &self.routing {
+                None => builder.push_with(at.instant, encode),
+                Some(r) => builder.push_routed(at.instant, route(r, class, msg), encode),
+            };
         }
+        let dests = self.routing.as_deref().map(|r| route(r, class, msg));
+        let to = e.resolve(dests);
+        builder.push_encoded(at.instant, dests, e.len(), encode, |k, event, out| {
+            e.write(k, to, out, event, msg, class, src, at.unix_micros)
+        })
     }
 }
 
@@ -253,7 +358,7 @@ impl Emitter {
     pub fn emit(&mut self, mut batch: EncodedBatch) {
         if let Some(m) = self
             .memory
-            .acquire_blocking(batch.body().len(), &self.rt, &self.stop)
+            .acquire_blocking(batch.total_bytes(), &self.rt, &self.stop)
         {
             batch.hold(HoldKind::Bytes, m);
         }

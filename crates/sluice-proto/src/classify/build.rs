@@ -99,6 +99,10 @@ pub struct Settings {
     pub zone: Zone,
     /// The SC4S settings vendor parsers read.
     pub options: VendorOptions,
+    /// The operator's app-parsers (`local/config/app_parsers/`), loaded.
+    pub app_parsers: Option<std::sync::Arc<super::local::Program>>,
+    /// The receiving host's name (`$LOGHOST` in the operator's templates).
+    pub loghost: String,
 }
 
 impl Default for Settings {
@@ -109,13 +113,16 @@ impl Default for Settings {
             set_source_as_sc4s: false,
             zone: Zone::utc(),
             options: VendorOptions::default(),
+            app_parsers: None,
+            loghost: String::new(),
         }
     }
 }
 
 /// SC4S settings that change what a vendor parser does (`SC4S_OPTION_*`,
-/// `SC4S_DISABLE_DROP_INVALID_*`). Parsers read them through [`super::registry::Input`]; the
-/// daemon fills them from its environment with [`VendorOptions::from_env`].
+/// `SC4S_DISABLE_DROP_INVALID_*`, the per-vendor `SC4S_SOURCE_*` and `SC4S_LISTEN_*` flags).
+/// Parsers read them through [`super::registry::Input`]; the daemon fills them from its
+/// environment with [`VendorOptions::from_env`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VendorOptions {
     /// `SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX` (default `fgt`): FortiOS events get
@@ -139,6 +146,36 @@ pub struct VendorOptions {
     /// `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG` (default yes): Brightmail `bmserver`
     /// parts are joined by message id (see [`super::group`]).
     pub brightmail_groupmsg: bool,
+    /// `SC4S_NETAPP_ONTAP_NEW_FORMAT=yes`: NetApp ONTAP is read by its network-source
+    /// application (sourcetypes `netapp:ontap:audit` and `netapp:ontap:ems`) instead of the
+    /// PROGRAM-based one (`ontap:ems`).
+    pub netapp_ontap_new_format: bool,
+    /// `SC4S_SOURCE_RICOH_SYSLOG_FIXHOST=yes`: Ricoh printers send their host name as
+    /// PROGRAM; HOST is taken from it.
+    pub ricoh_fixhost: bool,
+    /// `SC4S_SURICATA_SIMPLE_SOURCETYPE=yes`: every Suricata event gets sourcetype
+    /// `suricata` instead of `suricata:<event_type>`.
+    pub suricata_simple_sourcetype: bool,
+    /// `SC4S_IGNORE_MMDD_LEGACY_CITRIX_NETSCALER=yes`: NetScaler's legacy stamps are read
+    /// day first (`dd/mm/yyyy`) only, never month first.
+    pub citrix_ignore_mmdd: bool,
+    /// `SC4S_OPTION_DELL_POWERSTORE_INDEX` (default `infraops`): the index of Dell EMC
+    /// PowerStore events.
+    pub dell_powerstore_index: String,
+    /// Check Point Log Exporter settings (`SC4S_LISTEN_CHECKPOINT_SPLUNK_*`).
+    pub checkpoint: CheckpointOptions,
+    /// `SC4S_USE_VPS_CACHE=yes`: a sender's host name remembers the vendor and product its
+    /// last event was classified as; later messages from that host on a listener without a
+    /// vendor are read as that vendor's network source (see [`super::VpsCache`]).
+    pub use_vps_cache: bool,
+    /// `SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT` empty or `JSON` (the default): BeyondTrust
+    /// SRA events are sent as JSON of their values (`t_json_values`); any other value
+    /// (SC4S documents `NONE`) sends the vendor's text (`t_msg_only`).
+    pub beyondtrust_sra_json: bool,
+    /// `SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT` empty or `JSON` (the default):
+    /// SonicWall firewall events are sent as JSON of their key=value pairs
+    /// (`t_json_values`); any other value leaves SC4S's default event text (`t_hdr_msg`).
+    pub sonicwall_json: bool,
     /// The other `SC4S_DISABLE_DROP_INVALID_<X>=yes` settings. SC4S drops what its parser
     /// for X finds invalid; sluice never drops: by default the message goes on to the next
     /// parser and the fallback (as when SC4S's application declines it), with the setting X
@@ -147,6 +184,38 @@ pub struct VendorOptions {
     /// Black's `: `), or sluice's parser reads everything the filter lets through (RFC 3164
     /// for a PRI-less BSD line), both ways give the same result.
     pub lenient: LenientDrops,
+}
+
+/// `SC4S_LISTEN_CHECKPOINT_SPLUNK_*`: what SC4S does with Check Point Log Exporter events
+/// (both its Splunk and its syslog format).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckpointOptions {
+    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL=yes`: the events of one `loguid` (a
+    /// connection logged again as it progresses) become one: the last one, sent once no
+    /// event of that `loguid` came for [`CheckpointOptions::noise_seconds`].
+    pub noise_control: bool,
+    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL_SECONDS` (default 2).
+    pub noise_seconds: u32,
+    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS=yes`: SC4S discards accepted
+    /// Firewall, Application Control and URL Filtering events that carry a `loguid` but no
+    /// `bytes` (the partial records of a connection still open). sluice reads the setting
+    /// but delivers them: it discards nothing (the daemon says so at start).
+    pub noise_incomplete_events: bool,
+    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES=yes`: HOST from the CN of
+    /// `originsicname`, then `origin_sic_name`, then `hostname` (the default order starts
+    /// with `hostname`).
+    pub old_host_rules: bool,
+}
+
+impl Default for CheckpointOptions {
+    fn default() -> Self {
+        CheckpointOptions {
+            noise_control: false,
+            noise_seconds: 2,
+            noise_incomplete_events: false,
+            old_host_rules: false,
+        }
+    }
 }
 
 /// `SC4S_DISABLE_DROP_INVALID_<X>` (see [`VendorOptions::lenient`]).
@@ -174,6 +243,15 @@ impl Default for VendorOptions {
             cisco_dna_fixhost: false,
             vsphere_groupmsg: false,
             brightmail_groupmsg: true,
+            netapp_ontap_new_format: false,
+            ricoh_fixhost: false,
+            suricata_simple_sourcetype: false,
+            citrix_ignore_mmdd: false,
+            dell_powerstore_index: "infraops".into(),
+            checkpoint: CheckpointOptions::default(),
+            use_vps_cache: false,
+            beyondtrust_sra_json: true,
+            sonicwall_json: true,
             lenient: LenientDrops::default(),
         }
     }
@@ -182,7 +260,7 @@ impl Default for VendorOptions {
 impl VendorOptions {
     /// The settings SC4S reads for these options, in the order [`VendorOptions::from_env`]
     /// consults them.
-    pub const VARIABLES: [&'static str; 12] = [
+    pub const VARIABLES: [&'static str; 25] = [
         "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
         "SC4S_DISABLE_DROP_INVALID_CEF",
         "SC4S_ENABLE_CISCO_IOS_RAW_MSG",
@@ -195,82 +273,149 @@ impl VendorOptions {
         "SC4S_DISABLE_DROP_INVALID_RAW_BSD",
         "SC4S_DISABLE_DROP_INVALID_XML",
         "SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG",
+        "SC4S_NETAPP_ONTAP_NEW_FORMAT",
+        "SC4S_SOURCE_RICOH_SYSLOG_FIXHOST",
+        "SC4S_SURICATA_SIMPLE_SOURCETYPE",
+        "SC4S_IGNORE_MMDD_LEGACY_CITRIX_NETSCALER",
+        "SC4S_OPTION_DELL_POWERSTORE_INDEX",
+        "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL",
+        "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL_SECONDS",
+        "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS",
+        "SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES",
+        // SC4S's documentation names it without `SPLUNK_` (its k8s values files).
+        "SC4S_LISTEN_CHECKPOINT_OLD_HOST_RULES",
+        "SC4S_USE_VPS_CACHE",
+        "SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT",
+        "SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT",
     ];
 
     /// Reads the options through `get` (the daemon's environment seam; `None`: unset). An
-    /// empty prefix or a flag other than yes/no/true/false/1/0 is an error naming the
-    /// variable.
+    /// empty prefix or index, a flag other than yes/no/true/false/1/0, or a noise-control
+    /// time that is not 1 to 3600 seconds is an error naming the variable.
     pub fn from_env(
         get: impl Fn(&str) -> Option<String>,
     ) -> Result<VendorOptions, VendorOptionError> {
         let mut o = VendorOptions::default();
-        let [
-            prefix_var,
-            cef_var,
-            ios_raw_var,
-            dna_var,
-            vsphere_group_var,
-            cisco_var,
-            hpe_var,
-            vsphere_var,
-            cb_var,
-            raw_bsd_var,
-            xml_var,
-            brightmail_var,
-        ] = Self::VARIABLES;
-        if let Some(p) = get(prefix_var) {
+        let word = |variable: &'static str| -> Result<Option<String>, VendorOptionError> {
+            let Some(p) = get(variable) else {
+                return Ok(None);
+            };
             let p = p.trim();
-            if p.is_empty() || p.len() > 16 || !p.bytes().all(|b| b.is_ascii_graphic()) {
+            if p.is_empty() || p.len() > 64 || !p.bytes().all(|b| b.is_ascii_graphic()) {
                 return Err(VendorOptionError {
-                    variable: prefix_var,
+                    variable,
                     value: p.to_owned(),
+                    expected: "1 to 64 printable characters without spaces",
+                });
+            }
+            Ok(Some(p.to_owned()))
+        };
+        if let Some(p) = word("SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX")? {
+            if p.len() > 16 {
+                return Err(VendorOptionError {
+                    variable: "SC4S_OPTION_FORTINET_SOURCETYPE_PREFIX",
+                    value: p,
                     expected: "1 to 16 printable characters without spaces",
                 });
             }
-            o.fortinet_sourcetype_prefix = p.to_owned();
+            o.fortinet_sourcetype_prefix = p;
         }
-        let flag = |variable: &'static str| -> Result<Option<bool>, VendorOptionError> {
+        if let Some(i) = word("SC4S_OPTION_DELL_POWERSTORE_INDEX")? {
+            o.dell_powerstore_index = i;
+        }
+        let flag = |variable: &'static str, field: &mut bool| -> Result<(), VendorOptionError> {
             let Some(v) = get(variable) else {
-                return Ok(None);
+                return Ok(());
             };
-            match v.trim().to_ascii_lowercase().as_str() {
-                "yes" | "true" | "1" | "on" => Ok(Some(true)),
-                "no" | "false" | "0" | "off" | "" => Ok(Some(false)),
-                _ => Err(VendorOptionError {
-                    variable,
-                    value: v,
-                    expected: "yes or no",
-                }),
-            }
+            *field = match v.trim().to_ascii_lowercase().as_str() {
+                "yes" | "true" | "1" | "on" => true,
+                "no" | "false" | "0" | "off" | "" => false,
+                _ => {
+                    return Err(VendorOptionError {
+                        variable,
+                        value: v,
+                        expected: "yes or no",
+                    });
+                }
+            };
+            Ok(())
         };
-        if let Some(b) = flag(cef_var)? {
-            o.lenient_cef = b;
+        flag("SC4S_DISABLE_DROP_INVALID_CEF", &mut o.lenient_cef)?;
+        flag("SC4S_ENABLE_CISCO_IOS_RAW_MSG", &mut o.cisco_ios_raw_msg)?;
+        flag("SC4S_SOURCE_CISCO_DNA_FIXHOST", &mut o.cisco_dna_fixhost)?;
+        flag(
+            "SC4S_SOURCE_VMWARE_VSPHERE_GROUPMSG",
+            &mut o.vsphere_groupmsg,
+        )?;
+        flag(
+            "SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG",
+            &mut o.brightmail_groupmsg,
+        )?;
+        flag(
+            "SC4S_NETAPP_ONTAP_NEW_FORMAT",
+            &mut o.netapp_ontap_new_format,
+        )?;
+        flag("SC4S_SOURCE_RICOH_SYSLOG_FIXHOST", &mut o.ricoh_fixhost)?;
+        flag(
+            "SC4S_SURICATA_SIMPLE_SOURCETYPE",
+            &mut o.suricata_simple_sourcetype,
+        )?;
+        flag(
+            "SC4S_IGNORE_MMDD_LEGACY_CITRIX_NETSCALER",
+            &mut o.citrix_ignore_mmdd,
+        )?;
+        let cp = &mut o.checkpoint;
+        flag(
+            "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL",
+            &mut cp.noise_control,
+        )?;
+        flag(
+            "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS",
+            &mut cp.noise_incomplete_events,
+        )?;
+        flag(
+            "SC4S_LISTEN_CHECKPOINT_OLD_HOST_RULES",
+            &mut cp.old_host_rules,
+        )?;
+        flag(
+            "SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES",
+            &mut cp.old_host_rules,
+        )?;
+        let seconds = "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL_SECONDS";
+        if let Some(v) = get(seconds) {
+            cp.noise_seconds = v
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|s| (1..=3600).contains(s))
+                .ok_or(VendorOptionError {
+                    variable: seconds,
+                    value: v,
+                    expected: "a number of seconds from 1 to 3600",
+                })?;
         }
-        if let Some(b) = flag(ios_raw_var)? {
-            o.cisco_ios_raw_msg = b;
+        flag("SC4S_USE_VPS_CACHE", &mut o.use_vps_cache)?;
+        // SC4S compares the setting with "" and "JSON" exactly; anything else is the
+        // vendor's own format.
+        if let Some(v) = get("SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT") {
+            o.beyondtrust_sra_json = v.is_empty() || v == "JSON";
         }
-        if let Some(b) = flag(dna_var)? {
-            o.cisco_dna_fixhost = b;
-        }
-        if let Some(b) = flag(vsphere_group_var)? {
-            o.vsphere_groupmsg = b;
-        }
-        if let Some(b) = flag(brightmail_var)? {
-            o.brightmail_groupmsg = b;
+        if let Some(v) = get("SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT") {
+            o.sonicwall_json = v.is_empty() || v == "JSON";
         }
         let l = &mut o.lenient;
-        for (var, field) in [
-            (cisco_var, &mut l.cisco),
-            (hpe_var, &mut l.hpe),
-            (vsphere_var, &mut l.vmware_vsphere),
-            (cb_var, &mut l.vmware_cb_protect),
-            (raw_bsd_var, &mut l.raw_bsd),
-            (xml_var, &mut l.xml),
-        ] {
-            if let Some(b) = flag(var)? {
-                *field = b;
-            }
-        }
+        flag("SC4S_DISABLE_DROP_INVALID_CISCO", &mut l.cisco)?;
+        flag("SC4S_DISABLE_DROP_INVALID_HPE", &mut l.hpe)?;
+        flag(
+            "SC4S_DISABLE_DROP_INVALID_VMWARE_VSPHERE",
+            &mut l.vmware_vsphere,
+        )?;
+        flag(
+            "SC4S_DISABLE_DROP_INVALID_VMWARE_CB_PROTECT",
+            &mut l.vmware_cb_protect,
+        )?;
+        flag("SC4S_DISABLE_DROP_INVALID_RAW_BSD", &mut l.raw_bsd)?;
+        flag("SC4S_DISABLE_DROP_INVALID_XML", &mut l.xml)?;
         Ok(o)
     }
 }
@@ -315,6 +460,11 @@ pub struct Classifier {
     pub(crate) options: VendorOptions,
     /// `SC4S_USE_NAME_CACHE`: the last good hostname of each sender (kept by the caller).
     pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
+    /// The operator's app-parsers (`None` when there are none: nothing of them runs).
+    pub(crate) app_parsers: Option<std::sync::Arc<super::local::Program>>,
+    pub(crate) loghost: String,
+    /// `SC4S_USE_VPS_CACHE`: the vendor and product of each host's last event.
+    pub(crate) vps_cache: Option<std::sync::Arc<dyn super::VpsCache>>,
     warnings: Vec<ContextWarning>,
     ignored_listeners: Vec<String>,
 }
@@ -345,24 +495,42 @@ impl Classifier {
         self.name_cache = Some(cache);
     }
 
+    /// Reads a host's network source from `cache` on listeners without a vendor
+    /// (`SC4S_USE_VPS_CACHE`), before `vendor_product_by_source`.
+    pub fn set_vps_cache(&mut self, cache: std::sync::Arc<dyn super::VpsCache>) {
+        self.vps_cache = Some(cache);
+    }
+
     /// Which multi-part groupings are on (see [`super::group`]).
     pub fn group_options(&self) -> super::group::GroupOptions {
         super::group::GroupOptions {
             vsphere: self.options.vsphere_groupmsg,
             brightmail: self.options.brightmail_groupmsg,
+            checkpoint_noise_secs: self
+                .options
+                .checkpoint
+                .noise_control
+                .then_some(self.options.checkpoint.noise_seconds),
         }
     }
 
     /// Builds from file contents already read (see [`ContextFiles`]).
     pub fn new(files: ContextFiles, settings: &Settings) -> Result<Classifier, BuildError> {
-        let metadata = match &files.splunk_metadata {
+        let mut metadata = match &files.splunk_metadata {
             Some((name, text)) => Metadata::parse(name, text)?,
             None => Metadata::default(),
         };
+        if settings.options.dell_powerstore_index != "infraops" {
+            metadata.default_index(
+                "dellemc_powerstore",
+                &settings.options.dell_powerstore_index,
+            );
+        }
         let context = Context::parse(&files)?;
         let mut active = vendors::builtin();
         active.extend(settings.vendors.resolve(vendors::VENDORS)?);
-        let engine = Engine::new(active);
+        let app_parsers = settings.app_parsers.clone().filter(|p| !p.is_empty());
+        let engine = Engine::new(active, app_parsers.clone());
         let resolved = engine
             .vendors()
             .iter()
@@ -382,6 +550,9 @@ impl Classifier {
             warnings,
             ignored_listeners: Vec::new(),
             name_cache: None,
+            app_parsers,
+            loghost: settings.loghost.clone(),
+            vps_cache: None,
         };
         for id in &settings.listeners {
             if !c.add_listener(id) && id != super::DEFAULT_LISTENER {
@@ -437,6 +608,38 @@ impl Classifier {
     /// Listener ids that name no vendor and product; log them.
     pub fn ignored_listeners(&self) -> &[String] {
         &self.ignored_listeners
+    }
+
+    /// The operator's app-parsers, when some are loaded.
+    pub fn app_parsers(&self) -> Option<&std::sync::Arc<super::local::Program>> {
+        self.app_parsers.as_ref()
+    }
+
+    /// What the selectors of `destination` (`sc4s-lp-dest-select-<destination>`) say
+    /// about a classified message. Their values live in `scratch` (see
+    /// [`super::classify`]).
+    pub fn selects<'m, 't: 'm>(
+        &'t self,
+        destination: &str,
+        msg: &crate::message::Message<'m>,
+        src: &super::SourceMeta<'_>,
+        class: &super::Classification<'m, 't>,
+        now_unix_secs: i64,
+        scratch: &'m super::local::Scratch,
+    ) -> super::local::run::Selection {
+        match &self.app_parsers {
+            Some(p) => super::local::run::selects(
+                p,
+                destination,
+                msg,
+                src,
+                class,
+                now_unix_secs,
+                &self.zone,
+                scratch.bump(),
+            ),
+            None => super::local::run::Selection::default(),
+        }
     }
 
     /// The active vendor families (built-ins first).
@@ -518,5 +721,17 @@ mod tests {
             })
             .is_err()
         );
+        for (value, json) in [("", true), ("JSON", true), ("NONE", false), ("json", false)] {
+            let o = VendorOptions::from_env(|k| {
+                (k == "SC4S_DEST_BEYONDTRUST_SRA_SPLUNK_HEC_FMT").then(|| value.to_owned())
+            })
+            .unwrap();
+            assert_eq!(o.beyondtrust_sra_json, json, "{value:?}");
+            let o = VendorOptions::from_env(|k| {
+                (k == "SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT").then(|| value.to_owned())
+            })
+            .unwrap();
+            assert_eq!(o.sonicwall_json, json, "{value:?}");
+        }
     }
 }

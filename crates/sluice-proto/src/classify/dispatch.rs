@@ -14,6 +14,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, packed};
 
+use super::local::prefilter::Atom;
+use super::local::{self, Context, Program, Stage};
 use super::registry::{App, Check, Input, Out, Shape, Topic, Vendor, When};
 
 /// The main topics, indexed by [`main_slot`].
@@ -33,17 +35,34 @@ fn main_slot(t: Topic) -> Option<usize> {
 /// A [`When::Raw`] check.
 type RawCheck = fn(&[u8]) -> bool;
 
+/// One application of a topic: built in (vendor index, application) or the operator's
+/// (index in the loaded [`Program`]).
+#[derive(Clone, Copy, Debug)]
+enum Entry {
+    Builtin(u16, &'static App),
+    Local(u32),
+}
+
 #[derive(Debug, Default)]
 struct TopicTable {
-    /// (vendor index, application), in SC4S order.
-    apps: Vec<(u16, &'static App)>,
+    /// The operator's applications first, in their order, then the built-ins in SC4S order.
+    apps: Vec<Entry>,
     always: Vec<u16>,
-    programs: HashMap<&'static [u8], Vec<u16>, BuildHasherDefault<Fnv>>,
+    programs: HashMap<Box<[u8]>, Vec<u16>, BuildHasherDefault<Fnv>>,
     /// By first byte: a message only compares the prefixes that can match.
     program_prefixes: ByFirstByte,
     body_prefixes: ByFirstByte,
-    netsource: Vec<(&'static str, u16)>,
+    netsource: Vec<(Box<str>, u16)>,
     raw_checks: Vec<(RawCheck, u16)>,
+    /// The operator's applications' HOST atoms: (prefix?, lower-case text, application).
+    hosts: Vec<(bool, Box<[u8]>, u16)>,
+    /// Their netmask atoms.
+    nets: Vec<(u128, u128, u16)>,
+    /// Local token id (see [`Engine::local_scan`]) → applications.
+    local_by_token: Vec<Vec<u16>>,
+    /// The operator's applications (their indices in `apps`): what runs them all when an
+    /// earlier one changed the fields their atoms read.
+    locals: Vec<u16>,
     /// [`When::Header`] checks: the shape bits one of which they need.
     header_checks: Vec<(Shape, RawCheck, u16)>,
     checks: Vec<(Check, u16)>,
@@ -68,24 +87,57 @@ fn length_bit(len: usize) -> u64 {
 
 impl TopicTable {
     fn add(&mut self, vendor: u16, app: &'static App) {
-        self.apps.push((vendor, app));
+        self.apps.push(Entry::Builtin(vendor, app));
     }
 
-    /// Sorts by SC4S order (stable: applications of one file keep their list order) and
-    /// indexes the prefilters.
-    fn finish(&mut self) {
-        self.apps.sort_by_key(|(_, a)| a.order);
-        for (i, (_, app)) in self.apps.iter().enumerate() {
+    fn program(&mut self, name: &[u8], i: u16) {
+        self.programs.entry(name.into()).or_default().push(i);
+        if let Some(&b) = name.first() {
+            self.program_first[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+        self.program_lens |= length_bit(name.len());
+    }
+
+    /// Sorts by SC4S order (stable: applications of one file keep their list order; the
+    /// operator's come first, in theirs) and indexes the prefilters.
+    fn finish(&mut self, program: Option<&Program>) {
+        self.apps.sort_by_key(|e| match e {
+            Entry::Local(_) => (0, ""),
+            Entry::Builtin(_, a) => (1, a.order),
+        });
+        for (i, entry) in self.apps.clone().iter().enumerate() {
             let i = i as u16;
+            let app = match entry {
+                Entry::Builtin(_, app) => app,
+                Entry::Local(l) => {
+                    self.locals.push(i);
+                    let atoms = program.and_then(|p| p.apps[*l as usize].atoms.as_ref());
+                    match atoms {
+                        None => self.always.push(i),
+                        Some(atoms) => {
+                            for a in atoms {
+                                match a {
+                                    Atom::Program(p) => self.program(p, i),
+                                    Atom::ProgramPrefix(p) => self.program_prefixes.push(p, i),
+                                    Atom::BodyPrefix(p) => self.body_prefixes.push(p, i),
+                                    Atom::NetSource(v) => self.netsource.push((v.clone(), i)),
+                                    Atom::HostExact(h) => self.hosts.push((false, h.clone(), i)),
+                                    Atom::HostPrefix(h) => self.hosts.push((true, h.clone(), i)),
+                                    Atom::Net { net, mask } => self.nets.push((*net, *mask, i)),
+                                    // Indexed by `index_local_tokens`.
+                                    Atom::Token(_) => {}
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+            };
             match app.when {
                 When::Always => self.always.push(i),
                 When::Program(names) => {
                     for n in names {
-                        self.programs.entry(n.as_bytes()).or_default().push(i);
-                        if let Some(&b) = n.as_bytes().first() {
-                            self.program_first[usize::from(b >> 6)] |= 1 << (b & 63);
-                        }
-                        self.program_lens |= length_bit(n.len());
+                        self.program(n.as_bytes(), i);
                     }
                 }
                 When::ProgramPrefix(prefixes) => {
@@ -95,7 +147,7 @@ impl TopicTable {
                 }
                 When::NetSource(vps) => {
                     for v in vps {
-                        self.netsource.push((v, i));
+                        self.netsource.push((Box::from(*v), i));
                     }
                 }
                 When::BodyPrefix(prefixes) => {
@@ -111,11 +163,36 @@ impl TopicTable {
         }
     }
 
+    /// Fills [`TopicTable::local_by_token`] from the operator's token list.
+    fn index_local_tokens(&mut self, patterns: &[Box<[u8]>], program: &Program) {
+        let mut by_token = vec![Vec::new(); patterns.len()];
+        let mut any = false;
+        for (i, entry) in self.apps.iter().enumerate() {
+            let Entry::Local(l) = entry else {
+                continue;
+            };
+            for a in program.apps[*l as usize].atoms.iter().flatten() {
+                if let Atom::Token(t) = a
+                    && let Some(id) = patterns.iter().position(|p| p == t)
+                {
+                    by_token[id].push(i as u16);
+                    any = true;
+                }
+            }
+        }
+        if any {
+            self.local_by_token = by_token;
+        }
+    }
+
     /// Fills [`TopicTable::by_token`] from the global token list.
     fn index_tokens(&mut self, patterns: &[&'static str]) {
         let mut by_token = vec![Vec::new(); patterns.len()];
         let mut any = false;
-        for (i, (_, app)) in self.apps.iter().enumerate() {
+        for (i, entry) in self.apps.iter().enumerate() {
+            let Entry::Builtin(_, app) = entry else {
+                continue;
+            };
             if let When::Token(tokens) = app.when {
                 for t in tokens {
                     if let Some(id) = patterns.iter().position(|p| p == t) {
@@ -135,19 +212,19 @@ impl TopicTable {
 #[derive(Debug, Default)]
 struct ByFirstByte {
     /// Empty, or one list per byte value.
-    buckets: Vec<Vec<(&'static [u8], u16)>>,
+    buckets: Vec<Vec<(Box<[u8]>, u16)>>,
     /// The empty prefix matches everything.
     empty: Vec<u16>,
 }
 
 impl ByFirstByte {
-    fn push(&mut self, prefix: &'static [u8], app: u16) {
+    fn push(&mut self, prefix: &[u8], app: u16) {
         match prefix.first() {
             Some(&b) => {
                 if self.buckets.is_empty() {
                     self.buckets = vec![Vec::new(); 256];
                 }
-                self.buckets[usize::from(b)].push((prefix, app));
+                self.buckets[usize::from(b)].push((prefix.into(), app));
             }
             None => self.empty.push(app),
         }
@@ -240,6 +317,8 @@ impl BitSet {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TokenHits {
     tokens: Option<BitSet>,
+    /// The operator's tokens found (their own scan).
+    local_tokens: Option<BitSet>,
     shape: Option<Shape>,
 }
 
@@ -255,7 +334,7 @@ struct TokenScan {
 
 impl TokenScan {
     /// `None` when no main topic has token applications.
-    fn new(patterns: &[&'static str]) -> Option<TokenScan> {
+    fn new<P: AsRef<[u8]>>(patterns: &[P]) -> Option<TokenScan> {
         if patterns.is_empty() {
             return None;
         }
@@ -265,7 +344,7 @@ impl TokenScan {
             .iter()
             .map(|long| {
                 (0..patterns.len())
-                    .filter(|&j| long.starts_with(patterns[j]))
+                    .filter(|&j| long.as_ref().starts_with(patterns[j].as_ref()))
                     .map(|j| j as u16)
                     .collect()
             })
@@ -299,30 +378,74 @@ impl TokenScan {
 pub struct Engine {
     vendors: Vec<&'static Vendor>,
     main: [TopicTable; MAIN_TOPICS.len()],
-    subs: Vec<(&'static str, TopicTable)>,
+    subs: Vec<(Box<str>, TopicTable)>,
     /// The tokens of every main topic.
     scan: Option<TokenScan>,
+    /// The operator's applications.
+    local: Option<std::sync::Arc<Program>>,
+    /// The tokens of the operator's applications: a scan of their own, so that theirs
+    /// never push the built-in scan off its SIMD searcher.
+    local_scan: Option<TokenScan>,
+}
+
+/// The main topic of an operator's context (`None`: not one the dispatcher runs).
+fn topic_of(c: &Context) -> Option<Result<Topic, &str>> {
+    Some(Ok(match c {
+        Context::AlmostSyslog => Topic::AlmostSyslog,
+        Context::Raw => Topic::Raw,
+        Context::Sdata => Topic::Sdata,
+        Context::Pgm => Topic::Pgm,
+        Context::Syslog => Topic::Syslog,
+        Context::NetSource => Topic::NetSource,
+        Context::Sub(name) => return Some(Err(name)),
+        _ => return None,
+    }))
 }
 
 impl Engine {
     /// Builds the tables for `vendors` (the order of the list does not matter: SC4S order
-    /// comes from [`App::order`]).
-    pub(crate) fn new(vendors: Vec<&'static Vendor>) -> Engine {
+    /// comes from [`App::order`]) and the operator's applications of `local`. An
+    /// operator's application named like a built-in one of the same topic replaces it, as
+    /// syslog-ng registers a second application of one name and topic.
+    pub(crate) fn new(
+        vendors: Vec<&'static Vendor>,
+        local: Option<std::sync::Arc<Program>>,
+    ) -> Engine {
         let mut main: [TopicTable; MAIN_TOPICS.len()] = Default::default();
-        let mut subs: Vec<(&'static str, TopicTable)> = Vec::new();
+        let mut subs: Vec<(Box<str>, TopicTable)> = Vec::new();
+        fn sub_table<'a>(
+            subs: &'a mut Vec<(Box<str>, TopicTable)>,
+            name: &str,
+        ) -> &'a mut TopicTable {
+            let at = match subs.iter().position(|(n, _)| &**n == name) {
+                Some(at) => at,
+                None => {
+                    subs.push((name.into(), TopicTable::default()));
+                    subs.len() - 1
+                }
+            };
+            &mut subs[at].1
+        }
+        let replaced = |app: &App| -> bool {
+            let Some(p) = &local else {
+                return false;
+            };
+            p.apps.iter().any(|l| {
+                l.name == app.name
+                    && match (topic_of(&l.context), app.topic) {
+                        (Some(Ok(t)), u) => t == u,
+                        (Some(Err(n)), Topic::Sub(m)) => n == m,
+                        _ => false,
+                    }
+            })
+        };
         for (vi, vendor) in vendors.iter().enumerate() {
             for app in vendor.apps {
+                if replaced(app) {
+                    continue;
+                }
                 let table = match app.topic {
-                    Topic::Sub(name) => {
-                        let at = match subs.iter().position(|(n, _)| *n == name) {
-                            Some(at) => at,
-                            None => {
-                                subs.push((name, TopicTable::default()));
-                                subs.len() - 1
-                            }
-                        };
-                        &mut subs[at].1
-                    }
+                    Topic::Sub(name) => sub_table(&mut subs, name),
                     // The built-in fallbacks are not dispatched (classify runs them).
                     Topic::Fallback => continue,
                     t => &mut main[main_slot(t).expect("main topic")],
@@ -330,11 +453,23 @@ impl Engine {
                 table.add(vi as u16, app);
             }
         }
+        if let Some(p) = &local {
+            for (i, a) in p.apps.iter().enumerate() {
+                let table = match topic_of(&a.context) {
+                    Some(Ok(t)) => &mut main[main_slot(t).expect("main topic")],
+                    Some(Err(name)) => sub_table(&mut subs, name),
+                    None => continue,
+                };
+                table.apps.push(Entry::Local(i as u32));
+            }
+        }
         let mut patterns: Vec<&'static str> = Vec::new();
         for t in main.iter_mut() {
-            t.finish();
-            for (_, app) in &t.apps {
-                if let When::Token(tokens) = app.when {
+            t.finish(local.as_deref());
+            for e in &t.apps {
+                if let Entry::Builtin(_, app) = e
+                    && let When::Token(tokens) = app.when
+                {
                     for tok in tokens {
                         if !patterns.contains(tok) {
                             patterns.push(tok);
@@ -346,14 +481,31 @@ impl Engine {
         for t in main.iter_mut() {
             t.index_tokens(&patterns);
         }
+        let mut local_patterns: Vec<Box<[u8]>> = Vec::new();
+        if let Some(p) = &local {
+            for a in &p.apps {
+                for atom in a.atoms.iter().flatten() {
+                    if let Atom::Token(t) = atom
+                        && !local_patterns.contains(t)
+                    {
+                        local_patterns.push(t.clone());
+                    }
+                }
+            }
+            for t in main.iter_mut() {
+                t.index_local_tokens(&local_patterns, p);
+            }
+        }
         for (_, t) in subs.iter_mut() {
-            t.finish();
+            t.finish(local.as_deref());
         }
         Engine {
             vendors,
             main,
             subs,
             scan: TokenScan::new(&patterns),
+            local_scan: TokenScan::new(&local_patterns),
+            local,
         }
     }
 
@@ -407,17 +559,23 @@ impl Engine {
             }
         }
         for (check, i) in &table.checks {
-            if call_check(*check, table.apps[usize::from(*i)].1, input, out) {
+            if let Entry::Builtin(_, app) = table.apps[usize::from(*i)]
+                && call_check(*check, app, input, out)
+            {
                 cands.insert(*i);
             }
         }
         let vp = input.netsource.vendor_product;
-        if !vp.is_empty() {
+        let listener = input.src.listener_id;
+        if !vp.is_empty() || listener != super::DEFAULT_LISTENER {
             for (v, i) in &table.netsource {
-                if *v == vp {
+                if netsource_is(v, vp, listener) {
                     cands.insert(*i);
                 }
             }
+        }
+        if !table.locals.is_empty() {
+            self.local_candidates(table, input, out, hits, &mut cands);
         }
         if !table.by_token.is_empty()
             && let Some(scan) = &self.scan
@@ -436,27 +594,149 @@ impl Engine {
                 }
             }
         }
+        let stage = match topic {
+            Topic::AlmostSyslog | Topic::Raw => Stage::NoParse,
+            _ => Stage::Parsed,
+        };
         if cands.overflow {
             // Too many to narrow down: every application of the topic, in order, each
             // checked against its own prefilter.
-            return run_candidates(table.apps.iter().copied(), input, out, true);
+            return self.run_candidates(table.apps.iter().copied(), input, out, true, stage, None);
         }
         if cands.is_empty() {
             return false;
         }
         let apps = cands.iter().map(|i| table.apps[usize::from(i)]);
-        run_candidates(apps, input, out, false)
+        self.run_candidates(apps, input, out, false, stage, None)
+    }
+
+    /// The operator's applications of `table` the message may satisfy.
+    fn local_candidates<'m>(
+        &self,
+        table: &TopicTable,
+        input: &Input<'m, '_>,
+        out: &Out<'m>,
+        hits: &mut TokenHits,
+        cands: &mut BitSet,
+    ) {
+        if out.local.is_some() {
+            // An earlier local application changed fields the atoms read: run them all.
+            for &i in &table.locals {
+                cands.insert(i);
+            }
+            return;
+        }
+        if let Some(host) = input.host {
+            for (prefix, h, i) in &table.hosts {
+                let hit = if *prefix {
+                    host.len() >= h.len() && host[..h.len()].eq_ignore_ascii_case(h)
+                } else {
+                    host.eq_ignore_ascii_case(h)
+                };
+                if hit {
+                    cands.insert(*i);
+                }
+            }
+        }
+        if !table.nets.is_empty() {
+            let ip = match input.src.source_ip.to_canonical() {
+                std::net::IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
+                std::net::IpAddr::V6(v6) => u128::from(v6),
+            };
+            for (net, mask, i) in &table.nets {
+                if ip & mask == *net {
+                    cands.insert(*i);
+                }
+            }
+        }
+        if !table.local_by_token.is_empty()
+            && let Some(scan) = &self.local_scan
+        {
+            let found = hits.local_tokens.get_or_insert_with(|| {
+                let mut set = BitSet::default();
+                scan.scan(input.msg.raw, &mut set);
+                set
+            });
+            if found.overflow {
+                cands.overflow = true;
+            }
+            for pattern in found.iter() {
+                for &i in &table.local_by_token[usize::from(pattern)] {
+                    cands.insert(i);
+                }
+            }
+        }
     }
 
     /// Runs a sub-topic (linear: only messages of its parent get here).
     pub(crate) fn run_sub<'m>(&self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-        let Some((_, table)) = self.subs.iter().find(|(n, _)| *n == name) else {
+        let Some((sub, table)) = self.subs.iter().find(|(n, _)| &**n == name) else {
             return false;
         };
         let saved = out.vendor_idx;
-        let took = run_candidates(table.apps.iter().copied(), input, out, true);
+        let took = self.run_candidates(
+            table.apps.iter().copied(),
+            input,
+            out,
+            true,
+            Stage::Parsed,
+            Some(sub),
+        );
         out.vendor_idx = saved;
         took
+    }
+
+    /// Runs the candidates in order on `out` itself until one takes the message. `out` is
+    /// copied once, before the first candidate that runs, and restored from that copy only
+    /// after a candidate declined (it may have written before its filter failed): a message
+    /// with no candidate costs no copy, and the one that takes it none either. (`Out` is
+    /// about 1.2 kB; a copy per candidate plus one back was the dispatcher's largest fixed
+    /// cost.) With `check`, each application's own prefilter decides first whether it runs;
+    /// `out` is then as it was before the first candidate, so a [`When::Check`] sees what
+    /// it would have seen. The operator's applications change `out` only when they take
+    /// the message.
+    fn run_candidates<'m>(
+        &self,
+        apps: impl Iterator<Item = Entry>,
+        input: &Input<'m, '_>,
+        out: &mut Out<'m>,
+        check: bool,
+        stage: Stage,
+        sub: Option<&str>,
+    ) -> bool {
+        let mut snapshot: Option<Out<'m>> = None;
+        for entry in apps {
+            match entry {
+                Entry::Local(l) => {
+                    let Some(p) = &self.local else {
+                        continue;
+                    };
+                    if check && !local::run::prefilter_holds(&p.apps[l as usize], input, out) {
+                        continue;
+                    }
+                    if local::run::run_app(p, l, input, out, stage, sub) {
+                        return true;
+                    }
+                }
+                Entry::Builtin(vendor, app) => {
+                    if check && !prefilter_matches(app, input, out) {
+                        continue;
+                    }
+                    if snapshot.is_none() {
+                        snapshot = Some(*out);
+                    }
+                    out.vendor_idx = vendor;
+                    if (app.parse)(input, out) {
+                        out.app = Some(app.name);
+                        return true;
+                    }
+                    if let Some(s) = &snapshot {
+                        *out = *s;
+                    }
+                }
+            }
+        }
+        false
     }
 }
 
@@ -471,7 +751,7 @@ enum Scanner {
 }
 
 impl Scanner {
-    fn new(patterns: &[&'static str]) -> Scanner {
+    fn new<P: AsRef<[u8]>>(patterns: &[P]) -> Scanner {
         let teddy = packed::Config::new()
             .match_kind(packed::MatchKind::LeftmostLongest)
             // Rabin-Karp (the packed fallback) is slower than the DFA.
@@ -511,39 +791,6 @@ impl Scanner {
     }
 }
 
-/// Runs the candidates in order on `out` itself until one takes the message. `out` is
-/// copied once, before the first candidate that runs, and restored from that copy only after
-/// a candidate declined (it may have written before its filter failed): a message with no
-/// candidate costs no copy, and the one that takes it none either. (`Out` is about 1.2 kB;
-/// a copy per candidate plus one back was the dispatcher's largest fixed cost.) With
-/// `check`, each application's own prefilter decides first whether it runs; `out` is then
-/// as it was before the first candidate, so a [`When::Check`] sees what it would have seen.
-fn run_candidates<'m>(
-    apps: impl Iterator<Item = (u16, &'static App)>,
-    input: &Input<'m, '_>,
-    out: &mut Out<'m>,
-    check: bool,
-) -> bool {
-    let mut snapshot: Option<Out<'m>> = None;
-    for (vendor, app) in apps {
-        if check && !prefilter_matches(app, input, out) {
-            continue;
-        }
-        if snapshot.is_none() {
-            snapshot = Some(*out);
-        }
-        out.vendor_idx = vendor;
-        if (app.parse)(input, out) {
-            out.app = Some(app.name);
-            return true;
-        }
-        if let Some(s) = &snapshot {
-            *out = *s;
-        }
-    }
-    false
-}
-
 fn prefilter_matches<'m>(app: &'static App, input: &Input<'m, '_>, out: &Out<'m>) -> bool {
     match app.when {
         When::Always => true,
@@ -559,10 +806,22 @@ fn prefilter_matches<'m>(app: &'static App, input: &Input<'m, '_>, out: &Out<'m>
         When::BodyPrefix(prefixes) => prefixes
             .iter()
             .any(|p| input.body.starts_with(p.as_bytes())),
-        When::NetSource(vps) => vps.contains(&input.netsource.vendor_product),
+        When::NetSource(vps) => vps
+            .iter()
+            .any(|v| netsource_is(v, input.netsource.vendor_product, input.src.listener_id)),
         When::Raw(check) => check(input.msg.raw),
         When::Header(need, check) => Shape::of(input.msg.raw).any(need) && check(input.msg.raw),
         When::Check(check) => call_check(check, app, input, out),
+    }
+}
+
+/// One [`When::NetSource`] entry against the message's network source `vp` and listener id:
+/// `vendor_product`, or `.source.s_<ID>` for the listener `<ID>` (SC4S's
+/// `tags(".source.s_<ID>")`, for listener ids that name no vendor and product).
+fn netsource_is(entry: &str, vp: &str, listener: &str) -> bool {
+    match entry.strip_prefix(".source.s_") {
+        Some(id) => id == listener,
+        None => !vp.is_empty() && entry == vp,
     }
 }
 
@@ -624,7 +883,7 @@ mod tests {
     /// onto the slower DFA scan.
     #[test]
     fn shipped_tokens_use_the_simd_searcher() {
-        let engine = Engine::new(crate::classify::vendors::VENDORS.to_vec());
+        let engine = Engine::new(crate::classify::vendors::VENDORS.to_vec(), None);
         let scan = engine.scan.as_ref().expect("vendors have tokens");
         assert!(
             scan.scanner.is_teddy(),
@@ -637,7 +896,7 @@ mod tests {
     /// The scan finds every token that occurs, overlapping or nested ones included.
     #[test]
     fn token_scan_finds_overlapping_and_nested_tokens() {
-        let engine = Engine::new(vec![&TOKENS]);
+        let engine = Engine::new(vec![&TOKENS], None);
         let found = |text: &[u8]| {
             let mut set = BitSet::default();
             engine.scan.as_ref().unwrap().scan(text, &mut set);

@@ -7,7 +7,7 @@ use regex::bytes::Regex;
 
 use crate::message::Format;
 
-use super::registry::{App, Input, Key, NetSource, Out, Source, Topic, Vendor, When};
+use super::registry::{App, Input, Key, Out, Source, Topic, Vendor, When};
 use super::template::Template;
 use super::value::Value;
 use super::vtime;
@@ -19,9 +19,9 @@ pub(crate) static LASTCHANCE_KEY: Key = Key::new("splunk", "sc4s", "sc4s:fallbac
 
 /// The fallback application chosen for an unidentified message.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Choice<'t> {
-    pub vendor: Value<'static, 't>,
-    pub product: Value<'static, 't>,
+pub(crate) struct Choice<'m> {
+    pub vendor: Value<'m, 'static>,
+    pub product: Value<'m, 'static>,
     pub class: Option<&'static str>,
     pub sourcetype: &'static str,
     pub index: &'static str,
@@ -34,21 +34,22 @@ pub(crate) struct Choice<'t> {
 /// `app-fallbackz-lastchance` whose filter accepts the message: the first two need RFC 5424,
 /// or RFC 3164 with a PROGRAM and a non-empty MESSAGE; netsource also needs a vendor and
 /// product from the listener or `vendor_product_by_source`.
-pub(crate) fn choose<'t>(
+pub(crate) fn choose<'m>(
     format: Format,
     program: Option<&[u8]>,
     has_message: bool,
-    netsource: NetSource<'t>,
-) -> Choice<'t> {
+    netsource: (Value<'m, 'static>, Value<'m, 'static>),
+) -> Choice<'m> {
+    let (ns_vendor, ns_product) = netsource;
     let qualifies = match format {
         Format::Rfc5424 => true,
         Format::Rfc3164 => program.is_some() && has_message,
         Format::Unparsed => false,
     };
-    if qualifies && !netsource.vendor.is_empty() && !netsource.product.is_empty() {
+    if qualifies && !ns_vendor.is_empty() && !ns_product.is_empty() {
         Choice {
-            vendor: Value::Static(netsource.vendor),
-            product: Value::Static(netsource.product),
+            vendor: ns_vendor,
+            product: ns_product,
             class: Some("nix_syslog"),
             sourcetype: "nix:syslog",
             index: "osnix",

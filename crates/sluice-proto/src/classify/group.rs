@@ -14,11 +14,27 @@
 //!   `cmmdsTimeMachineDump` (per sender) joined with nothing, each line without its final
 //!   `.`, complete at the line ending in `\q` (removed), else after 5 s.
 //!
+//! * Check Point Log Exporter with `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL=yes`
+//!   (`app-postfilter-checkpoint_{splunk,syslog}_02-group.conf`): the events of one
+//!   `loguid` (the Splunk format's `loguid=`, the syslog format's `[sc4s@2620 loguid=...]`
+//!   with PROGRAM `CheckPoint`) become the last of them (`inherit-mode(last-message)`),
+//!   `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL_SECONDS` (2) after the last one.
+//! * Dell RSA SecurID trace lines (`app-postfilter-dell_rsa_secureid.conf`): per HOST, the
+//!   lines (`PROGRAM...MESSAGE` as received) joined with `\n`, 1 s after the last one.
+//!
 //! * Symantec Brightmail (`app-postfilter-symantec_brightmail.conf`, on unless
 //!   `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG=no`): `bmserver` messages
 //!   `seq|id|field|data` (not `[Brightmail]` ones) of one `id` per HOST and PROGRAM, 2 s after
 //!   the last, become `seq|id|field|data;field|data...` (the first part's `seq`) with
 //!   sourcetype `symantec:smg:mail`, class `merged` ([`finish_joined`]).
+//!
+//! * BeyondTrust SRA (`app-postfilter-beyondtrust_sra.conf`): `BG` events
+//!   `siteid:seq:parts:pairs` with `parts` above 1, per HOST, PROGRAM and `siteid`, complete
+//!   when as many parts arrived as the latest part announces, else 10 s after the last. SC4S
+//!   drops the parts and sends one event inheriting the last part's (by `seq`, compared as
+//!   text) header and every part's values (a later part's value wins), with `siteid` `00`,
+//!   that `seq`, and the number of parts received: the joined line is
+//!   `00:<seq>:<count>:<pairs>;<pairs>...`, which the SRA parser then reads.
 //!
 //! The joined event is a new raw line: the first part's header (everything before its
 //! MESSAGE) followed by the joined text. The caller runs it through parse and classify again
@@ -45,14 +61,19 @@ pub enum Rule {
     VsphereMultiline,
     VsphereCmmds,
     Brightmail,
+    BeyondTrustSra,
+    CheckpointNoise,
+    RsaTrace,
 }
 
 impl Rule {
-    /// syslog-ng's `timeout()`: milliseconds after the last part.
+    /// syslog-ng's `timeout()`: milliseconds after the last part (Check Point's is a
+    /// setting, see [`GroupOptions::checkpoint_noise_secs`]; this is its default).
     pub fn timeout_ms(self) -> i64 {
         match self {
-            Rule::Ise | Rule::Acs => 10_000,
+            Rule::Ise | Rule::Acs | Rule::BeyondTrustSra => 10_000,
             Rule::VsphereCmmds => 5_000,
+            Rule::RsaTrace => 1_000,
             _ => 2_000,
         }
     }
@@ -65,6 +86,9 @@ pub struct GroupOptions {
     pub vsphere: bool,
     /// Not `SC4S_SOURCE_FF_SYMANTEC_BRIGHTMAIL_GROUPMSG=no`.
     pub brightmail: bool,
+    /// `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL=yes`: its timeout in seconds
+    /// (`..._NOISE_CONTROL_SECONDS`); `None`: off.
+    pub checkpoint_noise_secs: Option<u32>,
 }
 
 /// Bounds on what a [`Grouper`] holds.
@@ -103,6 +127,8 @@ pub struct Part<'m> {
     pub num: u32,
     pub seq: u32,
     pub text: &'m [u8],
+    /// The group's timeout in milliseconds.
+    pub timeout_ms: i64,
 }
 
 /// The part `msg` is of a group, or `None` (almost every message: a few comparisons).
@@ -115,8 +141,22 @@ pub fn part<'m>(
     let app = class.app;
     let vsphere = opts.vsphere && app.starts_with("app-syslog-vmware_vsphere");
     let brightmail = opts.brightmail && app == "app-syslog-symantec_brightmail-pgm";
-    if app != "app-syslog-cisco_ise" && app != "app-syslog-cisco_acs" && !vsphere && !brightmail {
+    let sra = app == "app-syslog-beyondtrust_sra";
+    if app != "app-syslog-cisco_ise"
+        && app != "app-syslog-cisco_acs"
+        && app != "app-netsource-dell_rsa_secureid"
+        && !app.starts_with("app-raw-checkpoint_splunk")
+        && !app.starts_with("app-syslog-checkpoint_syslog")
+        && !vsphere
+        && !brightmail
+        && !sra
+    {
         return None;
+    }
+    if app.starts_with("app-raw-checkpoint_splunk")
+        || app.starts_with("app-syslog-checkpoint_syslog")
+    {
+        return checkpoint_part(msg, class, opts);
     }
     let program = match class.edit.program {
         Some(p) => p,
@@ -142,7 +182,38 @@ pub fn part<'m>(
         num: 0,
         seq: 0,
         text: body,
+        timeout_ms: 0,
     };
+    if sra {
+        // `program('BG') and "${.metadata.sc4s.countOfParts}" > 1`, grouped by
+        // `scope(program)` (HOST and PROGRAM) and `siteid`.
+        let p = super::vendors::beyondtrust::parts(body)?;
+        let num = number(p.parts)?;
+        if num <= 1 {
+            return None;
+        }
+        return Some(Part {
+            rule: Rule::BeyondTrustSra,
+            key: [host, program, p.siteid],
+            num,
+            ..base
+        });
+    }
+    if app == "app-netsource-dell_rsa_secureid" {
+        // `class('trace')` only; the line is `${LEGACY_MSGHDR}${MESSAGE}`: from PROGRAM on.
+        if !matches!(class.class, Some(Value::Static("trace"))) {
+            return None;
+        }
+        let start = class.view.program.unwrap_or(body);
+        let from = prefix_of(msg.raw, start)?;
+        return Some(Part {
+            rule: Rule::RsaTrace,
+            key: [host, b"", b""],
+            prefix: from,
+            text: &msg.raw[from.len()..],
+            ..base
+        });
+    }
     if brightmail {
         // `program('bmserver' prefix) and not message('[Brightmail]')`, then the greedy
         // `seq|id|field|data` split; the part is `field|data`, the rest after the second `|`.
@@ -236,6 +307,35 @@ pub fn part<'m>(
     None
 }
 
+/// A Check Point Log Exporter event with a `loguid` when noise control is on: the whole
+/// line, kept until no event of its `loguid` came for the timeout, unless a later one
+/// replaces it.
+fn checkpoint_part<'m>(
+    msg: &Message<'m>,
+    class: &Classification<'m, '_>,
+    opts: &GroupOptions,
+) -> Option<Part<'m>> {
+    let secs = opts.checkpoint_noise_secs?;
+    // The syslog format's post-filter is `program('CheckPoint' type(string))`.
+    if class.app.starts_with("app-syslog-checkpoint_syslog")
+        && class.view.program != Some(b"CheckPoint")
+    {
+        return None;
+    }
+    let loguid = super::vendors::checkpoint::loguid(msg).filter(|l| !l.is_empty())?;
+    Some(Part {
+        rule: Rule::CheckpointNoise,
+        key: [loguid, b"", b""],
+        source: None,
+        prefix: b"",
+        serial: b"",
+        num: 0,
+        seq: 0,
+        text: msg.raw,
+        timeout_ms: i64::from(secs) * 1000,
+    })
+}
+
 /// What SC4S's aggregate sets beyond the joined text, applied to the joined line's
 /// classification (Brightmail: sourcetype `symantec:smg:mail`, class `merged`, the event is
 /// the joined text).
@@ -275,6 +375,7 @@ struct Pending<T> {
     /// Arrival order, for evicting the oldest.
     opened: u64,
     last_ms: i64,
+    timeout_ms: i64,
 }
 
 /// The open groups. `T` is what the caller keeps with a group (e.g. its sender), handed
@@ -336,6 +437,11 @@ impl<T: Clone> Grouper<T> {
                     bytes: part.prefix.len() + part.serial.len(),
                     opened,
                     last_ms: now_ms,
+                    timeout_ms: if part.timeout_ms > 0 {
+                        part.timeout_ms
+                    } else {
+                        part.rule.timeout_ms()
+                    },
                 })
             }
         };
@@ -348,12 +454,31 @@ impl<T: Clone> Grouper<T> {
         if part.rule == Rule::VsphereCmmds {
             text = text.strip_suffix(b".").unwrap_or(text);
         }
-        g.parts.push((part.seq, text.to_vec()));
-        g.bytes += text.len();
+        if part.rule == Rule::CheckpointNoise {
+            // `inherit-mode(last-message)`: only the latest event is kept.
+            let held: usize = g.parts.iter().map(|(_, t)| t.len()).sum();
+            g.parts.clear();
+            g.bytes -= held.min(g.bytes);
+            self.bytes -= held.min(self.bytes);
+        }
+        let stored = match part.rule {
+            // Each part keeps its `seq`, header and pairs: the joined event takes the last
+            // part's header, and the order is decided by `seq` as text.
+            Rule::BeyondTrustSra => match super::vendors::beyondtrust::parts(text) {
+                Some(p) => [p.seq, b"\0", part.prefix, b"\0", p.message].concat(),
+                None => text.to_vec(),
+            },
+            _ => text.to_vec(),
+        };
+        g.bytes += stored.len();
+        g.parts.push((part.seq, stored));
         g.last_ms = now_ms;
         self.bytes += size;
         let complete = match part.rule {
             Rule::Ise | Rule::Acs => g.parts.len() >= g.num as usize,
+            // `trigger("$(context-length)" >= "${.metadata.sc4s.countOfParts}")`: the
+            // count of the part that just arrived.
+            Rule::BeyondTrustSra => g.parts.len() >= part.num as usize,
             Rule::VsphereStorageRm => memchr::memmem::find(text, b"datastoreSlopeUS[5]").is_some(),
             Rule::VsphereCmmds => text.ends_with(b"\\q"),
             _ => false,
@@ -369,7 +494,7 @@ impl<T: Clone> Grouper<T> {
         let due: Vec<Vec<u8>> = self
             .groups
             .iter()
-            .filter(|(_, g)| now_ms - g.last_ms >= g.rule.timeout_ms())
+            .filter(|(_, g)| now_ms - g.last_ms >= g.timeout_ms)
             .map(|(k, _)| k.clone())
             .collect();
         for k in due {
@@ -441,6 +566,43 @@ fn join<T>(mut g: Pending<T>) -> Joined<T> {
                     line.push(b';');
                 }
                 line.extend_from_slice(t);
+            }
+        }
+        Rule::BeyondTrustSra => {
+            let mut items: Vec<[&[u8]; 3]> = g
+                .parts
+                .iter()
+                .map(|(_, t)| {
+                    let mut f = t.splitn(3, |&b| b == 0);
+                    [
+                        f.next().unwrap_or_default(),
+                        f.next().unwrap_or_default(),
+                        f.next().unwrap_or_default(),
+                    ]
+                })
+                .collect();
+            // `sort-key("${.values.seq}")`: compared as text (stable).
+            items.sort_by(|a, b| a[0].cmp(b[0]));
+            let mut joined = Vec::new();
+            if let Some(last) = items.last() {
+                joined.extend_from_slice(last[1]);
+                joined.extend_from_slice(b"00:");
+                joined.extend_from_slice(last[0]);
+                joined.push(b':');
+                joined.extend_from_slice(items.len().to_string().as_bytes());
+                joined.push(b':');
+            }
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    joined.push(b';');
+                }
+                joined.extend_from_slice(it[2]);
+            }
+            line = joined;
+        }
+        Rule::CheckpointNoise => {
+            if let Some((_, t)) = g.parts.pop() {
+                line.extend_from_slice(&t);
             }
         }
         Rule::VsphereCmmds => {

@@ -178,8 +178,177 @@ pub(crate) fn quoted_end(body: &[u8]) -> usize {
     i.min(body.len())
 }
 
+/// syslog-ng's key bytes (`kv-scanner.c`).
+fn key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// The pairs of `text` as syslog-ng's `kv-parser(pair-separator("<sep>"))` reads them
+/// (`kv-scanner.c`), for a one-byte separator. This differs from [`pairs`]:
+///
+/// * a key is the run of key bytes (`[A-Za-z0-9_.-]`) right before an `=` (spaces before
+///   the `=` allowed); anything else between pairs (stray words) is skipped;
+/// * a value quoted with `"` or `'` runs to its closing quote (a backslash escapes the next
+///   byte; the escapes are left as written) when a delimiter or the end follows it, and is
+///   otherwise read unquoted;
+/// * an unquoted value ends at the separator, or — with a separator other than a space —
+///   at a space after which only spaces, the end, the separator or a `key=` follow (so
+///   values may hold spaces: `who=unknown (x) using password;`); with a space as the
+///   separator it ends at the first space.
+pub fn syslog_ng_pairs(text: &[u8], sep: u8) -> SyslogNgPairs<'_> {
+    SyslogNgPairs { text, sep, pos: 0 }
+}
+
+/// See [`syslog_ng_pairs`]; items are (key, value, quoted).
+#[derive(Clone, Debug)]
+pub struct SyslogNgPairs<'a> {
+    text: &'a [u8],
+    sep: u8,
+    pos: usize,
+}
+
+impl<'a> SyslogNgPairs<'a> {
+    /// syslog-ng's `_key_follows`: key bytes, spaces, then `=`.
+    fn key_follows(&self, at: usize) -> bool {
+        let t = self.text;
+        let mut i = at;
+        while i < t.len() && key_byte(t[i]) {
+            i += 1;
+        }
+        let key_end = i;
+        while t.get(i) == Some(&b' ') {
+            i += 1;
+        }
+        key_end != at && t.get(i) == Some(&b'=')
+    }
+
+    /// Whether the value ends at `at` (an unquoted value's `_match_delimiter`).
+    fn delimiter(&self, at: usize) -> bool {
+        let t = self.text;
+        match t.get(at) {
+            None => true,
+            Some(&b) if b == self.sep => true,
+            Some(b' ') => {
+                let mut i = at;
+                while t.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                i == t.len() || self.key_follows(i) || t[i] == self.sep
+            }
+            _ => false,
+        }
+    }
+
+    /// The end of an unquoted value starting at `from`.
+    fn unquoted_end(&self, from: usize) -> usize {
+        let mut i = from;
+        while !self.delimiter(i) {
+            i += 1;
+        }
+        i
+    }
+}
+
+impl<'a> Iterator for SyslogNgPairs<'a> {
+    type Item = (&'a [u8], &'a [u8], bool);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let t = self.text;
+        let mut search = self.pos;
+        let (key, eq) = loop {
+            let eq = search + memchr::memchr(b'=', t.get(search..)?)?;
+            let mut end = eq;
+            while end > self.pos && t[end - 1] == b' ' {
+                end -= 1;
+            }
+            let mut start = end;
+            while start > self.pos && key_byte(t[start - 1]) {
+                start -= 1;
+            }
+            if start < end {
+                break (&t[start..end], eq);
+            }
+            search = eq + 1;
+        };
+        // Spaces before a value are skipped unless they already end it.
+        let mut v = eq + 1;
+        while t.get(v) == Some(&b' ') && !self.delimiter(v) {
+            v += 1;
+        }
+        if let Some(&q @ (b'"' | b'\'')) = t.get(v)
+            && let Some(c) = closing_quote(&t[v + 1..], q)
+        {
+            let after = v + 1 + c + 1;
+            if matches!(t.get(after), None | Some(b' ')) || t.get(after) == Some(&self.sep) {
+                self.pos = after;
+                return Some((key, &t[v + 1..v + 1 + c], true));
+            }
+        }
+        let end = self.unquoted_end(v);
+        self.pos = end;
+        Some((key, &t[v..end], false))
+    }
+}
+
+/// The value of the last `want=` pair of a space-separated [`syslog_ng_pairs`] reading
+/// (Forcepoint's `kv-parser(pair-separator(" "))`): syslog-ng keeps the last value of a
+/// repeated key.
+pub fn space_separated_value<'a>(text: &'a [u8], want: &[u8]) -> Option<&'a [u8]> {
+    syslog_ng_pairs(text, b' ')
+        .filter(|(k, _, _)| *k == want)
+        .last()
+        .map(|(_, v, _)| v)
+}
+
+/// Where the quote `q` that closes a quoted value is in `s` (the text after the opening
+/// quote); a backslash escapes the byte after it.
+fn closing_quote(s: &[u8], q: u8) -> Option<usize> {
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            b'\\' => i += 2,
+            b if b == q => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn syslog_ng_semicolon_pairs() {
+        let got: Vec<(&[u8], &[u8], bool)> = syslog_ng_pairs(
+            b"event=logout;site=support.x.gov;who=unknown (asdf) using password;who_ip=10.0.85.35",
+            b';',
+        )
+        .collect();
+        assert_eq!(
+            got,
+            vec![
+                (&b"event"[..], &b"logout"[..], false),
+                (b"site", b"support.x.gov", false),
+                (b"who", b"unknown (asdf) using password", false),
+                (b"who_ip", b"10.0.85.35", false),
+            ]
+        );
+        // A space before `key=` ends a value; spaces before the separator are not kept.
+        let got: Vec<(&[u8], &[u8], bool)> =
+            syslog_ng_pairs(b"a=x y=z;b=1  ;c= 'q;r' ;d=\"u\"v;stray e=", b';').collect();
+        assert_eq!(
+            got,
+            vec![
+                (&b"a"[..], &b"x"[..], false),
+                (b"y", b"z", false),
+                (b"b", b"1", false),
+                (b"c", b"q;r", true),
+                (b"d", b"\"u\"v", false),
+                (b"e", b"", false),
+            ]
+        );
+    }
+
     use super::*;
 
     /// The byte-at-a-time tokenizer this file used before the `memchr` one.

@@ -94,6 +94,19 @@ impl Metadata {
         self.rows.is_empty()
     }
 
+    /// Gives `key` (lower case) the index `index` unless a row already does: an index a
+    /// setting chooses for a vendor (SC4S's `r_set_splunk_dest_default(index(`...`))`),
+    /// which the file's rows still override.
+    pub fn default_index(&mut self, key: &str, index: &str) {
+        let entry = self
+            .rows
+            .entry(key.as_bytes().to_vec().into_boxed_slice())
+            .or_default();
+        if entry.index.is_none() {
+            entry.index = Some(index.into());
+        }
+    }
+
     /// Rows that were accepted without effect.
     pub fn warnings(&self) -> &[ContextWarning] {
         &self.warnings

@@ -47,16 +47,21 @@ pub mod filter;
 pub(crate) mod gate;
 pub mod group;
 pub mod header;
+pub mod json_walk;
 pub mod kv;
+pub mod kvscan;
+pub mod local;
 pub mod metadata;
 pub mod registry;
 pub mod template;
 pub mod value;
 pub mod vendors;
 pub mod vtime;
+pub mod xml;
 
 mod build;
 mod fallback;
+mod no_parse;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -68,14 +73,15 @@ use std::net::IpAddr;
 use crate::message::{Format, Message, Timestamp};
 
 pub use build::{
-    BuildError, Classifier, LenientDrops, Settings, VendorOptionError, VendorOptions,
-    VendorSelection, build,
+    BuildError, CheckpointOptions, Classifier, LenientDrops, Settings, VendorOptionError,
+    VendorOptions, VendorSelection, build,
 };
 pub use csv::{ContextError, ContextWarning};
 pub use header::{ProgramRule, Rewrite, strip_directory};
+pub use no_parse::classify_no_parse;
 pub use registry::{
-    App, Check, Fields, HostEdit, Input, Key, NameValues, NetSource, Out, Shape, Source, TimeEdit,
-    Topic, Values, ValuesSyntax, Vendor, When,
+    App, Check, Fields, HostEdit, Input, Key, MessageFilter, NameValues, NetSource, Out, Shape,
+    Source, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,
 };
 pub use template::Template;
 pub use value::{Inline, Value};
@@ -149,6 +155,8 @@ pub struct Edit<'m, 't> {
     pub program: Option<Option<&'m [u8]>>,
     pub pid: Option<Option<&'m [u8]>>,
     pub message: Option<Value<'m, 't>>,
+    /// Parts of MESSAGE removed as the event is written.
+    pub filter: MessageFilter,
 }
 
 /// The SC4S metadata of one message. `'m` borrows the message, `'t` the classifier.
@@ -178,19 +186,28 @@ pub struct Classification<'m, 't> {
     pub compliance: &'t [(Box<str>, Box<str>)],
     /// The parsed values for `t_json_values` / `t_kv_values`.
     pub values: Option<Values<'m>>,
+    /// The event text, when a local template rendered it ([`Template::Local`], or
+    /// `t_json_values`/`t_kv_values` over values local applications parsed).
+    pub text: Option<&'m [u8]>,
+    /// What local applications changed besides the fields above (indexed fields, tags).
+    pub local: Option<local::run::LocalRef<'m, 't>>,
 }
 
 /// Classifies one message. See the module docs for the steps. `now_unix_secs` is the
-/// receive time, for vendor stamps without a year.
-pub fn classify<'m, 't>(
+/// receive time, for vendor stamps without a year. `scratch` holds what the operator's
+/// app-parsers ([`local`]) make of the message; it is only touched when the classifier has
+/// some, and the caller resets it between messages ([`local::Scratch::reset`]).
+pub fn classify<'m, 't: 'm>(
     msg: &Message<'m>,
     src: &SourceMeta<'_>,
     now_unix_secs: i64,
     cx: &'t Classifier,
+    scratch: &'m local::Scratch,
 ) -> Classification<'m, 't> {
     let mut out = Out::default();
     let mut hits = dispatch::TokenHits::default();
-    let mut netsource = cx.listener_netsource(src.listener_id);
+    let arena = cx.app_parsers.as_ref().map(|_| scratch.bump());
+    let mut netsource: NetSource<'m> = cx.listener_netsource(src.listener_id);
     let raw = msg.raw;
     let mut format = msg.format;
     let mut view = syslog_ng_view(msg);
@@ -206,6 +223,7 @@ pub fn classify<'m, 't>(
             netsource,
             now_unix_secs,
             &out,
+            arena,
         );
         let took = cx.engine.run(Topic::Raw, &input, &mut out, &mut hits);
         if out.format != Some(Format::Rfc3164) {
@@ -233,6 +251,7 @@ pub fn classify<'m, 't>(
             netsource,
             now_unix_secs,
             &out,
+            arena,
         );
         almost = cx
             .engine
@@ -279,17 +298,64 @@ pub fn classify<'m, 't>(
         _ => None,
     };
     let mut vps = None;
+    let mut remembered = None;
     if netsource.vendor_product.is_empty() {
-        vps = cx
-            .context
-            .vendor_product_by_source(header_host, src.source_ip, view.program, raw);
-        if let Some(v) = vps {
-            netsource = v.netsource();
+        // SC4S_USE_VPS_CACHE (`p_vpst_cache`, before vendor_product_by_source, which wins):
+        // the vendor and product of the last event from this HOST.
+        if let Some(cache) = &cx.vps_cache {
+            let host = match (csv_host, &cached_host) {
+                (Some(h), _) => Some(h.as_bytes()),
+                (None, Some(h)) => Some(h.as_bytes()),
+                (None, None) => header_host,
+            };
+            if let Some(h) = host
+                && !host_is_nil_or_ip(Some(h), src.source_ip)
+            {
+                remembered = cache.lookup(h);
+            }
+        }
+        // vendor_product_by_source: the operator's `sc4s-vps` applications first, the csv
+        // only when none took the message.
+        let mut local_vps = false;
+        if let Some(p) = &cx.app_parsers
+            && p.has(&local::Context::Vps)
+        {
+            let input = cx.input(
+                msg,
+                src,
+                view,
+                rewrite,
+                netsource,
+                now_unix_secs,
+                &out,
+                arena,
+            );
+            if local::run::run_context(p, &local::Context::Vps, &input, &mut out)
+                && let Some(ns) = out.local.and_then(|o| local_netsource(o, arena))
+            {
+                netsource = ns;
+                local_vps = true;
+            }
+        }
+        if !local_vps {
+            vps =
+                cx.context
+                    .vendor_product_by_source(header_host, src.source_ip, view.program, raw);
+            if let Some(v) = vps {
+                netsource = v.netsource();
+            }
         }
     }
+    let remembered = remembered.filter(|_| netsource.vendor_product.is_empty());
+    // The network source the applications see: the listener's or vendor_product_by_source's,
+    // else the cache's (which lives here, not in the classifier).
+    let seen = match &remembered {
+        Some(r) => r.netsource(),
+        None => netsource,
+    };
 
     // Step 5: signatures.
-    let input = cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out);
+    let input = cx.input(msg, src, view, rewrite, seen, now_unix_secs, &out, arena);
     if !out.identified {
         let sdata = msg.format == Format::Rfc5424
             && msg
@@ -306,7 +372,7 @@ pub fn classify<'m, 't>(
         // Unless an application took the message, `out` is as the signature topics got it
         // (a declining candidate's writes are undone), and so is the input.
         let input = if out.identified {
-            cx.input(msg, src, view, rewrite, netsource, now_unix_secs, &out)
+            cx.input(msg, src, view, rewrite, seen, now_unix_secs, &out, arena)
         } else {
             input
         };
@@ -315,14 +381,39 @@ pub fn classify<'m, 't>(
         }
     }
 
-    // Step 6: fallback.
+    // Step 6: fallback (the operator's `fallback` applications first).
+    if !out.identified
+        && let Some(p) = &cx.app_parsers
+        && p.has(&local::Context::Fallback)
+    {
+        let input = cx.input(
+            msg,
+            src,
+            view,
+            rewrite,
+            netsource,
+            now_unix_secs,
+            &out,
+            arena,
+        );
+        if local::run::run_context(p, &local::Context::Fallback, &input, &mut out) {
+            out.identified = true;
+        }
+    }
     let fallback = (!out.identified).then(|| {
         let program = edited(input.program, out.program);
         let has_message = match &out.message {
             Some(m) => !m.is_empty(),
             None => !input.body.is_empty(),
         };
-        fallback::choose(format, program, has_message, netsource)
+        let ns = match &remembered {
+            Some(r) => (Value::Inline(r.vendor), Value::Inline(r.product)),
+            None => (
+                Value::Bytes(netsource.vendor.as_bytes()),
+                Value::Bytes(netsource.product.as_bytes()),
+            ),
+        };
+        fallback::choose(format, program, has_message, ns)
     });
 
     // host.csv and the name cache (when HOST is still the header's or the sender's IP), then
@@ -340,10 +431,16 @@ pub fn classify<'m, 't>(
         host = HostEdit::Set(Value::Inline(name));
     }
     let mut time = out.time;
-    if let Some(v) = vps {
-        if v.use_recv_time {
+    let local_zone = local_time_settings(&out);
+    let (use_recv_time, zone) = match (vps, &local_zone) {
+        (Some(v), _) => (v.use_recv_time, v.time_zone.as_ref()),
+        (None, Some((recv, zone))) => (*recv, zone.as_ref()),
+        (None, None) => (false, None),
+    };
+    if vps.is_some() || local_zone.is_some() {
+        if use_recv_time {
             time = TimeEdit::Recv;
-        } else if let Some(zone) = &v.time_zone {
+        } else if let Some(zone) = zone {
             let stamp = match time {
                 TimeEdit::Stamp(t) => Some(t),
                 TimeEdit::Keep => msg.timestamp,
@@ -365,7 +462,7 @@ pub fn classify<'m, 't>(
         .compliance(final_host, src.source_ip, view.program, raw);
 
     // Steps 7 and 8, with compliance_meta_by_source last.
-    cx.finish(
+    let mut class = cx.finish(
         &out,
         Finish {
             fallback,
@@ -377,12 +474,51 @@ pub fn classify<'m, 't>(
             time,
             compliance,
         },
-    )
+    );
+    if let (Some(p), Some(arena)) = (&cx.app_parsers, arena) {
+        cx.after_local(p, msg, src, now_unix_secs, &mut class, arena);
+    }
+    class
+}
+
+/// `.netsource.*` as a `sc4s-vps` application set them.
+fn local_netsource<'m>(
+    o: &'m local::Overlay<'m>,
+    arena: Option<&'m bumpalo::Bump>,
+) -> Option<NetSource<'m>> {
+    let (v, p, vp) = local::run::overlay_netsource(o)?;
+    let arena = arena?;
+    let text = |b: &'m [u8]| -> &'m str {
+        match std::str::from_utf8(b) {
+            Ok(s) => s,
+            Err(_) => arena.alloc_str(&String::from_utf8_lossy(b)),
+        }
+    };
+    Some(NetSource {
+        vendor: text(v),
+        product: text(p),
+        vendor_product: text(vp),
+    })
+}
+
+/// `.netsource.sc4s_use_recv_time` and `.netsource.sc4s_time_zone` as local applications
+/// set them (`None`: neither).
+fn local_time_settings(out: &Out<'_>) -> Option<(bool, Option<crate::time::Zone>)> {
+    let o = out.local?;
+    let recv = o.get(local::run::NS_USE_RECV_TIME).flatten();
+    let zone = o.get(local::run::NS_TIME_ZONE).flatten();
+    if recv.is_none() && zone.is_none() {
+        return None;
+    }
+    let zone = zone
+        .and_then(|z| std::str::from_utf8(z).ok())
+        .and_then(|z| crate::time::Zone::from_name(z).ok());
+    Some((recv.is_some_and(|r| r.eq_ignore_ascii_case(b"yes")), zone))
 }
 
 /// What [`Classifier::finish`] builds the classification from besides [`Out`].
 struct Finish<'m, 't> {
-    fallback: Option<fallback::Choice<'t>>,
+    fallback: Option<fallback::Choice<'m>>,
     format: Format,
     view: HeaderView<'m>,
     rewrite: Rewrite,
@@ -418,6 +554,7 @@ impl Classifier {
         netsource: NetSource<'a>,
         now_unix_secs: i64,
         out: &Out<'m>,
+        arena: Option<&'m bumpalo::Bump>,
     ) -> Input<'m, 'a> {
         let (program, pid, body) = match rewrite {
             Rewrite::None => (view.program, view.pid, view.message.unwrap_or_default()),
@@ -459,6 +596,9 @@ impl Classifier {
             zone: &self.zone,
             options: &self.options,
             engine: &self.engine,
+            arena,
+            metadata: &self.metadata,
+            loghost: &self.loghost,
         }
     }
 
@@ -503,7 +643,7 @@ impl Classifier {
             product = out.product.unwrap_or(Value::Static(key.product));
             class = out.class.or(key.class.map(Value::Static));
             sourcetype = out.sourcetype.unwrap_or(Value::Static(key.sourcetype));
-            index = Value::Static(out.index.unwrap_or(key.index));
+            index = out.index.unwrap_or(Value::Static(key.index));
             source = match (out.source, key.source) {
                 (Some(s), _) => s,
                 (None, Source::Program) => program_source(),
@@ -511,7 +651,14 @@ impl Classifier {
                 (None, Source::Sc4s) => Value::Static("sc4s"),
             };
             template = out.template.or(key.template);
-            app = out.app.unwrap_or("");
+            app = out
+                .app
+                .or_else(|| {
+                    let i = out.local?.app?;
+                    let p = self.app_parsers.as_ref()?;
+                    p.apps.get(i as usize).map(|a| a.name.as_str())
+                })
+                .unwrap_or("");
             lookup = if self.metadata.is_empty() {
                 Lookup::default()
             } else if !dynamic && let Some(o) = self.resolved_key(vi, key) {
@@ -564,17 +711,82 @@ impl Classifier {
                 program: out.program,
                 pid: out.pid,
                 message: out.message,
+                filter: out.message_filter,
             },
             host,
             time,
             fields: out.fields,
             compliance: compliance_fields,
             values: out.values,
+            text: None,
+            local: match (out.local, &self.app_parsers) {
+                (Some(overlay), Some(program)) => Some(local::run::LocalRef { overlay, program }),
+                _ => None,
+            },
+        }
+    }
+
+    /// The operator's `sc4s-postfilter` and `sc4s-finalfilter` applications on the finished
+    /// classification, then the event text of a local template.
+    fn after_local<'m, 't: 'm>(
+        &'t self,
+        p: &'t local::Program,
+        msg: &Message<'m>,
+        src: &SourceMeta<'_>,
+        now: i64,
+        class: &mut Classification<'m, 't>,
+        arena: &'m bumpalo::Bump,
+    ) {
+        for ctx in [local::Context::PostFilter, local::Context::FinalFilter] {
+            if p.has(&ctx) {
+                local::run::run_on_class(
+                    p,
+                    &ctx,
+                    msg,
+                    src,
+                    class,
+                    now,
+                    &self.zone,
+                    &self.loghost,
+                    arena,
+                    &self.metadata,
+                );
+            }
+        }
+        let template = match class.template {
+            Template::Local(i) => p.templates.get(usize::from(i)).map(|(_, t)| t),
+            Template::JsonValues | Template::KvValues
+                if class.local.as_ref().is_some_and(local::run::has_values) =>
+            {
+                p.template_by_name(class.template.sc4s_name())
+                    .and_then(|i| p.templates.get(i as usize))
+                    .map(|(_, t)| t)
+            }
+            _ => None,
+        };
+        if let Some(t) = template {
+            class.text = Some(local::run::render_text(
+                p,
+                t,
+                msg,
+                src,
+                class,
+                now,
+                &self.zone,
+                &self.loghost,
+                arena,
+            ));
         }
     }
 }
 
 impl<'m, 't> Classification<'m, 't> {
+    /// Whether an app-parser sent the event to the null queue
+    /// (`r_set_dest_splunk_null_queue`): it goes to no Splunk destination.
+    pub fn null_queue(&self) -> bool {
+        self.local.is_some_and(|l| l.null_queue())
+    }
+
     /// The event time: the vendor's stamp, the header's, or `recv_unix_micros`.
     pub fn time_micros(&self, msg: &Message<'_>, recv_unix_micros: i64) -> i64 {
         match self.time {
@@ -641,6 +853,59 @@ pub trait NameCache: Send + Sync + fmt::Debug {
     fn lookup(&self, ip: IpAddr) -> Option<Inline>;
 }
 
+/// The vendor-product cache behind `SC4S_USE_VPS_CACHE`: the vendor and product of the last
+/// event each host name had. A message from that host on a listener without a vendor of its
+/// own is then read as that vendor's network source (unless `vendor_product_by_source`
+/// names one), as SC4S's `p_vpst_cache` does. Implemented by the daemon (it learns from the
+/// events and persists them); a look-up runs on the per-message path, so it must not block.
+pub trait VpsCache: Send + Sync + fmt::Debug {
+    /// The vendor and product remembered for HOST `host` (compared ignoring ASCII case).
+    fn lookup(&self, host: &[u8]) -> Option<VendorProduct>;
+}
+
+/// A vendor and product held inline (no allocation), as the VPS cache hands them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VendorProduct {
+    vendor: Inline,
+    product: Inline,
+    joined: Inline,
+}
+
+impl VendorProduct {
+    /// `None` when either is empty or not UTF-8, or `vendor_product` is longer than
+    /// [`value::INLINE_CAP`].
+    pub fn new(vendor: &[u8], product: &[u8]) -> Option<VendorProduct> {
+        if vendor.is_empty()
+            || product.is_empty()
+            || std::str::from_utf8(vendor).is_err()
+            || std::str::from_utf8(product).is_err()
+        {
+            return None;
+        }
+        Some(VendorProduct {
+            vendor: Inline::concat(&[vendor])?,
+            product: Inline::concat(&[product])?,
+            joined: Inline::concat(&[vendor, b"_", product])?,
+        })
+    }
+
+    pub fn vendor(&self) -> &str {
+        std::str::from_utf8(self.vendor.as_bytes()).unwrap_or_default()
+    }
+
+    pub fn product(&self) -> &str {
+        std::str::from_utf8(self.product.as_bytes()).unwrap_or_default()
+    }
+
+    fn netsource(&self) -> NetSource<'_> {
+        NetSource {
+            vendor: self.vendor(),
+            product: self.product(),
+            vendor_product: std::str::from_utf8(self.joined.as_bytes()).unwrap_or_default(),
+        }
+    }
+}
+
 /// SC4S's `f_host_is_nil_or_ip` for HOST as syslog-ng holds it: `host` (`None`: no host in
 /// the header, so syslog-ng's HOST is the sender's address) starts with `-` or is an IPv4
 /// or IPv6 address, other than `127.0.0.1`.
@@ -678,7 +943,7 @@ fn is_ip_literal(host: &[u8]) -> bool {
 }
 
 /// `raw[start of first .. end of last]` when both are slices of `raw` in that order.
-fn span<'a>(raw: &'a [u8], first: &[u8], last: &[u8]) -> Option<&'a [u8]> {
+pub(crate) fn span<'a>(raw: &'a [u8], first: &[u8], last: &[u8]) -> Option<&'a [u8]> {
     let base = raw.as_ptr() as usize;
     let start = (first.as_ptr() as usize).checked_sub(base)?;
     let end = (last.as_ptr() as usize).checked_sub(base)? + last.len();

@@ -164,7 +164,8 @@ pub enum When {
     /// `1,` that would make the token scan report every occurrence).
     BodyPrefix(&'static [&'static str]),
     /// The listener's or `vendor_product_by_source`'s `sc4s_vendor_product` is one of
-    /// these.
+    /// these; an entry `.source.s_<ID>` means: received on the listener `<ID>` (SC4S's
+    /// `tags(".source.s_<ID>")`, for ids such as `INFOBLOX` that name no vendor and product).
     NetSource(&'static [&'static str]),
     /// A cheap check of the raw message: a few byte comparisons at fixed places (after the
     /// PRI, the header's shape) or one `memchr::memmem` search. For markers a token would
@@ -304,6 +305,12 @@ pub struct Input<'m, 'a> {
     /// The SC4S settings vendor parsers read (`SC4S_OPTION_*`, ...).
     pub options: &'a super::build::VendorOptions,
     pub(crate) engine: &'a super::dispatch::Engine,
+    /// Where local applications keep their values (`None`: they do not run).
+    pub(crate) arena: Option<&'m bumpalo::Bump>,
+    /// `splunk_metadata.csv`, for local applications' `p_add_context_splunk`.
+    pub(crate) metadata: &'a super::metadata::Metadata,
+    /// The receiving host's name (`$LOGHOST` in local templates).
+    pub(crate) loghost: &'a str,
 }
 
 impl std::fmt::Debug for Input<'_, '_> {
@@ -439,6 +446,11 @@ impl<'m> NameValues<'m> {
             .map(|(_, v)| *v)
     }
 
+    /// Every pair, in the order set.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &'m [u8])> + '_ {
+        self.items.iter().flatten().copied()
+    }
+
     /// `get(name) == Some(value)`.
     pub fn is(&self, name: &str, value: &[u8]) -> bool {
         self.get(name) == Some(value)
@@ -478,6 +490,91 @@ pub enum ValuesSyntax {
     /// `key=value` pairs separated by `pair`, values optionally double-quoted (see
     /// [`super::kv`]).
     Kv { pair: u8 },
+    /// syslog-ng `kv-parser()` pairs with its own value and (one-byte) pair separators (see
+    /// [`super::kvscan`]).
+    Scanner { value: u8, pair: u8 },
+    /// A CEF record (`CEF:0|vendor|...|extension`, the text SC4S's CEF parser split): the
+    /// header columns as `.metadata.cef.*`, the extension as SC4S's `cef_kv` reads it.
+    Cef,
+    /// Stealthbits StealthINTERCEPT alerts: space-separated pairs whose `AlertText=` runs to
+    /// the end and holds `Key: value; ...` details (SC4S's `parser_stealthbits.py`).
+    StealthbitsAlerts,
+    /// An XML document, read as syslog-ng's `xml()` parser reads it ([`super::xml`]);
+    /// rendered with the message's STRUCTURED-DATA, as SC4S's `t_json_values` includes
+    /// `.SDATA.*`.
+    Xml,
+    /// BeyondTrust SRA: `<siteid>:<seq>:<parts>:` then `;`-separated pairs read as
+    /// syslog-ng's kv-parser reads them ([`super::kv::syslog_ng_pairs`]); rendered with
+    /// `siteid`, `seq` and `sc4s.countOfParts` as SC4S's parser sets them.
+    Sra,
+}
+
+/// A rewrite of MESSAGE that removes parts of it, applied while the event is written: the
+/// message is borrowed, so such an edit is described here rather than performed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MessageFilter {
+    #[default]
+    None,
+    /// SC4S's `subst(" [^ =]+\=\-", "", value("MESSAGE"), flags(global))` (Forcepoint):
+    /// every space, key and `=-` removed, matches taken left to right without overlap (a
+    /// value that only starts with `-` loses the `-`, as with the regex).
+    DropDashValues,
+}
+
+impl MessageFilter {
+    /// The pieces of `text` that remain, in order.
+    pub fn pieces(self, text: &[u8]) -> MessagePieces<'_> {
+        MessagePieces {
+            filter: self,
+            text,
+            at: 0,
+        }
+    }
+
+    /// The text as filtered is empty.
+    pub fn is_empty(self, text: &[u8]) -> bool {
+        self.pieces(text).all(<[u8]>::is_empty)
+    }
+}
+
+/// See [`MessageFilter::pieces`].
+#[derive(Clone, Debug)]
+pub struct MessagePieces<'a> {
+    filter: MessageFilter,
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Iterator for MessagePieces<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let t = self.text;
+        if self.at > t.len() {
+            return None;
+        }
+        let from = self.at;
+        if self.filter == MessageFilter::None {
+            self.at = t.len() + 1;
+            return Some(&t[from..]);
+        }
+        let mut i = from;
+        while let Some(sp) = memchr::memchr(b' ', &t[i..]) {
+            let start = i + sp;
+            let key = t[start + 1..]
+                .iter()
+                .take_while(|&&b| b != b' ' && b != b'=')
+                .count();
+            let eq = start + 1 + key;
+            if key > 0 && t.get(eq) == Some(&b'=') && t.get(eq + 1) == Some(&b'-') {
+                self.at = eq + 2;
+                return Some(&t[from..start]);
+            }
+            i = start + 1;
+        }
+        self.at = t.len() + 1;
+        Some(&t[from..])
+    }
 }
 
 /// What applications set. Everything starts as "keep"; the last application that took the
@@ -498,7 +595,7 @@ pub struct Out<'m> {
     /// MESSAGE replaced.
     pub message: Option<Value<'m, 'static>>,
     pub sourcetype: Option<Value<'m, 'static>>,
-    pub index: Option<&'static str>,
+    pub index: Option<Value<'m, 'static>>,
     pub source: Option<Value<'m, 'static>>,
     pub vendor: Option<Value<'m, 'static>>,
     pub product: Option<Value<'m, 'static>>,
@@ -511,10 +608,15 @@ pub struct Out<'m> {
     /// The wire format an almost-syslog or raw application parsed the message as
     /// (`Rfc3164`: sluice's RFC 3164 parse of it stands; otherwise it stays raw).
     pub format: Option<Format>,
+    /// A removal applied to MESSAGE as the event is written ([`MessageFilter`]).
+    pub message_filter: MessageFilter,
     /// SC4S's `source_identified` tag: the later topics (sdata, pgm, syslog, fallback) are
     /// skipped. Set by the dispatcher for the main topics; almost-syslog and raw
     /// applications set it themselves when SC4S's do.
     pub identified: bool,
+    /// What local applications changed beyond these fields (`.values.*`, `fields.*`,
+    /// tags, ...), in the per-message arena.
+    pub(crate) local: Option<&'m super::local::Overlay<'m>>,
 }
 
 impl<'m> Out<'m> {
@@ -534,8 +636,10 @@ impl<'m> Out<'m> {
             None
         };
         self.index = if k.index.is_empty() {
-            self.index
-                .or(prev.map(|p| p.index).filter(|i| !i.is_empty()))
+            self.index.or(prev
+                .map(|p| p.index)
+                .filter(|i| !i.is_empty())
+                .map(Value::Static))
         } else {
             None
         };

@@ -33,9 +33,15 @@ pub enum Template {
     JsonValues,
     /// `t_kv_values`: the values a vendor parsed, as WELF `key=value` pairs.
     KvValues,
+    /// `t_json_values_msg`: `t_json_values` with the MESSAGE as `message`.
+    JsonValuesMsg,
+    /// A template of the operator's app-parsers (or an SC4S template the encoder does not
+    /// render itself), by its index in the loaded program: the classification carries its
+    /// text ([`super::Classification::text`]).
+    Local(u16),
 }
 
-const ALL: [Template; 13] = [
+const ALL: [Template; 14] = [
     Template::Standard,
     Template::MsgOnly,
     Template::MsgTrim,
@@ -49,6 +55,7 @@ const ALL: [Template; 13] = [
     Template::FallbackKv,
     Template::JsonValues,
     Template::KvValues,
+    Template::JsonValuesMsg,
 ];
 
 impl Template {
@@ -68,6 +75,8 @@ impl Template {
             Template::FallbackKv => "t_fallback_kv",
             Template::JsonValues => "t_json_values",
             Template::KvValues => "t_kv_values",
+            Template::JsonValuesMsg => "t_json_values_msg",
+            Template::Local(_) => "a local template",
         }
     }
 

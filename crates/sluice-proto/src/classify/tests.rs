@@ -37,8 +37,8 @@ fn ietf<'a>(program: Option<&'a [u8]>) -> Message<'a> {
     }
 }
 
-fn run<'m, 't>(m: &Message<'m>, id: &str, t: &'t Classifier) -> Classification<'m, 't> {
-    classify(m, &src(id), NOW, t)
+fn run<'m, 't: 'm>(m: &Message<'m>, id: &str, t: &'t Classifier) -> Classification<'m, 't> {
+    classify(m, &src(id), NOW, t, crate::classify::testutil::scratch())
 }
 
 #[test]
@@ -205,10 +205,7 @@ local_example,host,ignored
 
     assert!(t.add_listener("CISCO_ASA"));
     let c = run(&m, "CISCO_ASA", &t);
-    assert_eq!(
-        (c.vendor, c.product),
-        (Value::Static("cisco"), Value::Static("asa"))
-    );
+    assert!(c.vendor == "cisco" && c.product == "asa", "{c:?}");
     assert_eq!(c.class, Some(Value::Static("nix_syslog")));
     assert_eq!(
         (c.index, c.sourcetype),
@@ -286,10 +283,7 @@ fn context_files_apply() {
 
     m.hostname = Some(b"acme-01");
     let c = run(&m, "DEFAULT", &t);
-    assert_eq!(
-        (c.vendor, c.product),
-        (Value::Static("acme"), Value::Static("box"))
-    );
+    assert!(c.vendor == "acme" && c.product == "box", "{c:?}");
     assert_eq!(c.app, "app-fallback-netsource");
 
     m.hostname = Some(b"pci-01");
@@ -427,7 +421,7 @@ fn name_cache_fills_a_missing_or_ip_host_only() {
             source_ip: from,
             ..src("DEFAULT")
         };
-        let c = classify(&msg, &s, NOW, &cx);
+        let c = classify(&msg, &s, NOW, &cx, crate::classify::testutil::scratch());
         c.host_bytes(&msg)
             .map(|h| String::from_utf8_lossy(h).into_owned())
     };
@@ -598,4 +592,132 @@ fn cef_checks_pass_their_vendor_and_skip_others() {
         };
         assert_eq!(check_verdict(other, app), Some(false), "{app}");
     }
+}
+
+#[derive(Debug)]
+struct Remembered(&'static str, &'static str, &'static str);
+
+impl VpsCache for Remembered {
+    fn lookup(&self, host: &[u8]) -> Option<VendorProduct> {
+        host.eq_ignore_ascii_case(self.0.as_bytes())
+            .then(|| VendorProduct::new(self.1.as_bytes(), self.2.as_bytes()))?
+    }
+}
+
+#[test]
+fn vps_cache_names_the_network_source_of_a_remembered_host() {
+    use crate::parse::{ParseOptions, parse};
+    let zone = crate::time::Zone::utc();
+    let run = |cx: &Classifier, line: &[u8], listener: &str, check: &dyn Fn(&Classification)| {
+        let msg = parse(
+            line,
+            &ParseOptions {
+                now_unix_secs: NOW,
+                zone: &zone,
+            },
+        );
+        check(&classify(
+            &msg,
+            &src(listener),
+            NOW,
+            cx,
+            crate::classify::testutil::scratch(),
+        ));
+    };
+    // A vendor's network-source application runs for the remembered host.
+    let mut cx = Classifier::default();
+    cx.set_vps_cache(std::sync::Arc::new(Remembered(
+        "MS-01", "meraki", "switches",
+    )));
+    run(
+        &cx,
+        b"<134> 1715545673.246813000 ms-01 events port 3 status changed",
+        "DEFAULT",
+        &|c| {
+            assert_eq!(c.sourcetype, "meraki:switches");
+        },
+    );
+    // Another host is not; nor a listener with a vendor of its own.
+    run(
+        &cx,
+        b"<134> 1715545673.246813000 ms-02 events port 3 status changed",
+        "DEFAULT",
+        &|c| {
+            // syslog-ng's RFC 3164 re-read takes `events` as PROGRAM (a first word needs no
+            // colon), so it is the nix fallback, not Meraki's.
+            assert_eq!(c.sourcetype, "nix:syslog", "{c:?}");
+            assert_eq!(c.vendor, "nix");
+        },
+    );
+    // The fallback of a remembered host names its vendor and product (values held inline).
+    let mut cx = Classifier::default();
+    cx.set_vps_cache(std::sync::Arc::new(Remembered("app-7", "acme", "widget")));
+    run(
+        &cx,
+        b"<13>1 2026-03-01T10:00:00Z app-7 sshd 1 - - x",
+        "DEFAULT",
+        &|c| {
+            assert_eq!(c.sourcetype, "nix:syslog");
+            assert_eq!(c.vendor, "acme");
+            assert_eq!(c.product, "widget");
+            assert_eq!(c.app, "app-fallback-netsource");
+        },
+    );
+    // Without the cache, the plain fallback.
+    run(
+        &Classifier::default(),
+        b"<13>1 2026-03-01T10:00:00Z app-7 sshd 1 - - x",
+        "DEFAULT",
+        &|c| {
+            assert_eq!(c.vendor, "nix");
+        },
+    );
+    assert!(VendorProduct::new(b"", b"x").is_none());
+    assert!(VendorProduct::new(&[b'v'; 40], &[b'p'; 30]).is_none());
+}
+
+#[test]
+fn listener_ids_without_vendor_reach_the_applications_that_name_them() {
+    use crate::parse::{ParseOptions, parse};
+    let zone = crate::time::Zone::utc();
+    let settings = Settings {
+        listeners: vec![
+            "INFOBLOX".into(),
+            "DELL_POWEREDGE_CMC".into(),
+            "CITRIX_NETSCALER_RFC5424".into(),
+        ],
+        ..Settings::default()
+    };
+    let cx = Classifier::new(Default::default(), &settings).unwrap();
+    // INFOBLOX names no vendor and product (SC4S's `tags(".source.s_INFOBLOX")`).
+    assert_eq!(cx.ignored_listeners(), ["INFOBLOX"]);
+    let run = |line: &[u8], listener: &str| {
+        let msg = parse(
+            line,
+            &ParseOptions {
+                now_unix_secs: NOW,
+                zone: &zone,
+            },
+        );
+        classify(
+            &msg,
+            &src(listener),
+            NOW,
+            &cx,
+            crate::classify::testutil::scratch(),
+        )
+        .sourcetype
+        .to_string_lossy()
+    };
+    let named = b"<30>Mar 30 10:00:00 ns1 named[42]: client 10.0.0.1#53: query: example.com IN A";
+    assert_eq!(run(named, "INFOBLOX"), "infoblox:dns");
+    assert_ne!(run(named, "DEFAULT"), "infoblox:dns");
+    let cmc = b"<13>1 2024-03-30T10:00:00Z cmc-1 CMC 1 - - Login success";
+    assert_eq!(run(cmc, "DELL_POWEREDGE_CMC"), "dell:poweredge:cmc:syslog");
+    let ns = b"<134>1 2025-01-01T17:00:30Z adc-1 TCP 42 - - default CONN 1 0 : Source 1.1.1.1:1";
+    assert_eq!(
+        run(ns, "CITRIX_NETSCALER_RFC5424"),
+        "citrix:netscaler:syslog"
+    );
+    assert_ne!(run(ns, "DEFAULT"), "citrix:netscaler:syslog");
 }

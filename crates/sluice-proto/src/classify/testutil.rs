@@ -40,7 +40,12 @@ pub fn classify_line_with(
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    classify(msg, &src, NOW, classifier)
+    classify(msg, &src, NOW, classifier, scratch())
+}
+
+/// A scratch arena for one classification (leaked: tests only).
+pub fn scratch() -> &'static super::local::Scratch {
+    Box::leak(Box::new(super::local::Scratch::new()))
 }
 
 /// A classifier with `options` (leaked: tests only).
@@ -52,6 +57,96 @@ pub fn classifier_with(options: super::VendorOptions) -> &'static Classifier {
     Box::leak(Box::new(
         Classifier::new(super::context::ContextFiles::default(), &settings).expect("builds"),
     ))
+}
+
+/// A classifier with the listener ids `listeners` (`NETAPP_ONTAP`: vendor `netapp`, product
+/// `ontap`) and `options` (leaked: tests only).
+pub fn classifier_on(listeners: &[&str], options: super::VendorOptions) -> &'static Classifier {
+    let settings = super::Settings {
+        options,
+        listeners: listeners.iter().map(|l| (*l).to_owned()).collect(),
+        ..super::Settings::default()
+    };
+    Box::leak(Box::new(
+        Classifier::new(super::context::ContextFiles::default(), &settings).expect("builds"),
+    ))
+}
+
+/// [`classify_line_with`] as received on listener `listener` (one of the classifier's ids).
+pub fn classify_line_on(
+    classifier: &'static Classifier,
+    listener: &'static str,
+    line: &str,
+) -> Classification<'static, 'static> {
+    let raw: &'static [u8] = Box::leak(line.as_bytes().to_vec().into_boxed_slice());
+    let zone: &'static Zone = Box::leak(Box::new(Zone::utc()));
+    let msg = Box::leak(Box::new(parse(
+        raw,
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone,
+        },
+    )));
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: listener,
+    };
+    classify(msg, &src, NOW, classifier, scratch())
+}
+
+/// The HEC event (as JSON) of `line` received on `listener` of `classifier`: parsed,
+/// classified and encoded as the daemon does.
+pub fn event_on(
+    classifier: &'static Classifier,
+    listener: &'static str,
+    line: &str,
+) -> serde_json::Value {
+    let zone = Zone::utc();
+    let msg = parse(
+        line.as_bytes(),
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone: &zone,
+        },
+    );
+    let src = SourceMeta {
+        transport: Transport::Udp,
+        dest_port: 514,
+        source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
+        listener_id: listener,
+    };
+    let scratch = super::local::Scratch::new();
+    let class = classify(&msg, &src, NOW, classifier, &scratch);
+    let mut out = Vec::new();
+    crate::event::encode_event(
+        &mut out,
+        &msg,
+        &class,
+        &src,
+        NOW * 1_000_000,
+        &crate::event::EncodeOptions::new("test"),
+    );
+    serde_json::from_slice(&out).expect("the event is JSON")
+}
+
+/// [`event_on`] with the default classifier and listener.
+pub fn event_of(line: &str) -> serde_json::Value {
+    event_on(&CLASSIFIER, "DEFAULT", line)
+}
+
+/// A classifier with the listener ids `ids` (`SC4S_LISTEN_<ID>_*_PORT`; leaked: tests only).
+pub fn classifier_with_listeners(ids: &[&str]) -> &'static Classifier {
+    classifier_on(ids, super::VendorOptions::default())
+}
+
+/// The HEC event text (`event`) the daemon would send for `line` on the default listener.
+pub fn event_text(line: &str) -> String {
+    event_of(line)["event"]
+        .as_str()
+        .expect("event text")
+        .to_owned()
 }
 
 /// [`classify_line`] for arbitrary bytes (robustness sweeps); only the fact that it returns
@@ -71,7 +166,8 @@ pub fn classify_line_bytes(raw: &[u8]) {
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    let _ = classify(&msg, &src, NOW, &CLASSIFIER);
+    let scratch = super::local::Scratch::new();
+    let _ = classify(&msg, &src, NOW, &CLASSIFIER, &scratch);
 }
 
 /// A [`When::Header`](super::registry::When::Header) check's claim, tested: whenever

@@ -18,9 +18,14 @@ pub(super) fn write_fields(
     let pri = msg.priority.unwrap_or(Priority::DEFAULT);
     out.extend_from_slice(b",\"fields\":{\"sc4s_vendor\":\"");
     class.vendor.escape_into(out);
-    out.extend_from_slice(b"\",\"sc4s_product\":\"");
-    class.product.escape_into(out);
     out.push(b'"');
+    // syslog-ng's format-json leaves out an empty value: a parser that sets no product
+    // (Clearswift's) has no sc4s_product in SC4S's event.
+    if !class.product.is_empty() {
+        out.extend_from_slice(b",\"sc4s_product\":\"");
+        class.product.escape_into(out);
+        out.push(b'"');
+    }
     if let Some(c) = class.class.filter(|c| !c.is_empty()) {
         out.extend_from_slice(b",\"sc4s_class\":");
         c.write_json(out);
@@ -31,6 +36,19 @@ pub(super) fn write_fields(
         out.extend_from_slice(b"\":\"");
         value.escape_into(out);
         out.push(b'"');
+    }
+    if let Some(local) = &class.local {
+        for (name, value) in local.fields() {
+            if class.fields.get(name).is_some()
+                || class.compliance.iter().any(|(n, _)| &**n == name)
+            {
+                continue;
+            }
+            out.extend_from_slice(b",\"");
+            json::escape_into(out, name.as_bytes());
+            out.extend_from_slice(b"\":");
+            json::write_str(out, value);
+        }
     }
     for (name, value) in class.compliance {
         out.extend_from_slice(b",\"");
@@ -91,6 +109,12 @@ pub(super) fn write_fields(
     }
     out.extend_from_slice(b"|.app.");
     json::escape_into(out, class.app.as_bytes());
+    if let Some(local) = &class.local {
+        for tag in local.tags() {
+            out.push(b'|');
+            json::escape_into(out, tag);
+        }
+    }
     out.extend_from_slice(b"\"}");
 }
 

@@ -151,7 +151,7 @@ pub(super) fn push_u32(out: &mut Vec<u8>, mut v: u32) {
     json::push_block(out, text, len);
 }
 
-pub(super) fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
+pub(crate) fn write_ip(out: &mut Vec<u8>, ip: IpAddr) {
     match ip.to_canonical() {
         IpAddr::V4(v4) => {
             // The dotted quad (at most 15 bytes) assembled in a register from a table of the

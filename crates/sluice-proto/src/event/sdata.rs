@@ -1,17 +1,23 @@
-//! RFC 5424 STRUCTURED-DATA re-serialised into the event text.
+//! RFC 5424 STRUCTURED-DATA re-serialised into the event text (JSON-escaped) or into a
+//! relayed RFC 5424 header (as it is).
 
-use crate::json;
+use super::view::{Json, Sink};
 use crate::message::StructuredData;
 
 /// Writes `[id name="value" ...]...`; returns `false` (writing nothing) when there is no
 /// element.
 pub(super) fn write_sdata(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
+    write_sdata_as::<Json>(out, sd)
+}
+
+/// [`write_sdata`] through the sink `S`.
+pub(super) fn write_sdata_as<S: Sink>(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
     if sd_is_canonical(sd.raw()) {
-        // Re-serialising it would give back the same bytes: escape them in one go.
-        json::escape_into(out, sd.raw());
+        // Re-serialising it would give back the same bytes: copy them in one go.
+        S::put(out, sd.raw());
         return true;
     }
-    write_sdata_parts(out, sd)
+    write_sdata_parts_as::<S>(out, sd)
 }
 
 /// Whether `raw` is SD exactly as [`write_sdata_parts`] would write it again: one or more
@@ -76,18 +82,23 @@ pub(super) fn sd_is_canonical(raw: &[u8]) -> bool {
     true
 }
 
+#[cfg(test)]
 pub(super) fn write_sdata_parts(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
+    write_sdata_parts_as::<Json>(out, sd)
+}
+
+fn write_sdata_parts_as<S: Sink>(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bool {
     let mut any = false;
     for element in sd.elements() {
         any = true;
         out.push(b'[');
-        json::escape_into(out, element.id());
+        S::put(out, element.id());
         for param in element.params() {
             out.push(b' ');
-            json::escape_into(out, param.name());
-            out.extend_from_slice(b"=\\\"");
-            write_sd_value(out, param.raw_value());
-            out.extend_from_slice(b"\\\"");
+            S::put(out, param.name());
+            S::put(out, b"=\"");
+            write_sd_value::<S>(out, param.raw_value());
+            S::put(out, b"\"");
         }
         out.push(b']');
     }
@@ -96,22 +107,22 @@ pub(super) fn write_sdata_parts(out: &mut Vec<u8>, sd: StructuredData<'_>) -> bo
 
 /// Re-escapes an SD value as received (`raw`) for output: `\"`, `\\`, `\]` stay; a lone
 /// `\` becomes `\\`, a bare `"` or `]` (possible only in the lenient unquoted form) gets its
-/// backslash. All of it JSON-escaped on the way out.
-pub(super) fn write_sd_value(out: &mut Vec<u8>, raw: &[u8]) {
+/// backslash. All of it through the sink on the way out.
+fn write_sd_value<S: Sink>(out: &mut Vec<u8>, raw: &[u8]) {
     let mut start = 0;
     let mut i = 0;
     while i < raw.len() {
         match raw[i] {
             b'\\' if matches!(raw.get(i + 1), Some(b'"' | b'\\' | b']')) => i += 2,
             b'\\' | b'"' | b']' => {
-                json::escape_into(out, &raw[start..i]);
-                // One SD escape backslash, JSON-escaped.
-                out.extend_from_slice(b"\\\\");
+                S::put(out, &raw[start..i]);
+                // One SD escape backslash.
+                S::put(out, b"\\");
                 start = i;
                 i += 1;
             }
             _ => i += 1,
         }
     }
-    json::escape_into(out, &raw[start..]);
+    S::put(out, &raw[start..]);
 }

@@ -52,7 +52,13 @@ fn encode_with(
     src: &SourceMeta<'_>,
     o: &EncodeOptions,
 ) -> String {
-    let class = classify(msg, src, RECV / 1_000_000, tables);
+    let class = classify(
+        msg,
+        src,
+        RECV / 1_000_000,
+        tables,
+        crate::classify::testutil::scratch(),
+    );
     let mut out = b"previous event".to_vec();
     encode_event(&mut out, msg, &class, src, RECV, o);
     let text = String::from_utf8(out).expect("UTF-8");
@@ -129,15 +135,53 @@ fn bsd<'a>(
     }
 }
 
+/// SC4S's `syslogng:loggen` (`addons/syslogng/app-syslog-syslog-ng_loggen.conf`): the
+/// MESSAGE inside `t_json_values_msg`'s JSON object.
 #[test]
 fn golden_loggen_rfc3164() {
     let raw = loggen_line();
     let msg = loggen_msg(&raw);
     let event = encode(&msg);
-    let body = String::from_utf8(from(&raw, "prg00000").to_vec()).unwrap();
+    let body = String::from_utf8(from(&raw, "seq:").to_vec()).unwrap();
     let expected = format!(
         concat!(
-            r#"{{"time":"1772713731.000","host":"localhost","source":"program:prg00000","#,
+            r#"{{"time":"1772713731.000","host":"localhost","source":"sc4s","#,
+            r#""sourcetype":"syslogng:loggen","index":"main","event":"{{\"message\":\"{}\"}}","#,
+            r#""fields":{{"sc4s_vendor":"syslogng","sc4s_product":"loggen","#,
+            r#""sc4s_syslog_facility":"auth","sc4s_syslog_severity":"info","#,
+            r#""sc4s_container":"sc4s-host","sc4s_destport":"514","#,
+            r#""sc4s_fromhostip":"192.0.2.10","sc4s_proto":"UDP","#,
+            r#""sc4s_recv_time":"1772713800.123","#,
+            r#""sc4s_tags":".source.s_DEFAULT|wireformat:rfc|wireformat:rfc3164|.app.app-syslog-syslog-ng_loggen"}}}}"#
+        ),
+        body
+    );
+    assert!(body.starts_with("seq: 0000000042"));
+    assert_eq!(event, expected);
+    let v = check(&event);
+    let inner: Value = serde_json::from_str(v["event"].as_str().unwrap()).unwrap();
+    assert_eq!(inner["message"], body.as_str());
+}
+
+/// The same line from another program is `nix:syslog`: `PROGRAM[PID]: MESSAGE`.
+#[test]
+fn golden_nix_syslog_rfc3164() {
+    let raw = String::from_utf8(loggen_line())
+        .unwrap()
+        .replace("prg00000", "prg10000")
+        .into_bytes();
+    let msg = bsd(
+        &raw,
+        Some("localhost"),
+        Some("prg10000"),
+        Some("1234"),
+        "seq:",
+    );
+    let event = encode(&msg);
+    let body = String::from_utf8(from(&raw, "prg10000").to_vec()).unwrap();
+    let expected = format!(
+        concat!(
+            r#"{{"time":"1772713731.000","host":"localhost","source":"program:prg10000","#,
             r#""sourcetype":"nix:syslog","index":"osnix","event":"{}","#,
             r#""fields":{{"sc4s_vendor":"nix","sc4s_product":"syslog","#,
             r#""sc4s_syslog_facility":"auth","sc4s_syslog_severity":"info","#,
@@ -148,7 +192,7 @@ fn golden_loggen_rfc3164() {
         ),
         body
     );
-    assert!(body.starts_with("prg00000[1234]: seq: 0000000042"));
+    assert!(body.starts_with("prg10000[1234]: seq: 0000000042"));
     assert_eq!(event, expected);
     check(&event);
 }
@@ -158,7 +202,13 @@ fn append_tag_extends_sc4s_tags_and_nothing_else() {
     let raw = loggen_line();
     let msg = loggen_msg(&raw);
     let tables = Classifier::default();
-    let class = classify(&msg, &udp(), RECV / 1_000_000, &tables);
+    let class = classify(
+        &msg,
+        &udp(),
+        RECV / 1_000_000,
+        &tables,
+        crate::classify::testutil::scratch(),
+    );
     let mut out = b"previous".to_vec();
     encode_event(&mut out, &msg, &class, &udp(), RECV, &opts());
     let plain = out.clone();
@@ -168,7 +218,7 @@ fn append_tag_extends_sc4s_tags_and_nothing_else() {
         v["fields"]["sc4s_tags"]
             .as_str()
             .unwrap()
-            .ends_with("|.app.app-fallback-nix_syslog|sluice:frame_timeout")
+            .ends_with("|.app.app-syslog-syslog-ng_loggen|sluice:frame_timeout")
     );
     assert_eq!(out.len(), plain.len() + "|sluice:frame_timeout".len());
     // No fields object: nothing to tag, nothing changed.
@@ -294,7 +344,13 @@ fn empty_datagram_and_pri_only_are_never_blank() {
     // A template override that renders nothing falls back to the key=value text.
     let tables = Classifier::default();
     let empty = Message::unparsed(b"", None);
-    let mut class = classify(&empty, &udp(), RECV / 1_000_000, &tables);
+    let mut class = classify(
+        &empty,
+        &udp(),
+        RECV / 1_000_000,
+        &tables,
+        crate::classify::testutil::scratch(),
+    );
     class.template = Template::HdrMsg;
     let mut out = Vec::new();
     encode_event(&mut out, &empty, &class, &udp(), RECV, &opts());
@@ -589,7 +645,7 @@ proptest::proptest! {
         let mut o = opts();
         o.store_raw_message = store_raw;
         for template in [Template::HdrMsg, Template::Rfc5424Compact, Template::FallbackKv] {
-            let mut class = classify(&msg, &src, RECV / 1_000_000, &tables);
+            let mut class = classify(&msg, &src, RECV / 1_000_000, &tables, crate::classify::testutil::scratch());
             class.template = template;
             let mut out = Vec::new();
             encode_event(&mut out, &msg, &class, &src, RECV, &o);

@@ -1,8 +1,34 @@
 //! MESSAGE, PROGRAM, PID and MSGHDR as SC4S's templates see them after the header repairs.
 
-use crate::classify::{Classification, Rewrite, Value};
+use crate::classify::{Classification, MessageFilter, Rewrite, Value};
 use crate::json;
 use crate::message::{Format, Message};
+
+/// How text reaches the output: JSON-escaped (the HEC event) or as it is (a relayed
+/// syslog line). Generic, so each writer is compiled once per sink with no branch per call.
+pub(super) trait Sink {
+    fn put(out: &mut Vec<u8>, bytes: &[u8]);
+}
+
+/// JSON string contents (no quotes).
+pub(super) struct Json;
+
+impl Sink for Json {
+    #[inline]
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        json::escape_into(out, bytes);
+    }
+}
+
+/// The bytes as they are.
+pub(super) struct Raw;
+
+impl Sink for Raw {
+    #[inline]
+    fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(bytes);
+    }
+}
 
 /// The fields of a message as SC4S's templates see them after the header repairs.
 pub(super) struct View<'a> {
@@ -30,6 +56,7 @@ impl<'a> View<'a> {
                     host: None,
                     header: Header::None,
                     body,
+                    filter: MessageFilter::None,
                 },
                 legacy,
             },
@@ -41,6 +68,7 @@ impl<'a> View<'a> {
                     host: None,
                     header: original,
                     body,
+                    filter: MessageFilter::None,
                 },
                 legacy,
             },
@@ -52,6 +80,7 @@ impl<'a> View<'a> {
                     host: msg.hostname.filter(|h| !h.is_empty()),
                     header: original,
                     body,
+                    filter: MessageFilter::None,
                 },
                 legacy,
             },
@@ -77,8 +106,10 @@ impl<'a> View<'a> {
                 host: None,
                 header: Header::None,
                 body: m,
+                filter: MessageFilter::None,
             };
         }
+        view.message.filter = e.filter;
         view
     }
 }
@@ -121,14 +152,18 @@ impl<'a> Header<'a> {
     }
 
     pub(super) fn write(&self, out: &mut Vec<u8>) {
+        self.write_as::<Json>(out);
+    }
+
+    pub(super) fn write_as<S: Sink>(&self, out: &mut Vec<u8>) {
         match *self {
             Header::None => {}
-            Header::Span(span) => json::escape_into(out, span),
+            Header::Span(span) => S::put(out, span),
             Header::Built { program, pid } => {
-                json::escape_into(out, program);
+                S::put(out, program);
                 if let Some(pid) = pid {
                     out.push(b'[');
-                    json::escape_into(out, pid);
+                    S::put(out, pid);
                     out.push(b']');
                 }
                 out.extend_from_slice(b": ");
@@ -164,20 +199,99 @@ pub(super) struct Text<'a> {
     pub(super) host: Option<&'a [u8]>,
     pub(super) header: Header<'a>,
     pub(super) body: Value<'a, 'a>,
+    /// Parts of the body a vendor removed ([`MessageFilter`]).
+    pub(super) filter: MessageFilter,
 }
 
 impl Text<'_> {
     pub(super) fn is_empty(&self) -> bool {
-        self.host.is_none() && self.header.is_empty() && self.body.is_empty()
+        self.host.is_none()
+            && self.header.is_empty()
+            && match self.filter {
+                MessageFilter::None => self.body.is_empty(),
+                f => f.is_empty(&self.whole_body()),
+            }
+    }
+
+    /// The body as one slice (a two-part value is joined; only filtered bodies need it).
+    fn whole_body(&self) -> std::borrow::Cow<'_, [u8]> {
+        let (a, b) = self.body.parts();
+        if b.is_empty() {
+            a.into()
+        } else {
+            [a, b].concat().into()
+        }
     }
 
     pub(super) fn write(&self, out: &mut Vec<u8>) {
+        self.write_as::<Json>(out);
+    }
+
+    pub(super) fn write_as<S: Sink>(&self, out: &mut Vec<u8>) {
         if let Some(host) = self.host {
-            json::escape_into(out, host);
+            S::put(out, host);
             out.push(b' ');
         }
-        self.header.write(out);
-        self.body.escape_into(out);
+        self.header.write_as::<S>(out);
+        match self.filter {
+            MessageFilter::None => {
+                let (a, b) = self.body.parts();
+                S::put(out, a);
+                S::put(out, b);
+            }
+            f => {
+                for piece in f.pieces(&self.whole_body()) {
+                    S::put(out, piece);
+                }
+            }
+        }
+    }
+
+    /// The text as the content of a JSON string inside a JSON string (see
+    /// [`json::escape_twice_into`]).
+    pub(super) fn write_twice(&self, out: &mut Vec<u8>) {
+        if let Some(host) = self.host {
+            json::escape_twice_into(out, host);
+            out.push(b' ');
+        }
+        match self.header {
+            Header::None => {}
+            Header::Span(span) => json::escape_twice_into(out, span),
+            Header::Built { program, pid } => {
+                json::escape_twice_into(out, program);
+                if let Some(pid) = pid {
+                    out.push(b'[');
+                    json::escape_twice_into(out, pid);
+                    out.push(b']');
+                }
+                out.extend_from_slice(b": ");
+            }
+        }
+        let (a, b) = self.body.parts();
+        json::escape_twice_into(out, a);
+        json::escape_twice_into(out, b);
+    }
+
+    /// The text unescaped (for templates that escape it themselves).
+    pub(super) fn push_raw(&self, out: &mut Vec<u8>) {
+        if let Some(host) = self.host {
+            out.extend_from_slice(host);
+            out.push(b' ');
+        }
+        match self.header {
+            Header::None => {}
+            Header::Span(span) => out.extend_from_slice(span),
+            Header::Built { program, pid } => {
+                out.extend_from_slice(program);
+                if let Some(pid) = pid {
+                    out.push(b'[');
+                    out.extend_from_slice(pid);
+                    out.push(b']');
+                }
+                out.extend_from_slice(b": ");
+            }
+        }
+        self.body.push_to(out);
     }
 
     /// `$(strip ...)`: leading and trailing whitespace removed (from the body; a repaired
@@ -188,11 +302,13 @@ impl Text<'_> {
             out.push(b' ');
         }
         self.header.write(out);
-        let (a, b) = self.body.parts();
-        let whole: std::borrow::Cow<'_, [u8]> = if b.is_empty() {
-            a.into()
-        } else {
-            [a, b].concat().into()
+        let whole: std::borrow::Cow<'_, [u8]> = match self.filter {
+            MessageFilter::None => self.whole_body(),
+            f => f
+                .pieces(&self.whole_body())
+                .collect::<Vec<_>>()
+                .concat()
+                .into(),
         };
         let mut t: &[u8] = &whole;
         if self.host.is_none() && self.header.is_empty() {

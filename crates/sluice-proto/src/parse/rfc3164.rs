@@ -99,25 +99,33 @@ fn is_ipv4(s: &[u8]) -> bool {
 }
 
 /// The timestamp at `i`, with an optional `*`/`.` clock marker before it and an optional `:`
-/// after it; it must end at SP or end of input. Returns the stamp, whether the year was
-/// inferred, and the index after it (and after its `:`).
+/// after it; an ISO or marked stamp must end at SP or end of input. A plain BSD stamp
+/// (`Mmm dd hh:mm:ss`) may run straight into the HOSTNAME (`14:11:56sol-vmr01`): syslog-ng reads its fixed
+/// width and needs no space after it, and SC4S's tests send such headers (Solace).
+/// Returns the stamp, whether the year was inferred, and the index after it (and after its
+/// `:`).
 fn timestamp_at(s: &[u8], i: usize, opts: &ParseOptions<'_>) -> Option<(Timestamp, bool, usize)> {
     let start = match s.get(i)? {
         b'*' | b'.' => i + 1,
         _ => i,
     };
-    let (ts, inferred, mut end) = match s.get(start)? {
+    let (ts, inferred, mut end, bsd) = match s.get(start)? {
         b'0'..=b'9' => {
             let (ts, end) = stamp::iso(s, start, Mode::Lenient, opts.zone)?;
-            (ts, false, end)
+            (ts, false, end, false)
         }
-        _ => stamp::bsd(s, start, opts.now_unix_secs, opts.zone)?,
+        _ => {
+            let (ts, inferred, end) = stamp::bsd(s, start, opts.now_unix_secs, opts.zone)?;
+            (ts, inferred, end, true)
+        }
     };
     if s.get(end) == Some(&b':') {
         end += 1;
     }
     match s.get(end) {
         None | Some(b' ') => Some((ts, inferred, end)),
+        // Not after a Cisco clock marker (`*`, `.`), which syslog-ng does not read at all.
+        Some(_) if bsd && start == i => Some((ts, inferred, end)),
         Some(_) => None,
     }
 }

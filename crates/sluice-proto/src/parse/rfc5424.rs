@@ -145,6 +145,45 @@ pub(super) fn strip_bom(msg: &[u8]) -> &[u8] {
     msg.strip_prefix(BOM).unwrap_or(msg)
 }
 
+/// An RFC 5424 header from PROCID on: what a vendor application that re-reads a message
+/// as RFC 5424 takes from the text after APP-NAME (SC4S's
+/// `syslog-parser(flags(syslog-protocol) template("... $PROGRAM $MESSAGE"))`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tail<'a> {
+    /// `None` for NILVALUE.
+    pub procid: Option<&'a [u8]>,
+    pub msgid: Option<&'a [u8]>,
+    pub structured_data: Option<StructuredData<'a>>,
+    /// `None`: no MSG.
+    pub message: Option<&'a [u8]>,
+}
+
+/// `PROCID SP MSGID SP STRUCTURED-DATA [SP MSG]` with the strict parser's rules; `None` on a
+/// grammar violation.
+pub(crate) fn tail(s: &[u8]) -> Option<Tail<'_>> {
+    let (procid, i) = header_field(s, 0, PROCID_MAX)?;
+    let (msgid, i) = header_field(s, i, MSGID_MAX)?;
+    let (structured_data, i) = match s.get(i)? {
+        b'-' => (None, i + 1),
+        b'[' => {
+            let end = structured_data(s, i)?;
+            (Some(StructuredData::from_validated(&s[i..end])), end)
+        }
+        _ => return None,
+    };
+    let message = match s.get(i) {
+        None => None,
+        Some(b' ') => Some(strip_bom(&s[i + 1..])),
+        Some(_) => return None,
+    };
+    Some(Tail {
+        procid,
+        msgid,
+        structured_data,
+        message,
+    })
+}
+
 /// Parses `s`, the bytes after `PRI "1" SP`.
 pub(super) fn parse<'a>(
     raw: &'a [u8],

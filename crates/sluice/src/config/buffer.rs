@@ -107,7 +107,19 @@ impl BufferSettings {
         workers: usize,
         report: &mut EnvReport,
     ) -> Result<(), ConfigError> {
-        let p = format!("SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_");
+        self.apply_env_prefixed(env, &format!("SC4S_DEST_SPLUNK_HEC_{id}_"), workers, report)
+    }
+
+    /// [`apply_env`](Self::apply_env) for the destination whose variables start with
+    /// `dest_prefix` (`SC4S_DEST_SYSLOG_<ID>_`): its `DISKBUFF_*` ones.
+    pub(super) fn apply_env_prefixed(
+        &mut self,
+        env: &Env,
+        dest_prefix: &str,
+        workers: usize,
+        report: &mut EnvReport,
+    ) -> Result<(), ConfigError> {
+        let p = format!("{dest_prefix}DISKBUFF_");
         set(env, &format!("{p}ENABLE"), parse_bool, &mut self.enable)?;
         set(env, &format!("{p}RELIABLE"), parse_bool, &mut self.reliable)?;
         if let Some(d) = get(env, &format!("{p}DIR"), non_empty)? {
@@ -182,6 +194,12 @@ impl BufferSettings {
 
     /// [`effective_size`](Self::effective_size) of destination `id`'s buffer.
     pub fn effective_size_for(&self, id: &str, workers: usize) -> EffectiveSize {
+        self.effective_size_vars(&format!("SC4S_DEST_SPLUNK_HEC_{id}_"), workers)
+    }
+
+    /// [`effective_size`](Self::effective_size) of the destination whose variables start
+    /// with `vars` (`SC4S_DEST_SYSLOG_<ID>_`).
+    pub fn effective_size_vars(&self, vars: &str, workers: usize) -> EffectiveSize {
         if let Some(m) = self.max_bytes {
             return EffectiveSize {
                 bytes: m.0,
@@ -192,8 +210,7 @@ impl BufferSettings {
             return EffectiveSize {
                 bytes: w.0.saturating_mul(workers as u64),
                 how: format!(
-                    "SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_DISKBUFSIZE {} per worker x {workers} \
-                     workers",
+                    "{vars}DISKBUFF_DISKBUFSIZE {} per worker x {workers} workers",
                     w.0
                 ),
             };
@@ -227,6 +244,12 @@ impl BufferSettings {
 
     /// [`effective_memory`](Self::effective_memory) of destination `id`'s buffer.
     pub fn effective_memory_for(&self, id: &str, workers: usize) -> Option<EffectiveSize> {
+        self.effective_memory_vars(&format!("SC4S_DEST_SPLUNK_HEC_{id}_"), workers)
+    }
+
+    /// [`effective_memory`](Self::effective_memory) of the destination whose variables start
+    /// with `vars`.
+    pub fn effective_memory_vars(&self, vars: &str, workers: usize) -> Option<EffectiveSize> {
         if !self.reliable {
             return None;
         }
@@ -234,8 +257,7 @@ impl BufferSettings {
             Some(w) => EffectiveSize {
                 bytes: w.0.saturating_mul(workers as u64),
                 how: format!(
-                    "SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_MEMBUFSIZE {} per worker x {workers} \
-                     workers",
+                    "{vars}DISKBUFF_MEMBUFSIZE {} per worker x {workers} workers",
                     w.0
                 ),
             },

@@ -37,7 +37,7 @@ pub enum DestMode {
 }
 
 impl DestMode {
-    fn parse(s: &str) -> Result<DestMode, String> {
+    pub(super) fn parse(s: &str) -> Result<DestMode, String> {
         match s.trim().to_ascii_uppercase().as_str() {
             "GLOBAL" => Ok(DestMode::Global),
             "SELECT" => Ok(DestMode::Select),
@@ -131,6 +131,39 @@ pub enum DestKind {
     File(PathBuf),
     /// The archive files.
     Archive { dir: PathBuf, mode: ArchiveMode },
+    /// A syslog relay (`SC4S_DEST_SYSLOG_<ID>_*`, `SC4S_DEST_BSD_<ID>_*`).
+    Relay(Box<super::RelayDestination>),
+    /// A Kafka destination (`SLUICE_DEST_KAFKA_<ID>_*`).
+    Kafka(Box<super::KafkaDestination>),
+}
+
+/// Which destination a [`DestPlan`] is: what code asks of it instead of comparing names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DestId {
+    /// The default destination (`[hec]`, `SC4S_DEST_SPLUNK_HEC_DEFAULT_*`; the JSON-lines
+    /// file without a HEC URL): the one the receivers batch for.
+    Default,
+    /// An additional destination, by its upper-case `<ID>` (`SC4S_DEST_SPLUNK_HEC_<ID>_*`).
+    Named(String),
+    /// The archive files (`d_archive`).
+    Archive,
+}
+
+impl DestId {
+    /// As in the variables: `DEFAULT`, `OTHER`, `ARCHIVE`.
+    pub fn var(&self) -> &str {
+        match self {
+            DestId::Default => "DEFAULT",
+            DestId::Named(id) => id,
+            DestId::Archive => "ARCHIVE",
+        }
+    }
+}
+
+impl std::fmt::Display for DestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.var())
+    }
 }
 
 /// One destination of the running daemon, in the order of [`Config::destination_plan`]: its
@@ -139,8 +172,7 @@ pub enum DestKind {
 pub struct DestPlan {
     /// `default`, the lower-case `<ID>`, or `archive`.
     pub name: String,
-    /// As in the variables: `DEFAULT`, `OTHER`.
-    pub id: String,
+    pub id: DestId,
     /// The TOML table of its settings (`hec`, `destinations.other`).
     pub table: String,
     pub mode: DestMode,
@@ -150,23 +182,29 @@ pub struct DestPlan {
 impl DestPlan {
     /// SC4S's name for it in the alternates lists.
     pub fn sc4s_name(&self) -> String {
-        match (&self.kind, self.name.as_str()) {
-            (DestKind::Archive { .. }, _) => "d_archive".into(),
-            (_, "default") => "d_hec_fmt".into(),
-            (_, n) => format!("d_hec_fmt_{n}"),
+        match (&self.id, &self.kind) {
+            (DestId::Archive, _) => "d_archive".into(),
+            // The name is the relay's key: `syslog_<id>` / `bsd_<id>` / `kafka_<id>`.
+            (_, DestKind::Relay(_) | DestKind::Kafka(_)) => format!("d_{}", self.name),
+            (DestId::Default, _) => "d_hec_fmt".into(),
+            (DestId::Named(_), _) => format!("d_hec_fmt_{}", self.name),
         }
     }
 
     /// Whether `name` (from an alternates list) names this destination.
     fn answers_to(&self, name: &str) -> bool {
         let n = name.trim().to_ascii_lowercase();
-        match (&self.kind, self.name.as_str()) {
-            (DestKind::Archive { .. }, _) => n == "d_archive",
-            (_, "default") => matches!(
+        match (&self.id, &self.kind) {
+            (DestId::Archive, _) => n == "d_archive",
+            (_, DestKind::Relay(_) | DestKind::Kafka(_)) => n == format!("d_{}", self.name),
+            (DestId::Default, _) => matches!(
                 n.as_str(),
                 "d_hec_fmt" | "d_hec" | "d_hec_default" | "d_hec_fmt_default"
             ),
-            (_, id) => n == format!("d_hec_fmt_{id}") || n == format!("d_hec_{id}"),
+            (DestId::Named(_), _) => {
+                let id = &self.name;
+                n == format!("d_hec_fmt_{id}") || n == format!("d_hec_{id}")
+            }
         }
     }
 }
@@ -186,7 +224,7 @@ impl Config {
         };
         out.push(DestPlan {
             name: "default".into(),
-            id: "DEFAULT".into(),
+            id: DestId::Default,
             table: "hec".into(),
             mode: default_mode,
             kind: if self.uses_hec() {
@@ -201,7 +239,7 @@ impl Config {
         for (id, d) in &self.destinations {
             out.push(DestPlan {
                 name: id.to_ascii_lowercase(),
-                id: id.to_ascii_uppercase(),
+                id: DestId::Named(id.to_ascii_uppercase()),
                 table: format!("destinations.{id}"),
                 mode: d.mode,
                 kind: DestKind::Hec {
@@ -210,10 +248,32 @@ impl Config {
                 },
             });
         }
+        for (key, r) in &self.relays {
+            out.push(DestPlan {
+                name: key.clone(),
+                id: DestId::Named(
+                    key.split_once('_')
+                        .map_or(key.as_str(), |(_, id)| id)
+                        .to_ascii_uppercase(),
+                ),
+                table: format!("relays.{key}"),
+                mode: r.mode,
+                kind: DestKind::Relay(Box::new(r.clone())),
+            });
+        }
+        for (id, k) in &self.kafka {
+            out.push(DestPlan {
+                name: super::kafka_key(id),
+                id: DestId::Named(id.to_ascii_uppercase()),
+                table: format!("kafka.{id}"),
+                mode: k.mode,
+                kind: DestKind::Kafka(Box::new(k.clone())),
+            });
+        }
         if self.archive.global || !self.archive.vendor_products.is_empty() {
             out.push(DestPlan {
                 name: "archive".into(),
-                id: "ARCHIVE".into(),
+                id: DestId::Archive,
                 table: "archive".into(),
                 // Routed explicitly (SC4S's `sc4s-lp-archive` topic), never as a GLOBAL one.
                 mode: DestMode::Select,
@@ -245,7 +305,9 @@ impl Config {
             let known: Vec<String> = plan.iter().map(DestPlan::sc4s_name).collect();
             ConfigError::Invalid(format!(
                 "{setting}: unknown destination {name:?} (configured: {}; an additional HEC \
-                 destination needs SC4S_DEST_SPLUNK_HEC_<ID>_URL, the archive d_archive needs \
+                 destination needs SC4S_DEST_SPLUNK_HEC_<ID>_URL, d_syslog_<id> / d_bsd_<id> \
+                 SC4S_DEST_SYSLOG_<ID>_HOST / SC4S_DEST_BSD_<ID>_HOST, d_kafka_<id> \
+                 SLUICE_DEST_KAFKA_<ID>_BROKERS, the archive d_archive needs \
                  SC4S_ARCHIVE_GLOBAL or an SC4S_DEST_<VENDOR_PRODUCT>_ARCHIVE)",
                 known.join(", ")
             ))
@@ -362,6 +424,8 @@ impl Config {
                 }
             }
         }
+        self.apply_relays_env(env, report)?;
+        self.apply_kafka_env(env, report)?;
         if let Some(g) = get(env, "SC4S_ARCHIVE_GLOBAL", parse_bool)? {
             self.archive.global = g;
         }
@@ -414,6 +478,9 @@ impl Config {
                     .is_some_and(configured)
             });
         }
+        if Config::reads_relay_var(name) {
+            return true;
+        }
         let Some(rest) = name.strip_prefix("SC4S_DEST_") else {
             return false;
         };
@@ -440,8 +507,38 @@ impl Config {
         }
         let mut dirs: Vec<(&Path, &str)> = Vec::new();
         for d in &plan {
+            if let DestKind::Kafka(k) = &d.kind {
+                k.validate(&d.name, d.id.var())?;
+                if k.buffer.enable {
+                    if let Some((_, other)) = dirs.iter().find(|(p, _)| *p == k.buffer.dir) {
+                        return Err(ConfigError::Invalid(format!(
+                            "destinations {other} and {} use the same disk buffer directory \
+                             {}; set SLUICE_DEST_KAFKA_{}_DISKBUFF_DIR",
+                            d.name,
+                            k.buffer.dir.display(),
+                            d.id
+                        )));
+                    }
+                    dirs.push((&k.buffer.dir, &d.name));
+                }
+            }
+            if let DestKind::Relay(r) = &d.kind {
+                r.validate(&d.name, d.id.var())?;
+                if r.buffer.enable {
+                    if let Some((_, other)) = dirs.iter().find(|(p, _)| *p == r.buffer.dir) {
+                        return Err(ConfigError::Invalid(format!(
+                            "destinations {other} and {} use the same disk buffer directory \
+                             {}; set {}DISKBUFF_DIR",
+                            d.name,
+                            r.buffer.dir.display(),
+                            super::RelayDestination::var_prefix(r.kind, d.id.var())
+                        )));
+                    }
+                    dirs.push((&r.buffer.dir, &d.name));
+                }
+            }
             if let DestKind::Hec { hec, buffer } = &d.kind {
-                if d.name != "default" {
+                if d.id != DestId::Default {
                     if hec.urls.is_empty() {
                         return Err(ConfigError::Invalid(format!(
                             "destination {}: SC4S_DEST_SPLUNK_HEC_{}_URL / {}.hec.urls is empty",
@@ -471,7 +568,7 @@ impl Config {
 }
 
 /// `dir` with `-<id>` appended to its last component: `/var/lib/sc4s/buffer-other`.
-fn sibling(dir: &Path, id: &str) -> PathBuf {
+pub(super) fn sibling(dir: &Path, id: &str) -> PathBuf {
     let mut s = dir.as_os_str().to_owned();
     s.push(format!("-{id}"));
     PathBuf::from(s)

@@ -24,7 +24,9 @@ mod buffer;
 mod destinations;
 mod flatten;
 mod hec;
+mod kafka;
 mod origin;
+mod relay;
 mod sc4s;
 mod sections;
 mod service;
@@ -33,11 +35,13 @@ mod values;
 
 pub use buffer::{BufferSettings, EffectiveSize};
 pub use destinations::{
-    ArchiveConfig, ArchiveMode, DestKind, DestMode, DestPlan, HecDestination, MAX_DESTINATIONS,
-    RoutingConfig,
+    ArchiveConfig, ArchiveMode, DestId, DestKind, DestMode, DestPlan, HecDestination,
+    MAX_DESTINATIONS, RoutingConfig,
 };
 pub use flatten::{Setting, tables};
+pub use kafka::{Acks, KafkaDestination, kafka_key};
 pub use origin::{EnvVar, Source, Traced, trace};
+pub use relay::{RelayDestination, RelayFilter, RelayKind, RelayTransport, relay_key, tls_version};
 pub use sc4s::{EnvReport, SUPPORTED_SC4S_VARS};
 pub use sections::*;
 pub use service::ServiceEnv;
@@ -83,6 +87,11 @@ pub struct Config {
     pub buffer: BufferSettings,
     /// Additional HEC destinations by lower-case id (`SC4S_DEST_SPLUNK_HEC_<ID>_*`).
     pub destinations: std::collections::BTreeMap<String, HecDestination>,
+    /// SC4S's relay destinations by key, `syslog_<id>` or `bsd_<id>` in lower case
+    /// (`SC4S_DEST_SYSLOG_<ID>_*`, `SC4S_DEST_BSD_<ID>_*`).
+    pub relays: std::collections::BTreeMap<String, RelayDestination>,
+    /// Kafka destinations by lower-case id (`SLUICE_DEST_KAFKA_<ID>_*`).
+    pub kafka: std::collections::BTreeMap<String, KafkaDestination>,
     /// Which events go to which destinations (`SC4S_DEST_<VENDOR_PRODUCT>_ALTERNATES`, …).
     pub routing: RoutingConfig,
     /// Events written to local files (`SC4S_ARCHIVE_GLOBAL`, `SC4S_GLOBAL_ARCHIVE_MODE`).

@@ -246,6 +246,17 @@ impl Config {
                 ));
             }
         }
+        if let Some(d) = get(env, "SLUICE_APP_PARSERS_DIR", non_empty)? {
+            self.parse.app_parsers_dir = Some(PathBuf::from(d));
+        }
+        // Backtick references in app-parsers name environment variables (SC4S's
+        // `SC4S_*`, and whatever the operator's files define); iterating does not count
+        // them as read settings.
+        self.parse.app_parser_env = super::sections::VarSnapshot(
+            env.iter()
+                .map(|(k, v)| (k.to_owned(), v.value.clone()))
+                .collect(),
+        );
         set(env, "SLUICE_VENDORS", non_empty, &mut self.parse.vendors)?;
         set(
             env,
@@ -276,6 +287,15 @@ impl Config {
             value: e.value,
             reason: format!("expected {}", e.expected),
         })?;
+        if self.parse.vendor_options.checkpoint.noise_incomplete_events {
+            report.notes.push(
+                "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS=yes: SC4S discards Check \
+                 Point's partial events (a loguid without bytes); sluice discards nothing and \
+                 delivers them (SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL=yes still keeps \
+                 only the last event of each loguid)"
+                    .into(),
+            );
+        }
         set(
             env,
             "SC4S_LISTEN_STATUS_PORT",
@@ -473,8 +493,13 @@ impl Config {
 }
 
 /// `SC4S_LISTEN_<ID>_<PROTO>_PORT` for a vendor id (not DEFAULT): the id and the protocol.
+/// `SC4S_LISTEN_<ID>_RFC6587_NOPARSE_PORT` too, for DEFAULT as well (SC4S's entrypoint
+/// takes the id before `_RFC6587_NOPARSE`).
 fn vendor_port_var(name: &str) -> Option<(&str, SourceProto)> {
     let rest = name.strip_prefix("SC4S_LISTEN_")?.strip_suffix("_PORT")?;
+    if let Some(id) = rest.strip_suffix("_RFC6587_NOPARSE") {
+        return (!id.is_empty()).then_some((id, SourceProto::Rfc6587NoParse));
+    }
     let (id, proto) = rest.rsplit_once('_')?;
     if id.is_empty() || id == "DEFAULT" {
         return None;

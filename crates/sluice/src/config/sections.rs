@@ -63,6 +63,8 @@ pub struct VendorPorts {
     pub rfc6587: Vec<u16>,
     pub tls: Vec<u16>,
     pub rfc5425: Vec<u16>,
+    /// `SC4S_LISTEN_<ID>_RFC6587_NOPARSE_PORT`.
+    pub rfc6587_noparse: Vec<u16>,
 }
 
 impl VendorPorts {
@@ -75,6 +77,7 @@ impl VendorPorts {
             SourceProto::Rfc6587 => &mut self.rfc6587,
             SourceProto::Tls => &mut self.tls,
             SourceProto::Rfc5425 => &mut self.rfc5425,
+            SourceProto::Rfc6587NoParse => &mut self.rfc6587_noparse,
         }
     }
 }
@@ -92,16 +95,21 @@ pub enum SourceProto {
     Rfc6587,
     Tls,
     Rfc5425,
+    /// SC4S's `RFC6587_NOPARSE` channel: octet-counted (or LF-framed) TCP whose frames are
+    /// not parsed; the listener's network-source parsers read the header
+    /// ([`sluice_proto::classify::classify_no_parse`]). It uses the TCP settings.
+    Rfc6587NoParse,
 }
 
 impl SourceProto {
-    pub const ALL: [SourceProto; 6] = [
+    pub const ALL: [SourceProto; 7] = [
         SourceProto::Udp,
         SourceProto::Tcp,
         SourceProto::Rfc5426,
         SourceProto::Rfc6587,
         SourceProto::Tls,
         SourceProto::Rfc5425,
+        SourceProto::Rfc6587NoParse,
     ];
 
     /// The word in SC4S variable names: `UDP`, `RFC6587`, ...
@@ -113,6 +121,7 @@ impl SourceProto {
             SourceProto::Rfc6587 => "RFC6587",
             SourceProto::Tls => "TLS",
             SourceProto::Rfc5425 => "RFC5425",
+            SourceProto::Rfc6587NoParse => "RFC6587_NOPARSE",
         }
     }
 
@@ -125,6 +134,7 @@ impl SourceProto {
             SourceProto::Rfc6587 => "rfc6587",
             SourceProto::Tls => "tls",
             SourceProto::Rfc5425 => "rfc5425",
+            SourceProto::Rfc6587NoParse => "rfc6587_noparse",
         }
     }
 
@@ -136,7 +146,7 @@ impl SourceProto {
     pub fn transport(self) -> Transport {
         match self {
             SourceProto::Udp | SourceProto::Rfc5426 => Transport::Udp,
-            SourceProto::Tcp | SourceProto::Rfc6587 => Transport::Tcp,
+            SourceProto::Tcp | SourceProto::Rfc6587 | SourceProto::Rfc6587NoParse => Transport::Tcp,
             SourceProto::Tls | SourceProto::Rfc5425 => Transport::Tls,
         }
     }
@@ -346,7 +356,8 @@ impl StreamConfig {
     /// The settings of a stream protocol (`None` for the UDP words).
     pub fn get(&self, proto: SourceProto) -> Option<&StreamPortConfig> {
         match proto {
-            SourceProto::Tcp => Some(&self.tcp),
+            // SC4S's noparse channel takes the TCP settings (sockets, connections, buffers).
+            SourceProto::Tcp | SourceProto::Rfc6587NoParse => Some(&self.tcp),
             SourceProto::Rfc6587 => Some(&self.rfc6587),
             SourceProto::Tls => Some(&self.tls),
             SourceProto::Rfc5425 => Some(&self.rfc5425),
@@ -356,7 +367,7 @@ impl StreamConfig {
 
     pub fn get_mut(&mut self, proto: SourceProto) -> Option<&mut StreamPortConfig> {
         match proto {
-            SourceProto::Tcp => Some(&mut self.tcp),
+            SourceProto::Tcp | SourceProto::Rfc6587NoParse => Some(&mut self.tcp),
             SourceProto::Rfc6587 => Some(&mut self.rfc6587),
             SourceProto::Tls => Some(&mut self.tls),
             SourceProto::Rfc5425 => Some(&mut self.rfc5425),
@@ -497,6 +508,17 @@ impl Default for WindowConfig {
 /// Where the name cache is kept without `SC4S_VAR`.
 pub const DEFAULT_NAME_CACHE_FILE: &str = "/var/lib/sluice/hostip.cache";
 
+/// The environment as the app-parsers see it. Its `Debug` names no value: it holds every
+/// variable, tokens included.
+#[derive(Clone, Default, PartialEq)]
+pub struct VarSnapshot(pub std::collections::BTreeMap<String, String>);
+
+impl std::fmt::Debug for VarSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "VarSnapshot({} variables)", self.0.len())
+    }
+}
+
 /// Parsing.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -515,6 +537,16 @@ pub struct ParseConfig {
     /// first existing of `/etc/syslog-ng/conf.d/local/context` (inside SC4S's container)
     /// and `/opt/sc4s/local/context` (SC4S's host mount), else none.
     pub context_dir: Option<PathBuf>,
+    /// The operator's SC4S app-parsers (`SLUICE_APP_PARSERS_DIR`), subdirectories included.
+    /// Unset: `config/app_parsers` beside the context directory (`local/context` ->
+    /// `local/config/app_parsers`), else `$SC4S_ETC/conf.d/local/config/app_parsers`,
+    /// `/etc/syslog-ng/conf.d/local/config/app_parsers` or
+    /// `/opt/sc4s/local/config/app_parsers`, the first that exists.
+    pub app_parsers_dir: Option<PathBuf>,
+    /// The `SC4S_*` variables the app-parsers' backtick references (`` `SC4S_X` ``) read;
+    /// from the environment only.
+    #[serde(skip)]
+    pub app_parser_env: VarSnapshot,
     /// Active vendor parsers (`SLUICE_VENDORS`): `all`, `none`, family names or prefixes
     /// (`cisco`), `-name` to remove; comma separated. SC4S's "Lite" image, as one setting.
     pub vendors: String,
@@ -540,6 +572,8 @@ impl Default for ParseConfig {
             store_raw_message: false,
             metadata_csv: None,
             context_dir: None,
+            app_parsers_dir: None,
+            app_parser_env: Default::default(),
             vendors: "all".into(),
             set_source_as_sc4s: false,
             vendor_options: Default::default(),

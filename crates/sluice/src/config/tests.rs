@@ -267,6 +267,69 @@ fn default_and_vendor_listeners() {
 }
 
 #[test]
+fn sc4s_test_env_listeners_noparse_and_rfc5424_ids() {
+    // The vendor ports of SC4S's own test environment, with the ids SC4S derives.
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[
+            ("SC4S_LISTEN_THALES_STA_RFC6587_NOPARSE_PORT", "9003"),
+            ("SC4S_LISTEN_CITRIX_NETSCALER_RFC5424_TCP_PORT", "9002"),
+            ("SC4S_LISTEN_SIMPLE_TEST_ONE_UDP_PORT", "5514"),
+            ("SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL", "yes"),
+            ("SC4S_USE_VPS_CACHE", "yes"),
+            ("SC4S_NETAPP_ONTAP_NEW_FORMAT", "yes"),
+        ]))
+        .unwrap();
+    assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+    let l = c.listeners().unwrap();
+    let find = |port: u16| {
+        l.iter()
+            .find(|x| x.port == port)
+            .map(|x| (x.id.as_str(), x.kind, x.proto))
+    };
+    assert_eq!(
+        find(9003),
+        Some(("THALES_STA", Transport::Tcp, SourceProto::Rfc6587NoParse))
+    );
+    assert_eq!(
+        find(9002),
+        Some(("CITRIX_NETSCALER_RFC5424", Transport::Tcp, SourceProto::Tcp))
+    );
+    assert_eq!(
+        find(5514),
+        Some(("SIMPLE_TEST_ONE", Transport::Udp, SourceProto::Udp))
+    );
+    assert!(c.parse.vendor_options.checkpoint.noise_control);
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert!(c.parse.vendor_options.use_vps_cache);
+    assert!(c.parse.vendor_options.netapp_ontap_new_format);
+    let mut c = Config::default();
+    let r = c
+        .apply_env(&env(&[(
+            "SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_INCOMPLETE_EVENTS",
+            "yes",
+        )]))
+        .unwrap();
+    assert!(
+        r.notes.iter().any(|n| n.contains("discards nothing")),
+        "{:?}",
+        r.notes
+    );
+    // A NOPARSE port on a TCP port is a conflict naming both settings.
+    let mut c = Config::default();
+    c.apply_env(&env(&[(
+        "SC4S_LISTEN_THALES_STA_RFC6587_NOPARSE_PORT",
+        "514",
+    )]))
+    .unwrap();
+    let e = c.listeners().unwrap_err().to_string();
+    assert!(
+        e.contains("SC4S_LISTEN_THALES_STA_RFC6587_NOPARSE_PORT"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_port_claimed_twice_names_both_settings() {
     let mut c = Config::default();
     c.apply_env(&env(&[("SC4S_LISTEN_CISCO_ASA_UDP_PORT", "514")]))

@@ -581,7 +581,7 @@ fn parse(c: &Check<'_>, out: &mut Out) {
         p.vendors,
         c.from("parse.vendors")
     ));
-    match (&p.context_dir, crate::daemon::default_context_dir()) {
+    match (&p.context_dir, super::build::default_context_dir()) {
         (Some(dir), _) => out.line(format!(
             "  context files from {}  <- {}",
             dir.display(),
@@ -603,7 +603,21 @@ fn parse(c: &Check<'_>, out: &mut Out) {
             c.from("parse.metadata_csv")
         ));
     }
-    if let Err(e) = crate::daemon::build_processor(config) {
+    let context_dir = p
+        .context_dir
+        .clone()
+        .or_else(super::build::default_context_dir);
+    match crate::app_parsers::load(config, context_dir.as_deref()) {
+        Ok(loaded) => {
+            for l in crate::app_parsers::check_lines(&loaded) {
+                out.line(l);
+            }
+        }
+        // Building the blueprint below reports it as the error it is.
+        Err(e) => out.line(format!("  app-parsers: {e:#}")),
+    }
+    // What `run` and a reload build: the same errors, in the same words.
+    if let Err(e) = super::Blueprint::build(config) {
         out.error(format!("{e:#}"));
     }
 }

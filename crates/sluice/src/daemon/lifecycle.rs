@@ -25,20 +25,14 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use arc_swap::ArcSwap;
 use sluice_net::PortClaimConfig;
-use sluice_proto::batch::BatchPolicy;
-use sluice_proto::classify::{
-    BuildError, Classifier, Settings, VendorSelection, context::ContextFiles,
-};
-use sluice_proto::event::{EncodeOptions, IndexedFields};
-use sluice_proto::time::Zone;
 use tokio_util::sync::CancellationToken;
 
+use super::build::{Blueprint, Sources};
+use super::reload::Reloader;
 use crate::admin::ReloadRequest;
-use crate::cli::RunArgs;
 use crate::config::{Config, EnvReport};
-use crate::daemon::reload::Reloader;
 use crate::output::{DestinationSet, Limits};
-use crate::pipeline::Processor;
+use crate::pipeline::SharedProcessor;
 use crate::telemetry::state::Registry;
 use crate::topology::Topology;
 use crate::topology::running::{Running, Shared};
@@ -65,7 +59,12 @@ impl RunOutcome {
     }
 }
 
-pub fn run(args: RunArgs, config: Config, report: EnvReport) -> anyhow::Result<RunOutcome> {
+/// Runs what `config` (loaded from `sources`) describes until SIGTERM or SIGINT, then drains.
+pub(super) fn run(
+    sources: Sources,
+    config: Config,
+    report: EnvReport,
+) -> anyhow::Result<RunOutcome> {
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2);
@@ -76,22 +75,11 @@ pub fn run(args: RunArgs, config: Config, report: EnvReport) -> anyhow::Result<R
         .build()
         .context("cannot start the async runtime")?;
     let handle = rt.handle().clone();
-    rt.block_on(run_async(args, config, report, handle))
-}
-
-/// This machine's name; `from_env` is `HOSTNAME` (config.service), for when /proc is not
-/// readable.
-fn hostname(from_env: Option<&str>) -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_owned())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .or_else(|| from_env.map(str::to_owned))
-        .unwrap_or_else(|| "localhost".into())
+    rt.block_on(run_async(sources, config, report, handle))
 }
 
 async fn run_async(
-    args: RunArgs,
+    sources: Sources,
     config: Config,
     report: EnvReport,
     rt: tokio::runtime::Handle,
@@ -126,18 +114,40 @@ async fn run_async(
     } else {
         None
     };
-    let processor = build_processor(&config)?;
+    let vps = if config.parse.vendor_options.use_vps_cache {
+        let path = vps_cache_file(&config);
+        let c = crate::vps_cache::install(&path).with_context(|| {
+            format!(
+                "SC4S_USE_VPS_CACHE: cannot open the vendor-product cache {} (SC4S_VAR)",
+                path.display()
+            )
+        })?;
+        tracing::info!(path = %path.display(), hosts = c.len(), "vendor-product cache");
+        Some(c)
+    } else {
+        None
+    };
+    let Blueprint {
+        topology,
+        destinations: plan,
+        routing,
+        processor,
+    } = Blueprint::build(&config)?;
+    // The one shutdown signal: cancelled when a signal arrives (or the output ends); each
+    // stage below then stops in the order of the data.
+    let stop = CancellationToken::new();
     let stopping = Arc::new(AtomicBool::new(false));
     let memory = MemoryBudget::new(config.window.max_bytes.0);
     let udp_window = Window::new("udp", config.udp.window);
     let tcp_window = Window::new("tcp", config.tcp.window);
+    let processor: SharedProcessor = Arc::new(ArcSwap::from_pointee(processor));
     let shared = Shared {
-        processor: Arc::new(ArcSwap::from_pointee(processor)),
+        processor: processor.clone(),
         memory: memory.clone(),
         udp_window: udp_window.clone(),
         tcp_window: tcp_window.clone(),
         rt,
-        stop: CancellationToken::new(),
+        stop: stop.clone(),
         claim: PortClaimConfig {
             share: config.listen.share_ports,
             lock_dir: config.listen.lock_dir.clone().or_else(|| {
@@ -152,8 +162,6 @@ async fn run_async(
     // --- outputs -----------------------------------------------------------------------
     // Started before the listeners are bound (they hand their batches to them); they open
     // no connection until the first batch, and HEC reachability is probed after binding.
-    let plan = config.destination_plan();
-    let routing = crate::routing::Routing::build(&config, &plan)?;
     let windows = [udp_window.clone(), tcp_window.clone()];
     let (mut destinations, submit) = DestinationSet::start(
         &plan,
@@ -165,21 +173,17 @@ async fn run_async(
     )?;
 
     // --- bind everything first --------------------------------------------------------
-    // The topology holds the only handles into the destination: the output ends once the
-    // receivers are gone.
+    // The topology, the group task and the metrics task hold the only handles into the
+    // destinations: the outputs end once they are gone.
     // Only with HEC: an unused handle would keep the destination open through the drain.
     let metrics_submit = config.uses_hec().then(|| submit.only(0)).flatten();
-    let groups_stop = CancellationToken::new();
-    let groups_task = crate::group::spawn(
-        shared.processor.clone(),
-        submit.clone(),
-        groups_stop.clone(),
-    );
-    let names_task = names.map(|n| crate::name_cache::spawn(n, groups_stop.clone()));
+    let groups_out = submit.clone();
+    let groups_task = crate::group::spawn(processor.clone(), groups_out.clone(), stop.clone());
+    let names_task = names.map(|n| crate::name_cache::spawn(n, stop.clone()));
+    let vps_task = vps.map(|c| crate::vps_cache::spawn(c, stop.clone()));
     let mut running = Running::new(shared, submit);
-    let startup =
-        running.prepare(Topology::default().transition(Topology::from_config(&config)?))?;
-    let mut reloader = Reloader::new(args, config)?;
+    let startup = running.prepare(Topology::default().transition(topology))?;
+    let mut reloader = Reloader::new(sources, config)?;
     let config = reloader.config();
     for (name, hec) in std::mem::take(&mut destinations.hec) {
         for p in hec.probe().await {
@@ -207,26 +211,26 @@ async fn run_async(
         stopping: stopping.clone(),
         config: reloader.stats(),
     });
-    let metrics_stop = CancellationToken::new();
     if let Some(submit) = metrics_submit {
-        spawn_metrics_to_hec(config, &registry, submit, metrics_stop.clone());
+        spawn_metrics_to_hec(config, &registry, submit, stop.clone());
     }
-    let admin_stop = CancellationToken::new();
-    watch_buffer_full(registry.clone(), admin_stop.clone());
+    watch_buffer_full(registry.clone(), stop.clone());
     let (reload_tx, mut reload_rx) = tokio::sync::mpsc::channel::<ReloadRequest>(4);
-    if config.admin.port != 0 {
+    let admin = if config.admin.port != 0 {
         let addr = SocketAddr::new(config.admin.address, config.admin.port);
-        let (local, _task) =
-            crate::admin::bind(addr, registry.clone(), Some(reload_tx), admin_stop.clone())
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot listen on the status port {addr}: {e}; change it with \
-                         SC4S_LISTEN_STATUS_PORT (0 disables it)"
-                    )
-                })?;
+        let (local, task) = crate::admin::bind(addr, registry.clone(), Some(reload_tx))
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot listen on the status port {addr}: {e}; change it with \
+                     SC4S_LISTEN_STATUS_PORT (0 disables it)"
+                )
+            })?;
         tracing::info!(addr = %local, "serving /health, /metrics and POST /reload");
-    }
+        Some(task)
+    } else {
+        None
+    };
     let pid_file = PidFile::write(config.admin.pid_file.as_deref())?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "sluice is running");
     // systemd (Type=notify): ready once everything is bound and delivering; watchdog pings
@@ -258,22 +262,29 @@ async fn run_async(
     }
     let drain_timeout = reloader.config().shutdown.drain_timeout;
 
-    // --- drain -----------------------------------------------------------------------
+    // --- drain, in the order of the data ---------------------------------------------------
     notify.stopping("stopping: delivering what is in flight");
     stopping.store(true, Ordering::Relaxed);
+    stop.cancel();
     let drain_start = Instant::now();
     let deadline = tokio::time::Instant::now() + drain_timeout;
+    // 1. The receivers read what senders already sent and hand over their open batches.
     running.shutdown().await;
-    metrics_stop.cancel();
-    // The receivers are gone: what multi-part groups still hold goes out before the drain.
-    groups_stop.cancel();
+    // 2. The receivers are gone: what multi-part groups still hold goes out before the drain.
     if let Err(e) = groups_task.await {
         tracing::error!(error = %e, "the multi-part group task failed");
     }
+    crate::group::flush_open(&processor, &groups_out);
+    drop(groups_out);
     if let Some(t) = names_task
         && let Err(e) = t.await
     {
         tracing::error!(error = %e, "the name cache task failed");
+    }
+    if let Some(t) = vps_task
+        && let Err(e) = t.await
+    {
+        tracing::error!(error = %e, "the vendor-product cache task failed");
     }
     let received = registry.received_total();
     tracing::info!(
@@ -281,8 +292,12 @@ async fn run_async(
         "receivers stopped; every open batch has been handed to the output"
     );
 
+    // 3. The destinations deliver what they hold, until the drain timeout.
     let summary = destinations.drain(deadline).await;
-    admin_stop.cancel();
+    // 4. The status server answers "shutting down" until here.
+    if let Some(admin) = admin {
+        admin.abort();
+    }
     drop(pid_file);
     // TCP chunks that never reached their port's combiner (a bug; counted when it happens).
     let chunks_lost = registry.chunks_lost_total();
@@ -527,119 +542,7 @@ fn check_fd_limit(stream_connections: u64) {
     }
 }
 
-/// SC4S's context directory when none is configured: inside SC4S's container, then SC4S's
-/// host mount.
-pub(crate) fn default_context_dir() -> Option<std::path::PathBuf> {
-    [
-        "/etc/syslog-ng/conf.d/local/context",
-        "/opt/sc4s/local/context",
-    ]
-    .into_iter()
-    .map(std::path::PathBuf::from)
-    .find(|p| p.is_dir())
-}
-
-pub(crate) fn build_processor(config: &Config) -> anyhow::Result<Processor> {
-    let zone = Zone::from_name(&config.parse.default_timezone).map_err(|e| {
-        anyhow::anyhow!(
-            "SC4S_DEFAULT_TIMEZONE={:?}: {e}",
-            config.parse.default_timezone
-        )
-    })?;
-    let context_dir = config
-        .parse
-        .context_dir
-        .clone()
-        .or_else(default_context_dir);
-    let mut files = match &context_dir {
-        Some(dir) => {
-            tracing::info!(dir = %dir.display(), "reading SC4S context files");
-            ContextFiles::read_dir(dir).map_err(|e| anyhow::anyhow!("SC4S context files: {e}"))?
-        }
-        None => ContextFiles::default(),
-    };
-    if let Some(path) = &config.parse.metadata_csv {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read metadata csv {}", path.display()))?;
-        files.splunk_metadata = Some((path.display().to_string(), text));
-    }
-    let settings = Settings {
-        listeners: config
-            .listeners()?
-            .into_iter()
-            .filter(|spec| spec.id != "DEFAULT")
-            .map(|spec| spec.id.clone())
-            .collect(),
-        set_source_as_sc4s: config.parse.set_source_as_sc4s,
-        zone: zone.clone(),
-        vendors: VendorSelection::parse(&config.parse.vendors),
-        options: config.parse.vendor_options.clone(),
-    };
-    let mut tables = Classifier::new(files, &settings).map_err(|e| match e {
-        BuildError::UnknownVendor { .. } => anyhow::anyhow!("parse.vendors (SLUICE_VENDORS): {e}"),
-        e => anyhow::anyhow!("SC4S context files: {e}"),
-    })?;
-    for spec in config.listeners()? {
-        if tables.ignored_listeners().contains(&spec.id) {
-            tracing::warn!(
-                id = %spec.id,
-                "{} does not name a vendor and product (VENDOR_PRODUCT[_EXTRA]); its events get \
-                 the default metadata",
-                spec.setting
-            );
-        }
-    }
-    for w in tables.warnings() {
-        tracing::warn!("{w}");
-    }
-    // Opened once, at start (`open_name_cache`); a reload that turns it on finds none.
-    let names = config
-        .parse
-        .use_name_cache
-        .then(crate::name_cache::installed)
-        .flatten();
-    if let Some(n) = &names {
-        tables.set_name_cache(n.clone());
-    } else if config.parse.use_name_cache {
-        tracing::warn!("SC4S_USE_NAME_CACHE was off at start: it takes effect at the next start");
-    }
-    let encode = EncodeOptions {
-        indexed_fields: IndexedFields::from_sc4s(&config.fields.indexed_fields),
-        loghost: config
-            .fields
-            .loghost
-            .clone()
-            .unwrap_or_else(|| hostname(config.service.hostname.as_deref())),
-        container_host: config.fields.container_host.clone(),
-        store_raw_message: config.parse.store_raw_message,
-    };
-    Ok(Processor {
-        zone,
-        tables,
-        encode,
-        batch: BatchPolicy {
-            max_events: config.hec.batch_lines,
-            max_bytes: config.hec.batch_bytes.0 as usize,
-            timeout: config.hec.batch_timeout,
-        },
-        routing: {
-            let routing = crate::routing::Routing::build(config, &config.destination_plan())?;
-            (!routing.is_uniform()).then(|| Arc::new(routing))
-        },
-        groups: Default::default(),
-        names,
-    })
-}
-
-/// Registers listener ids with `processor`'s tables (each id's vendor and product metadata),
-/// beyond those of the configuration it was built from.
-pub(crate) fn register_listeners<'a>(
-    processor: &mut Processor,
-    ids: impl IntoIterator<Item = &'a str>,
-) {
-    for id in ids {
-        if id != "DEFAULT" {
-            processor.tables.add_listener(id);
-        }
-    }
+/// Where the vendor-product cache is kept: beside the name cache (`$SC4S_VAR/vps.cache`).
+fn vps_cache_file(config: &Config) -> std::path::PathBuf {
+    config.parse.name_cache_file.with_file_name("vps.cache")
 }

@@ -20,21 +20,16 @@
 //! in `sluice_reload_total{result="failed"}`, and the running configuration carries on
 //! untouched. A reload that found nothing to change still counts as `ok`.
 
-use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use clap::Args;
 
+use super::build::{Blueprint, Sources};
 use crate::admin::ReloadReply;
-use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{ConfigReloadFailed, ConfigReloaded};
 use crate::telemetry::state::ConfigState;
-use crate::topology::Topology;
 use crate::topology::running::Running;
 
 /// A short hash of the effective configuration and the context files it reads: equal hashes,
@@ -118,20 +113,20 @@ fn keep_restart_only(running: &Config, mut new: Config) -> (Config, Vec<String>)
 /// Carries the daemon's reloads: where the configuration comes from, and what is in force.
 #[derive(Debug)]
 pub struct Reloader {
-    args: RunArgs,
+    sources: Sources,
     config: Config,
     stats: Arc<ConfigState>,
 }
 
 impl Reloader {
-    /// `config` is the configuration the daemon started with, read from `args`.
-    pub fn new(args: RunArgs, config: Config) -> anyhow::Result<Reloader> {
+    /// `config` is the configuration the daemon started with, read from `sources`.
+    pub fn new(sources: Sources, config: Config) -> anyhow::Result<Reloader> {
         let stats = Arc::new(ConfigState::default());
         let hash = config_hash(&config)?;
         tracing::info!(hash = %hash, "configuration loaded");
         stats.loaded(hash, false);
         Ok(Reloader {
-            args,
+            sources,
             config,
             stats,
         })
@@ -168,8 +163,8 @@ impl Reloader {
         running: &mut Running,
         started: std::time::Instant,
     ) -> anyhow::Result<String> {
-        let (new, report) = crate::cli::load_config(&self.args)?;
-        if let Some(path) = &self.args.env_file {
+        let (new, report) = self.sources.load()?;
+        if let Some(path) = &self.sources.env_file {
             for var in shadowed_by_process(path) {
                 tracing::warn!(
                     "{var} differs between {} and the process environment, which wins and is \
@@ -181,14 +176,18 @@ impl Reloader {
         }
         let (config, mut restart) = keep_restart_only(&self.config, new);
         let hash = config_hash(&config)?;
-        let transition = running.plan().transition(Topology::from_config(&config)?);
+        let Blueprint {
+            topology,
+            mut processor,
+            ..
+        } = Blueprint::build(&config)?;
+        let transition = running.plan().transition(topology);
         restart.extend(transition.needs_restart.iter().cloned());
-        let mut processor = crate::daemon::build_processor(&config)?;
         // Multi-part messages still open complete under the new processor.
         processor.groups = running.processor().load().groups.clone();
         // Ports about to close still receive until they do, with the new processor: it must
         // know their listener ids too.
-        crate::daemon::register_listeners(&mut processor, running.plan().listener_ids());
+        super::build::register_listeners(&mut processor, running.plan().listener_ids());
         let summary = summarize(&transition);
         let new_tls = transition.new_tls;
         let prepared = running.prepare(transition)?;
@@ -275,107 +274,6 @@ fn summarize(t: &crate::topology::Transition) -> String {
         parts.push("new TLS setup".to_owned());
     }
     parts.join(", ")
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct ReloadArgs {
-    /// Send SIGHUP to the sluice whose pid is in this file (the daemon's SLUICE_PID_FILE)
-    /// instead of asking its status server.
-    #[arg(long, env = "SLUICE_PID_FILE", value_name = "FILE")]
-    pub pid_file: Option<PathBuf>,
-    /// Status port of the running sluice (default: SC4S_LISTEN_STATUS_PORT, else 8080).
-    #[arg(long, env = "SC4S_LISTEN_STATUS_PORT", default_value_t = 8080)]
-    pub port: u16,
-    /// Address of the status server; reloads are accepted from the machine itself only.
-    #[arg(long, default_value = "127.0.0.1")]
-    pub host: IpAddr,
-}
-
-/// `sluice reload`: exit 0 when the reload was applied (or, with a pid file, the signal was
-/// delivered), 1 otherwise, with the reason.
-pub fn command(args: ReloadArgs) -> anyhow::Result<ExitCode> {
-    if let Some(path) = &args.pid_file {
-        let pid = signal_pid_file(path)?;
-        println!(
-            "sent SIGHUP to sluice (pid {pid}); the outcome is logged and counted in \
-             sluice_reload_total"
-        );
-        return Ok(ExitCode::SUCCESS);
-    }
-    let addr = SocketAddr::new(args.host, args.port);
-    match post_reload(addr) {
-        Ok((200, body)) => {
-            println!("reloaded: {body}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Ok((code, body)) => {
-            println!("reload failed ({code}): {body}");
-            Ok(ExitCode::from(1))
-        }
-        Err(e) => {
-            println!("reload failed: {e:#}");
-            Ok(ExitCode::from(1))
-        }
-    }
-}
-
-/// Sends SIGHUP to the pid in `path`, after checking that it is a sluice: a stale pid file
-/// must not signal whatever process reused the number.
-fn signal_pid_file(path: &std::path::Path) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the pid file {}", path.display()))?;
-    let pid: i32 = text
-        .trim()
-        .parse()
-        .ok()
-        .filter(|p| *p > 0)
-        .with_context(|| format!("{} does not hold a pid: {:?}", path.display(), text.trim()))?;
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim().to_owned())
-        .with_context(|| {
-            format!(
-                "no process {pid} (from {}): sluice is not running, or the pid file is stale",
-                path.display()
-            )
-        })?;
-    if !comm.starts_with("sluice") {
-        anyhow::bail!(
-            "process {pid} (from {}) is {comm:?}, not sluice: the pid file is stale",
-            path.display()
-        );
-    }
-    let target = rustix::process::Pid::from_raw(pid).context("invalid pid")?;
-    rustix::process::kill_process(target, rustix::process::Signal::HUP)
-        .with_context(|| format!("cannot send SIGHUP to pid {pid}"))?;
-    Ok(pid)
-}
-
-/// `POST /reload`; returns the status code and body.
-fn post_reload(addr: SocketAddr) -> anyhow::Result<(u16, String)> {
-    use std::io::{Read, Write};
-    use std::time::Duration;
-    let mut s =
-        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3)).with_context(|| {
-            format!(
-                "cannot reach the status server at {addr} (SC4S_LISTEN_STATUS_PORT); with \
-                 SLUICE_PID_FILE set, `sluice reload --pid-file` signals the daemon instead"
-            )
-        })?;
-    s.set_read_timeout(Some(Duration::from_secs(120)))?;
-    s.write_all(
-        b"POST /reload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-    )?;
-    let mut resp = Vec::new();
-    s.read_to_end(&mut resp)
-        .with_context(|| format!("no complete answer from {addr}"))?;
-    let resp = String::from_utf8_lossy(&resp);
-    let code = resp
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .with_context(|| format!("{addr} did not answer with HTTP"))?;
-    let body = resp.split_once("\r\n\r\n").map_or("", |(_, b)| b).trim();
-    Ok((code, body.to_owned()))
 }
 
 #[cfg(test)]

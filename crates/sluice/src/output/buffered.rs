@@ -5,11 +5,13 @@
 //!                             └─► disk buffer ─► replay ─┘
 //! ```
 //!
-//! * **Normal mode.** The router hands a batch straight to the output while the output
-//!   queue has room and the input windows (and the memory budget) are below their high-water
-//!   mark. Otherwise — the output is slow or down, or a burst fills the window — the batch is
-//!   *spilled*: appended to the buffer, which makes its events safe at once (their window
-//!   slots return, so the receivers keep reading), and completed as `Retry { Buffered }`.
+//! * **Normal mode.** The router hands a batch straight to the output while the output is
+//!   up and the input windows (and the memory budget) are below their high-water mark,
+//!   waiting for room in the output queue if it must. Only when the output is behind — down,
+//!   its queue full for longer than a short grace, or a burst fills the window — is the
+//!   batch *spilled*: appended to the buffer, which makes its events safe at once (their
+//!   window slots return, so the receivers keep reading), and completed as
+//!   `Retry { Buffered }`.
 //!   The buffer writes and fsyncs on its flush policy, so a crash loses at most about one
 //!   flush interval of what was spilled.
 //! * **Reliable mode.** Every batch is appended, and counts as safe only once its group
@@ -17,8 +19,9 @@
 //!   crash.
 //! * **Replay.** One task reads the buffer in order (after a restart, from where the last
 //!   run stopped) and offers every record to the output as a delivery that is safe from the
-//!   start ([`Delivery::from_buffer`]). A record is acknowledged — and its segment can be
-//!   deleted — when that delivery completes `Delivered` or `Rejected`.
+//!   start ([`Delivery::from_buffer`]), standing back while a live batch waits for room. A
+//!   record is acknowledged — and its segment can be deleted — when that delivery completes
+//!   `Delivered` or `Rejected`.
 //! * **Memory (reliable mode).** What the replay has read back and not yet seen completed
 //!   — waiting in the output queue or held by the output's workers — is bounded by
 //!   `replay_memory` bytes: syslog-ng's `mem-buf-size()` of a reliable disk-buffer, the part
@@ -31,7 +34,8 @@
 //!   the buffer instead of being lost ([`super::Rescue`]).
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicU8;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU8};
 use std::time::{Duration, SystemTime};
 
 use sluice_buffer::{Acker, AppendError, Appended, Buffer, RecordId, RecordRef, Writer};
@@ -90,6 +94,11 @@ impl std::fmt::Debug for BufferOptions {
 const GROUP_MAX: usize = 256;
 /// How often a router or replay that waits for room looks again.
 const RETRY_EVERY: Duration = Duration::from_millis(5);
+/// How long the output queue may stay full before normal mode counts the output as behind
+/// and spills; shorter than a HEC timeout, longer than a round trip of a busy HEC.
+const BEHIND_GRACE: Duration = Duration::from_millis(100);
+/// How often a live batch waiting out the grace tries the output queue again.
+const LIVE_WAIT_EVERY: Duration = Duration::from_millis(1);
 
 /// The running parts of a buffered destination.
 #[derive(Debug)]
@@ -147,6 +156,7 @@ impl Stage {
         stats.set_rescue(Arc::new(WriterRescue {
             writer: writer.clone(),
         }));
+        let live_waiting = Arc::new(AtomicBool::new(false));
         let router = if reliable {
             tokio::spawn(route_reliable(intake, writer, metrics.clone()))
         } else {
@@ -162,6 +172,7 @@ impl Stage {
                 writer,
                 spill,
                 metrics.clone(),
+                live_waiting.clone(),
             ))
         };
         let replay_stop = CancellationToken::new();
@@ -172,6 +183,7 @@ impl Stage {
             stats.clone(),
             metrics.clone(),
             replay_stop.clone(),
+            live_waiting,
         ));
         Ok(Stage {
             buffer,
@@ -306,23 +318,47 @@ async fn route_normal(
     writer: Writer,
     spill: Spill,
     metrics: Arc<BufferMetrics>,
+    live_waiting: Arc<AtomicBool>,
 ) {
+    // Since when the output has not caught up: its queue was full and, since then, it has
+    // not taken a batch with at most a queue's worth waiting behind it. The output is behind
+    // only once that lasts past the grace. A queue of one batch per worker is full for a
+    // moment whenever the receivers outpace one HEC round trip, and spilling then wrote,
+    // checked and read back about half of a TCP stream that HEC was taking at full speed.
+    let caught_up = out.capacity().unwrap_or(1);
+    let mut full_since: Option<Instant> = None;
     while let Ok(d) = intake.recv().await {
-        let d = if spill.now() {
-            d
-        } else {
-            match out.try_send(d) {
-                Ok(()) => continue,
+        let mut d = d;
+        loop {
+            if spill.now() {
+                spill_one(d, &out, &writer, &metrics).await;
+                break;
+            }
+            d = match out.try_send(d) {
+                Ok(()) => {
+                    if intake.len() <= caught_up {
+                        full_since = None;
+                    }
+                    break;
+                }
                 Err(async_channel::TrySendError::Full(d)) => d,
                 Err(async_channel::TrySendError::Closed(d)) => {
                     d.complete(Completion::Abandoned {
                         reason: AbandonReason::OutputGone,
                     });
-                    continue;
+                    break;
                 }
+            };
+            let since = *full_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= BEHIND_GRACE {
+                spill_one(d, &out, &writer, &metrics).await;
+                break;
             }
-        };
-        spill_one(d, &out, &writer, &metrics).await;
+            // The replay stands back meanwhile: the slot that frees goes to a live batch.
+            live_waiting.store(true, Relaxed);
+            tokio::time::sleep(LIVE_WAIT_EVERY).await;
+        }
+        live_waiting.store(false, Relaxed);
     }
 }
 
@@ -514,6 +550,7 @@ async fn replay(
     stats: Arc<DestinationStats>,
     metrics: Arc<BufferMetrics>,
     stop: CancellationToken,
+    live_waiting: Arc<AtomicBool>,
 ) {
     let acker = reader.acker();
     loop {
@@ -559,7 +596,13 @@ async fn replay(
         });
         let mut d = Delivery::from_buffer(batch, sink);
         loop {
-            d = match out.try_send(d) {
+            // What is on disk is safe; a live batch in memory is not, and HEC takes it first.
+            let offer = !live_waiting.load(Relaxed);
+            d = match if offer {
+                out.try_send(d)
+            } else {
+                Err(async_channel::TrySendError::Full(d))
+            } {
                 Ok(()) => break,
                 Err(async_channel::TrySendError::Full(d)) => d,
                 Err(async_channel::TrySendError::Closed(d)) => {

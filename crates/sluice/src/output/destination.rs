@@ -250,16 +250,42 @@ enum Way {
     Batcher(async_channel::Sender<EncodedBatch>),
 }
 
-/// One destination's way in: its queue (or batcher) and its completion sink.
+/// One destination's way in: its queue (or batcher), its completion sink, and which of a
+/// batch's encodings it sends (0: the HEC event; see [`EncodedBatch::into_encoding`]).
 #[derive(Clone, Debug)]
 struct Target {
     way: Way,
     stats: Arc<DestinationStats>,
     sink: Arc<dyn CompletionSink>,
+    encoding: usize,
 }
 
 impl Target {
+    /// Sends `batch` as this destination's encoding.
     fn send(&self, batch: EncodedBatch) {
+        match batch.into_encoding(self.encoding) {
+            Ok(b) => self.send_encoded(b),
+            Err(b) => self.missing_encoding(*b),
+        }
+    }
+
+    /// A batch built without this destination's encoding (a bug: the receivers encode every
+    /// encoding a destination in use needs): its events are given up, counted and logged.
+    fn missing_encoding(&self, batch: EncodedBatch) {
+        tracing::error!(
+            destination = self.stats.name(),
+            encoding = self.encoding,
+            carried = batch.encodings(),
+            events = batch.events(),
+            "a batch lacks the encoding of this destination (a bug); its events are lost"
+        );
+        self.stats.submitted(batch.events());
+        Delivery::new(batch, Arc::clone(&self.sink)).complete(Completion::Abandoned {
+            reason: AbandonReason::OutputGone,
+        });
+    }
+
+    fn send_encoded(&self, batch: EncodedBatch) {
         let batch = match &self.way {
             Way::Queue(tx) => {
                 self.stats.submitted(batch.events());
@@ -444,19 +470,29 @@ impl Submit {
             let i = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let bit = 1u64 << i;
-            let mut part = if every & bit != 0 {
-                batch.clone_events()
+            let target = &t.targets[i];
+            let k = target.encoding;
+            let dests = batch.dests();
+            let part = if every & bit != 0 {
+                batch.clone_encoding(k)
             } else {
-                let dests = batch.dests();
-                batch.select(|e| resolve(dests[e as usize]) & bit != 0)
+                batch.select_encoding(k, |e| resolve(dests[e as usize]) & bit != 0)
             };
+            let missing = part.is_err();
+            let mut part = part.unwrap_or_else(|_| {
+                batch.select(|e| every & bit != 0 || resolve(dests[e as usize]) & bit != 0)
+            });
             if let Some(h) = &events {
                 part.hold(HoldKind::Events, Arc::clone(h));
             }
             if let Some(h) = &bytes {
                 part.hold(HoldKind::Bytes, Arc::clone(h));
             }
-            t.targets[i].send(part);
+            if missing {
+                target.missing_encoding(part);
+            } else {
+                target.send_encoded(part);
+            }
         }
     }
 
@@ -510,9 +546,23 @@ impl Submit {
             way,
             stats: t.stats.clone(),
             sink: t.sink.clone(),
+            encoding: t.encoding,
         };
-        tokio::spawn(batcher(rx, policy, t));
+        // The front converts: what the batcher makes is already this destination's.
+        tokio::spawn(batcher(rx, policy, Target { encoding: 0, ..t }));
         Submit::of(front)
+    }
+
+    /// This destination (a handle of one) sending encoding `k` of the batches it is given
+    /// ([`EncodedBatch::into_encoding`]). Call before [`rebatched`](Self::rebatched).
+    pub fn with_encoding(self, k: usize) -> Submit {
+        let Some(t) = self.inner.targets.first() else {
+            return self;
+        };
+        Submit::of(Target {
+            encoding: k,
+            ..t.clone()
+        })
     }
 
     /// Events dropped because their destination set was empty.
@@ -540,6 +590,7 @@ impl Submit {
             way: Way::Queue(tx),
             stats,
             sink,
+            encoding: 0,
         })
     }
 }

@@ -24,12 +24,16 @@ use tokio_util::sync::CancellationToken;
 pub mod archive;
 pub mod buffered;
 mod destination;
+mod encoding;
 pub mod file;
 pub mod hec;
+pub mod kafka;
+pub mod relay;
 mod set;
 
 pub use buffered::{BufferMetrics, BufferOptions};
 pub use destination::{Destination, DestinationStats, DrainSummary, Rescue, Submit};
+pub use encoding::{Encoding, Encodings};
 pub use file::{FileOpenError, FileOutput, FileStats};
 pub use set::{DestinationSet, Limits};
 

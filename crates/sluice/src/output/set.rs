@@ -15,9 +15,13 @@ use sluice_proto::batch::BatchPolicy;
 use tokio::time::Instant;
 
 use super::archive::ArchiveOutput;
+use super::kafka::KafkaOutput;
+use super::relay::RelayOutput;
 use super::{BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit};
-use crate::config::{BufferSettings, DestKind, DestPlan};
-use crate::telemetry::events::HecEvents;
+use crate::config::{
+    BufferSettings, DestId, DestKind, DestPlan, KafkaDestination, RelayDestination,
+};
+use crate::telemetry::events::{ForwardEvents, HecEvents};
 use crate::telemetry::state::{BufferState, DestinationState, Destinations, OutputState};
 use crate::window::{MemoryBudget, Window};
 
@@ -49,21 +53,24 @@ impl DestinationSet {
         let mut submits = Vec::with_capacity(plan.len());
         let mut hec_outputs = Vec::new();
         let mut state = Vec::with_capacity(plan.len());
-        for d in plan {
+        let (_, encoding_of) = super::Encodings::from_plan(plan, unrouted);
+        for (i, d) in plan.iter().enumerate() {
             let mut health: Option<Arc<dyn OutputState>> = None;
             let (dest, submit) = match &d.kind {
                 DestKind::Hec { hec, buffer } => {
                     let events =
                         Arc::new(HecEvents::register(crate::telemetry::metrics(), &d.name));
-                    let output = HecOutput::new(hec.client_config_for(&d.id, &d.table)?, events)
-                        .with_context(|| {
-                            format!("cannot set up the HEC client of destination {}", d.name)
-                        })?;
+                    let output =
+                        HecOutput::new(hec.client_config_for(d.id.var(), &d.table)?, events)
+                            .with_context(|| {
+                                format!("cannot set up the HEC client of destination {}", d.name)
+                            })?;
                     let up = Arc::clone(output.health());
                     health = Some(up.clone());
                     let opts = open_buffer(
                         d,
                         buffer,
+                        &format!("SC4S_DEST_SPLUNK_HEC_{}_", d.id),
                         hec.workers,
                         limits,
                         Box::new(move || up.healthy()),
@@ -99,6 +106,91 @@ impl DestinationSet {
                     health = Some(stats);
                     Destination::start(&d.name, Box::new(file))
                 }
+                DestKind::Relay(r) => {
+                    let events = Arc::new(ForwardEvents::register(
+                        crate::telemetry::metrics(),
+                        &d.name,
+                        r.kind.name_word(),
+                    ));
+                    let output = RelayOutput::new(&d.name, d.id.var(), r, Arc::clone(&events))?;
+                    health = Some(events.clone());
+                    let set_hand_back = output.hand_back_handle();
+                    let up = Arc::clone(&events);
+                    let opts = open_buffer(
+                        d,
+                        &r.buffer,
+                        &RelayDestination::var_prefix(r.kind, d.id.var()),
+                        1,
+                        limits,
+                        Box::new(move || up.is_up()),
+                    )?;
+                    tracing::info!(
+                        destination = %d.name,
+                        target = %format_args!("{}:{}", r.host, r.port()),
+                        transport = r.transport.label(),
+                        framed = r.framed(),
+                        "relaying events (SC4S d_{})",
+                        d.name
+                    );
+                    let (dest, submit) = match opts {
+                        Some(o) => Destination::start_buffered(&d.name, Box::new(output), o)
+                            .map_err(|e| {
+                                anyhow::anyhow!(
+                                    "cannot start the disk buffer of destination {}: {e}",
+                                    d.name
+                                )
+                            })?,
+                        None => Destination::start(&d.name, Box::new(output)),
+                    };
+                    if let Some(b) = dest.buffer() {
+                        let room = b.clone();
+                        set_hand_back(Box::new(move || room.full().is_none()));
+                    }
+                    (dest, submit)
+                }
+                DestKind::Kafka(k) => {
+                    let events = Arc::new(ForwardEvents::register(
+                        crate::telemetry::metrics(),
+                        &d.name,
+                        "kafka",
+                    ));
+                    let output = KafkaOutput::new(&d.name, d.id.var(), k, Arc::clone(&events))?;
+                    health = Some(events.clone());
+                    let set_hand_back = output.hand_back_handle();
+                    let up = Arc::clone(&events);
+                    let opts = open_buffer(
+                        d,
+                        &k.buffer,
+                        &KafkaDestination::var_prefix(d.id.var()),
+                        1,
+                        limits,
+                        Box::new(move || up.is_up()),
+                    )?;
+                    tracing::info!(
+                        destination = %d.name,
+                        brokers = %k.brokers,
+                        topic = %k.topic,
+                        key = %k.key,
+                        acks = k.acks.librdkafka(),
+                        idempotence = k.idempotence,
+                        "producing events to Kafka"
+                    );
+                    let (dest, submit) = match opts {
+                        Some(o) => Destination::start_buffered(&d.name, Box::new(output), o)
+                            .map_err(|e| {
+                                anyhow::anyhow!(
+                                    "cannot start the disk buffer of destination {}: {e}",
+                                    d.name
+                                )
+                            })?,
+                        None => Destination::start(&d.name, Box::new(output)),
+                    };
+                    if let Some(b) = dest.buffer() {
+                        let room = b.clone();
+                        set_hand_back(Box::new(move || room.full().is_none()));
+                    }
+                    (dest, submit)
+                }
                 DestKind::Archive { dir, mode } => {
                     let archive = ArchiveOutput::open(dir, *mode).map_err(|e| {
                         anyhow::anyhow!("{e}; set SC4S_VAR or archive.dir to a writable directory")
@@ -107,13 +199,15 @@ impl DestinationSet {
                     Destination::start(&d.name, Box::new(archive))
                 }
             };
+            let submit = submit.with_encoding(encoding_of.get(i).copied().unwrap_or(0));
             // The receivers batch by the default destination's settings. Another HEC
             // destination, or the default one in SELECT mode, gets parts of those batches:
             // it merges and cuts them to its own BATCH_LINES / BATCH_BYTES / BATCH_TIMEOUT.
             let submit = match &d.kind {
                 DestKind::Hec { hec, .. }
                     if plan.len() > 1
-                        && (d.name != "default" || d.mode == crate::config::DestMode::Select) =>
+                        && (d.id != DestId::Default
+                            || d.mode == crate::config::DestMode::Select) =>
                 {
                     submit.rebatched(BatchPolicy {
                         max_events: hec.batch_lines,
@@ -123,7 +217,7 @@ impl DestinationSet {
                 }
                 _ => submit,
             };
-            if d.name != "default" {
+            if d.id != DestId::Default {
                 tracing::info!(
                     destination = %d.name,
                     mode = d.mode.label(),
@@ -132,7 +226,7 @@ impl DestinationSet {
             }
             state.push(DestinationState {
                 name: d.name.clone(),
-                default: d.name == "default",
+                default: d.id == DestId::Default,
                 events: dest.stats().events().clone(),
                 output: health,
                 buffer: dest.buffer().map(|b| Arc::clone(b) as Arc<dyn BufferState>),
@@ -196,26 +290,27 @@ impl DestinationSet {
     }
 }
 
-/// Opens a HEC destination's disk buffer when it has one: takes its lock, replays what an
-/// earlier run left. Errors name the variable to change.
+/// Opens a destination's disk buffer when it has one: takes its lock, replays what an
+/// earlier run left. Errors name the variable to change; `vars` is the start of the
+/// destination's variables (`SC4S_DEST_SPLUNK_HEC_DEFAULT_`).
 fn open_buffer(
     d: &DestPlan,
     b: &BufferSettings,
+    vars: &str,
     workers: usize,
     limits: &Limits<'_>,
     output_up: Box<dyn Fn() -> bool + Send + Sync>,
 ) -> anyhow::Result<Option<BufferOptions>> {
-    let id = &d.id;
     if !b.enable {
         tracing::info!(
             destination = %d.name,
-            "disk buffer off (SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no): a HEC outage is \
-             held in memory up to the input windows"
+            "disk buffer off ({vars}DISKBUFF_ENABLE=no): an outage is held in memory up to \
+             the input windows"
         );
         return Ok(None);
     }
-    let size = b.effective_size_for(id, workers);
-    let table = if d.name == "default" {
+    let size = b.effective_size_vars(vars, workers);
+    let table = if d.id == DestId::Default {
         "buffer".to_owned()
     } else {
         format!("{}.buffer", d.table)
@@ -232,10 +327,9 @@ fn open_buffer(
     )
     .map_err(|e| {
         anyhow::anyhow!(
-            "cannot open the disk buffer of destination {}: {e}; set {} to a writable \
-                 directory, or SC4S_DEST_SPLUNK_HEC_{id}_DISKBUFF_ENABLE=no",
+            "cannot open the disk buffer of destination {}: {e}; set {vars}DISKBUFF_DIR \
+                 ({table}.dir) to a writable directory, or {vars}DISKBUFF_ENABLE=no",
             d.name,
-            BufferSettings::dir_setting_for(id, &table)
         )
     })?;
     let r = buffer.recovery();
@@ -245,7 +339,7 @@ fn open_buffer(
         mode = if b.reliable { "reliable" } else { "normal" },
         max_bytes = size.bytes,
         size = %size.how,
-        memory_bytes = b.effective_memory_for(id, workers).map(|m| m.bytes),
+        memory_bytes = b.effective_memory_vars(vars, workers).map(|m| m.bytes),
         replay_events = r.replayed_events,
         corrupt_records = r.corrupt_records,
         "disk buffer open"
@@ -265,7 +359,7 @@ fn open_buffer(
         memory: limits.memory.clone(),
         high_water: b.high_water,
         queue: workers,
-        replay_memory: b.effective_memory_for(id, workers).map(|m| m.bytes),
+        replay_memory: b.effective_memory_vars(vars, workers).map(|m| m.bytes),
         output_up,
     }))
 }

@@ -266,3 +266,44 @@ fn two_destinations_cannot_share_a_buffer_directory() {
     let e = c.validate().unwrap_err().to_string();
     assert!(e.contains("SC4S_DEST_SPLUNK_HEC_OTHER_DISKBUFF_DIR"), "{e}");
 }
+
+/// Relay and Kafka destinations are routed by the same plan as the HEC ones: GLOBAL gets
+/// everything, SELECT only its alternates, and a filtered alternate by severity.
+#[test]
+fn relay_and_kafka_destinations_route_like_hec_ones() {
+    let base = [
+        ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "http://a:8088"),
+        ("SC4S_DEST_SYSLOG_R1_HOST", "relay.example"),
+        ("SC4S_DEST_BSD_R2_HOST", "relay.example"),
+        ("SLUICE_DEST_KAFKA_K1_BROKERS", "kafka.example:9092"),
+    ];
+    let (c, _) = load(&base).unwrap();
+    let names: Vec<String> = c.destination_plan().iter().map(|d| d.sc4s_name()).collect();
+    assert_eq!(
+        names,
+        ["d_hec_fmt", "d_bsd_r2", "d_syslog_r1", "d_kafka_k1"]
+    );
+    // All GLOBAL (SC4S's default mode for its relays).
+    let r = routing(&base).unwrap();
+    assert!(r.is_uniform());
+    assert_eq!(r.fallback(), 0b1111);
+    let mut vars = base.to_vec();
+    vars.extend([
+        ("SC4S_DEST_SYSLOG_R1_MODE", "SELECT"),
+        ("SC4S_DEST_BSD_R2_MODE", "SELECT"),
+        ("SLUICE_DEST_KAFKA_K1_MODE", "SELECT"),
+        ("SC4S_DEST_CISCO_ASA_ALTERNATES", "d_syslog_r1,D_KAFKA_K1"),
+        ("SC4S_DEST_PAN_NGFW_ALT_FILTER", "level(debug)"),
+        ("SC4S_DEST_PAN_NGFW_FILTERED_ALTERNATES", "d_bsd_r2"),
+    ]);
+    let r = routing(&vars).unwrap();
+    assert_eq!(r.fallback(), 0b0001);
+    assert_eq!(r.dests(b"cisco", b"asa", 5), 0b1101);
+    assert_eq!(r.dests(b"cisco", b"ios", 5), 0b0001);
+    assert_eq!(
+        r.dests(b"pan", b"ngfw", 7),
+        0b0010,
+        "debug: only the filtered alternate"
+    );
+    assert_eq!(r.dests(b"pan", b"ngfw", 3), 0b0001);
+}

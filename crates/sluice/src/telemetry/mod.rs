@@ -85,6 +85,7 @@ pub struct Metrics {
     pub(crate) completion: events::completion::Families,
     pub(crate) hec: events::hec::Families,
     pub(crate) buffer: events::buffer::Families,
+    pub(crate) forward: events::forward::Families,
 }
 
 impl Default for Metrics {
@@ -105,6 +106,7 @@ impl Metrics {
         let completion = events::completion::Families::register(&mut registry);
         let hec = events::hec::Families::register(&mut registry);
         let buffer = events::buffer::Families::register(&mut registry);
+        let forward = events::forward::Families::register(&mut registry);
         registry.register_collector(Box::new(process::ProcessCollector));
         Metrics {
             registry,
@@ -116,6 +118,7 @@ impl Metrics {
             completion,
             hec,
             buffer,
+            forward,
         }
     }
 

@@ -180,7 +180,8 @@ fn classified_logs_the_decision_at_debug_rate_limited() {
         source_ip: "192.0.2.1".parse().unwrap(),
         listener_id: "DEFAULT",
     };
-    let class = classify(&msg, &src, 1_700_000_000, &tables);
+    let scratch = sluice_proto::classify::local::Scratch::new();
+    let class = classify(&msg, &src, 1_700_000_000, &tables, &scratch);
     let log = logged(|| {
         for _ in 0..3 {
             Classified {

@@ -74,6 +74,39 @@ pub fn hec_client_config(tls: &HecTls) -> Result<Option<Arc<ClientConfig>>, TlsE
     Ok(Some(Arc::new(config)))
 }
 
+/// The TLS client of a syslog relay (`SC4S_DEST_SYSLOG_<ID>_TLS_VERIFY`, `_SSL_VERSION`,
+/// `_CIPHER_SUITE`): the system's roots plus `ca_file`, or any certificate with `verify` off;
+/// only `versions`, and `suites` when given (an OpenSSL cipher string evaluated by
+/// [`super::policy::evaluate`]).
+pub fn relay_client_config(
+    verify: bool,
+    ca_file: Option<PathBuf>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    suites: Option<Vec<rustls::SupportedCipherSuite>>,
+) -> Result<Arc<ClientConfig>, TlsError> {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if let Some(s) = suites {
+        provider.cipher_suites = s;
+    }
+    let provider = Arc::new(provider);
+    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(versions)
+        .map_err(|e| TlsError::Setting(format!("relay TLS: {e}")))?;
+    let tls = HecTls {
+        verify,
+        mount: None,
+        ca_file,
+    };
+    let config = if verify {
+        builder.with_root_certificates(trust(&tls)?)
+    } else {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyServer(provider)))
+    };
+    Ok(Arc::new(config.with_no_client_auth()))
+}
+
 /// System roots plus the configured CA certificates.
 fn trust(tls: &HecTls) -> Result<RootCertStore, TlsError> {
     let mut roots = RootCertStore::empty();

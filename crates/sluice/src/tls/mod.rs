@@ -18,7 +18,7 @@
 mod certs;
 mod client;
 mod failure;
-mod policy;
+pub(crate) mod policy;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ use crate::telemetry::events::Failure;
 use crate::telemetry::state::CertificateState;
 
 pub use certs::{CertInfo, TlsError, fingerprint};
-pub use client::{HecTls, hec_client_config};
+pub use client::{HecTls, hec_client_config, relay_client_config};
 pub use policy::{Policy, suite_name};
 
 use crate::config::{PeerVerify, SourceProto, TlsConfig};

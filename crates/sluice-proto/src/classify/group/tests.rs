@@ -10,6 +10,7 @@ fn vsphere() -> GroupOptions {
     GroupOptions {
         vsphere: true,
         brightmail: false,
+        checkpoint_noise_secs: None,
     }
 }
 
@@ -17,6 +18,7 @@ fn brightmail() -> GroupOptions {
     GroupOptions {
         vsphere: false,
         brightmail: true,
+        checkpoint_noise_secs: None,
     }
 }
 
@@ -73,7 +75,13 @@ fn classify_both(
         Box::leak(Box::new(crate::classify::Classifier::default()));
     (
         *msg,
-        crate::classify::classify(msg, &src, crate::classify::testutil::NOW, cx),
+        crate::classify::classify(
+            msg,
+            &src,
+            crate::classify::testutil::NOW,
+            cx,
+            crate::classify::testutil::scratch(),
+        ),
     )
 }
 
@@ -280,4 +288,194 @@ fn brightmail_parts_join_by_message_id() {
             .group_options()
             .brightmail
     );
+}
+
+/// SC4S's `test_beyondtrust.py::test_beyondtrust_parts`: two parts of site 1427, joined into
+/// one event with every part's values, `siteid` 00, the last `seq` and the count.
+#[test]
+fn beyondtrust_parts_join_by_site() {
+    let lines = [
+        "<166>May 08 04:40:52 sra-01 BG[123]: 1427:02:02:foo=bar;this=that",
+        "<166>May 08 04:40:51 sra-01 BG[123]: 1427:01:02:event=logout;who=unknown (asdf) using password;foo=first",
+    ];
+    let (now, later) = run(&lines, GroupOptions::default(), 100_000);
+    assert!(later.is_empty());
+    assert_eq!(
+        now,
+        [
+            "<166>May 08 04:40:52 sra-01 BG[123]: 00:02:2:event=logout;who=unknown (asdf) using password;foo=first;foo=bar;this=that"
+        ]
+    );
+    let line = &now[0];
+    // The daemon classifies a joined line without grouping it again.
+    let (_, c) = classify_both(line);
+    assert_eq!(c.sourcetype, "beyondtrust:sra");
+    assert_eq!(
+        crate::classify::testutil::event_text(line),
+        r#"{"who":"unknown (asdf) using password","this":"that","siteid":"00","seq":"02","sc4s":{"countOfParts":2},"foo":"bar","event":"logout"}"#
+    );
+    // One-part events and other sites are not held; a missing part is sent at the timeout.
+    for l in [
+        "<166>May 08 04:40:52 sra-01 BG[123]: 1427:01:01:event=logout",
+        "<166>May 08 04:40:52 sra-01 BGX[123]: 1427:01:02:event=logout",
+    ] {
+        let (msg, c) = classify_both(l);
+        assert!(
+            part(&msg, &c, SRC, &GroupOptions::default()).is_none(),
+            "{l}"
+        );
+    }
+    let lines = [
+        "<166>May 08 04:40:52 sra-01 BG[123]: 7:1:3:a=1",
+        "<166>May 08 04:40:52 sra-01 BG[123]: 8:1:2:b=1",
+        "<166>May 08 04:40:52 sra-01 BG[123]: 7:10:3:c=1",
+    ];
+    let (now, mut later) = run(&lines, GroupOptions::default(), 10_010);
+    assert!(now.is_empty());
+    later.sort();
+    assert_eq!(
+        later,
+        [
+            // `seq` compared as text: "1" < "10".
+            "<166>May 08 04:40:52 sra-01 BG[123]: 00:10:2:a=1;c=1",
+            "<166>May 08 04:40:52 sra-01 BG[123]: 00:1:1:b=1",
+        ]
+    );
+}
+
+/// Parses and classifies `line` as received on `listener` with `cx` (leaked: tests only).
+fn classify_on(
+    cx: &'static crate::classify::Classifier,
+    listener: &'static str,
+    line: &str,
+) -> (
+    crate::message::Message<'static>,
+    Classification<'static, 'static>,
+) {
+    let msg: &'static crate::message::Message<'static> = Box::leak(Box::new(c_msg(line)));
+    let src = crate::classify::SourceMeta {
+        transport: crate::classify::Transport::Tcp,
+        dest_port: 514,
+        source_ip: SRC,
+        listener_id: listener,
+    };
+    (
+        *msg,
+        crate::classify::classify(
+            msg,
+            &src,
+            crate::classify::testutil::NOW,
+            cx,
+            crate::classify::testutil::scratch(),
+        ),
+    )
+}
+
+fn checkpoint_noise() -> &'static crate::classify::Classifier {
+    classifier_with(VendorOptions {
+        checkpoint: crate::classify::CheckpointOptions {
+            noise_control: true,
+            noise_seconds: 3,
+            ..Default::default()
+        },
+        ..VendorOptions::default()
+    })
+}
+
+#[test]
+fn checkpoint_noise_control_keeps_the_last_event_of_a_loguid() {
+    let cx = checkpoint_noise();
+    let opts = cx.group_options();
+    assert_eq!(opts.checkpoint_noise_secs, Some(3));
+    let lines = [
+        "time=1715158880|hostname=gw-1|product=Firewall|action=Accept|loguid={0x1,0x2}|bytes=",
+        "time=1715158881|hostname=gw-1|product=Firewall|action=Accept|loguid={0x1,0x2}|bytes=10",
+        "time=1715158881|hostname=gw-1|product=Firewall|action=Drop|loguid={0x3}",
+    ];
+    let mut g: Grouper = Grouper::new(GroupLimits::default());
+    let mut done = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let (msg, c) = classify_on(cx, "DEFAULT", l);
+        assert_eq!(c.sourcetype, "cp_log");
+        let p = part(&msg, &c, SRC, &opts).expect("a part");
+        assert_eq!(p.rule, Rule::CheckpointNoise);
+        g.offer(&p, &(), i as i64, &mut done);
+    }
+    assert!(done.is_empty());
+    g.expire(2_999, &mut done);
+    assert!(done.is_empty(), "the timeout is the setting's");
+    g.expire(3_002, &mut done);
+    let mut joined: Vec<String> = done
+        .into_iter()
+        .map(|(_, l)| String::from_utf8(l).unwrap())
+        .collect();
+    joined.sort();
+    assert_eq!(joined, [lines[1], lines[2]]);
+    // Off by default; a line without a loguid is not held.
+    let (msg, c) = classify_both(lines[0]);
+    assert!(part(&msg, &c, SRC, &GroupOptions::default()).is_none());
+    let (msg, c) = classify_on(
+        cx,
+        "DEFAULT",
+        "time=1715158880|hostname=gw-1|product=Firewall",
+    );
+    assert!(part(&msg, &c, SRC, &opts).is_none());
+}
+
+#[test]
+fn checkpoint_noise_control_of_the_syslog_format() {
+    let cx = checkpoint_noise();
+    let line = "<134>1 2021-02-08T10:19:34.123456Z gw-02bd87 CheckPoint 26203 - [sc4s@2620 action=\"Accept\" loguid=\"{0x4b,0x53}\" product=\"Firewall\" time=\"1612815085\"] x";
+    let (msg, c) = classify_on(cx, "DEFAULT", line);
+    let p = part(&msg, &c, SRC, &cx.group_options()).expect("a part");
+    assert_eq!(p.rule, Rule::CheckpointNoise);
+    assert_eq!(p.text, line.as_bytes());
+}
+
+#[test]
+fn rsa_securid_trace_lines_join_per_host_after_one_second() {
+    let settings = crate::classify::Settings {
+        listeners: vec!["DELL_RSA_SECUREID".into()],
+        ..crate::classify::Settings::default()
+    };
+    let cx: &'static crate::classify::Classifier = Box::leak(Box::new(
+        crate::classify::Classifier::new(Default::default(), &settings).expect("builds"),
+    ));
+    let lines = [
+        "<166>May 15 09:14:25 rsa-am-01 Caused by: org.postgresql.util.PSQLException: out of range",
+        "<166>May 15 09:14:25 rsa-am-01     at weblogic.work.ExecuteThread.execute(ExecuteThread.java:420)",
+    ];
+    let opts = cx.group_options();
+    let mut g: Grouper = Grouper::new(GroupLimits::default());
+    let mut done = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let (msg, c) = classify_on(cx, "DELL_RSA_SECUREID", l);
+        assert_eq!(c.sourcetype, "rsa:securid:trace", "{l}");
+        let p = part(&msg, &c, SRC, &opts).expect("a part");
+        assert_eq!(p.rule, Rule::RsaTrace);
+        g.offer(&p, &(), i as i64, &mut done);
+    }
+    g.expire(1_000, &mut done);
+    assert!(done.is_empty());
+    g.expire(1_002, &mut done);
+    let joined: Vec<String> = done
+        .into_iter()
+        .map(|(_, l)| String::from_utf8(l).unwrap())
+        .collect();
+    assert_eq!(
+        joined,
+        [
+            "<166>May 15 09:14:25 rsa-am-01 Caused by: org.postgresql.util.PSQLException: out of range\nat weblogic.work.ExecuteThread.execute(ExecuteThread.java:420)"
+        ]
+    );
+    let (_, c) = classify_on(cx, "DELL_RSA_SECUREID", &joined[0]);
+    assert_eq!(c.sourcetype, "rsa:securid:trace");
+    // Other RSA events are not parts.
+    let (msg, c) = classify_on(
+        cx,
+        "DELL_RSA_SECUREID",
+        "<166>May 15 09:14:25 rsa-am-01 2024-05-15 09:14:25,246, rsa-am-01, audit.admin.x, INFO,",
+    );
+    assert_eq!(c.sourcetype, "rsa:securid:admin:syslog");
+    assert!(part(&msg, &c, SRC, &opts).is_none());
 }

@@ -33,32 +33,41 @@ pub(crate) fn set_host_and_tail<'m>(out: &mut Out<'m>, host: &'m [u8], rest: &'m
     out.format = Some(Format::Rfc3164);
 }
 
-/// `PROGRAM[PID]: MESSAGE` as syslog-ng's RFC 3164 parser splits it; `None` PROGRAM when
-/// the text has no `name[pid]:` / `name:` head.
+/// `PROGRAM[PID]: MESSAGE` as syslog-ng's RFC 3164 parser splits it
+/// (`_syslog_format_parse_legacy_program_name`): PROGRAM is the first word, up to a space,
+/// `[` or `:`, colon or not; then `[PID` up to a space, `]` or `:` (the `]` skipped when
+/// there); then one `:` and one space, each when present. `None` PROGRAM when the text
+/// starts with one of those bytes (syslog-ng's empty PROGRAM).
 pub(crate) fn split_program(text: &[u8]) -> (Option<&[u8]>, Option<&[u8]>, &[u8]) {
-    let Some(end) = text
+    let end = text
         .iter()
-        .position(|&b| b == b'[' || b == b':' || b == b' ')
-    else {
-        return (None, None, text);
-    };
-    if end == 0 {
-        return (None, None, text);
-    }
-    let program = &text[..end];
-    let mut rest = &text[end..];
+        .position(|&b| matches!(b, b' ' | b'[' | b':'))
+        .unwrap_or(text.len());
+    let program = Some(&text[..end]).filter(|p| !p.is_empty());
+    let mut at = end;
     let mut pid = None;
-    if let Some(r) = rest.strip_prefix(b"[") {
-        let Some(close) = memchr::memchr(b']', r) else {
-            return (None, None, text);
-        };
-        pid = Some(&r[..close]);
-        rest = &r[close + 1..];
+    if text.get(at) == Some(&b'[') {
+        let from = at + 1;
+        let n = text[from..]
+            .iter()
+            .position(|&b| matches!(b, b' ' | b']' | b':'))
+            .unwrap_or(text.len() - from);
+        at = from + n;
+        // syslog-ng keeps the PID only when something follows it.
+        if at < text.len() {
+            pid = Some(&text[from..at]).filter(|p| !p.is_empty());
+        }
+        if text.get(at) == Some(&b']') {
+            at += 1;
+        }
     }
-    match rest.strip_prefix(b":") {
-        Some(m) => (Some(program), pid, m.strip_prefix(b" ").unwrap_or(m)),
-        None => (None, None, text),
+    if text.get(at) == Some(&b':') {
+        at += 1;
     }
+    if text.get(at) == Some(&b' ') {
+        at += 1;
+    }
+    (program, pid, &text[at..])
 }
 
 /// A necessary condition of the header pattern, without the regex: the first `:` is the one
@@ -179,7 +188,18 @@ mod tests {
             (Some(&b"tmm1"[..]), Some(&b"2"[..]), &b"x y"[..])
         );
         assert_eq!(split_program(b"a: b"), (Some(&b"a"[..]), None, &b"b"[..]));
-        assert_eq!(split_program(b"a b: c"), (None, None, &b"a b: c"[..]));
+        // syslog-ng takes the first word, colon or not.
+        assert_eq!(
+            split_program(b"a b: c"),
+            (Some(&b"a"[..]), None, &b"b: c"[..])
+        );
+        assert_eq!(split_program(b" a"), (None, None, &b"a"[..]));
+        assert_eq!(
+            split_program(b"a[1 x"),
+            (Some(&b"a"[..]), Some(&b"1"[..]), &b"x"[..])
+        );
+        assert_eq!(split_program(b"a[1"), (Some(&b"a"[..]), None, &b""[..]));
+        assert_eq!(split_program(b"word"), (Some(&b"word"[..]), None, &b""[..]));
     }
 
     #[test]

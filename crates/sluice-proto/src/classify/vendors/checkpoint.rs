@@ -3,11 +3,11 @@
 //! the fields in `[sc4s@2620 ...]`), and the firewall OS on its dedicated listener /
 //! netsource. Both Log Exporter formats pick index and source from the `product` field.
 //!
-//! Not here: SC4S's `app-postfilter-checkpoint_*` (partial-event null queue and grouping by
-//! `loguid`) only act when `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_*` is `yes` (off by
-//! default), and they discard events, which sluice does not do; single events are labelled
-//! exactly as without them. `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES` (off by default)
-//! is not read: HOST follows the default rules.
+//! `SC4S_LISTEN_CHECKPOINT_SPLUNK_NOISE_CONTROL=yes` (SC4S's `app-postfilter-checkpoint_*_02-group`)
+//! keeps the last event of each `loguid`: the group stage does it (`classify::group`), with
+//! [`loguid`]. `..._NOISE_INCOMPLETE_EVENTS` (the `01-partials` post-filters) would discard
+//! events, which sluice does not do. `SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES=yes` takes HOST
+//! from the certificate names before `hostname`.
 
 use std::sync::LazyLock;
 
@@ -313,14 +313,25 @@ fn host_from_sic(sic: &[u8]) -> Option<&[u8]> {
 }
 
 /// SC4S's default HOST rules: the first word of `hostname`, else the CN of
-/// `originsicname`, else of `origin_sic_name`; then a VSX `...-v_<host>` keeps `<host>`.
-fn choose_host<'m>(hostname: &'m [u8], sic: &'m [u8], sic2: &'m [u8]) -> Option<&'m [u8]> {
-    let first_word = hostname
-        .split(|b| b.is_ascii_whitespace())
-        .find(|w| !w.is_empty());
-    let host = first_word
-        .or_else(|| host_from_sic(sic))
-        .or_else(|| host_from_sic(sic2))?;
+/// `originsicname`, else of `origin_sic_name` (with `old`, the two CNs first, then
+/// `hostname`); then a VSX `...-v_<host>` keeps `<host>`.
+fn choose_host<'m>(
+    hostname: &'m [u8],
+    sic: &'m [u8],
+    sic2: &'m [u8],
+    old: bool,
+) -> Option<&'m [u8]> {
+    let first_word = || {
+        hostname
+            .split(|b| b.is_ascii_whitespace())
+            .find(|w| !w.is_empty())
+    };
+    let sics = || host_from_sic(sic).or_else(|| host_from_sic(sic2));
+    let host = if old {
+        sics().or_else(first_word)
+    } else {
+        first_word().or_else(sics)
+    }?;
     Some(
         match crate::classify::vendors::util::find_lit!(host, b"-v_") {
             Some(i) => &host[i + 3..],
@@ -391,7 +402,12 @@ fn splunk<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     out.time(ts);
     out.host(v.hostname);
     out.field("cp_lm", Value::Bytes(v.hostname));
-    if let Some(h) = choose_host(v.hostname, v.originsicname, v.origin_sic_name) {
+    if let Some(h) = choose_host(
+        v.hostname,
+        v.originsicname,
+        v.origin_sic_name,
+        input.options.checkpoint.old_host_rules,
+    ) {
         out.host(h);
     }
     if v.product == b"Syslog" {
@@ -403,6 +419,30 @@ fn splunk<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     }
     out.key(group_key(group(v.product, v.fw_subproduct, Format::Splunk)));
     true
+}
+
+/// The `loguid` of a Log Exporter event, in either format (the Splunk format's last
+/// `loguid=` pair; the syslog format's `[sc4s@2620 loguid="..."]`), for noise control
+/// ([`crate::classify::group`]).
+pub(crate) fn loguid<'m>(msg: &crate::message::Message<'m>) -> Option<&'m [u8]> {
+    let mut found = None;
+    if is_splunk_format(msg.raw) {
+        pipe_pairs(msg.raw, |key, value| {
+            if key == b"loguid" {
+                found = Some(value);
+            }
+        });
+        return found;
+    }
+    let sd = msg.structured_data?;
+    for e in sd.elements().filter(|e| e.id() == b"sc4s@2620") {
+        for p in e.params() {
+            if p.name() == b"loguid" {
+                found = Some(p.raw_value());
+            }
+        }
+    }
+    found
 }
 
 /// SC4S's `^time=\d{10}\|hostname=`.
@@ -491,7 +531,12 @@ fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         out.field("cp_lm", Value::Bytes(v.hostname));
     }
     out.key(&KEYS[SYSLOG]);
-    if let Some(h) = choose_host(v.hostname, v.originsicname, v.origin_sic_name) {
+    if let Some(h) = choose_host(
+        v.hostname,
+        v.originsicname,
+        v.origin_sic_name,
+        input.options.checkpoint.old_host_rules,
+    ) {
         out.host(h);
     } else if let Some(h) = input.host
         && let Some(i) = crate::classify::vendors::util::find_lit!(h, b"-v_")

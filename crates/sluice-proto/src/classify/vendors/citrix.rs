@@ -39,7 +39,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-netsource-citrix_netscaler_rfc5424",
             topic: Topic::NetSource,
             order: "citrix/app-netsource-citrix_netscaler_rfc5424.conf",
-            when: When::NetSource(&["citrix_netscaler_rfc5424"]),
+            when: When::NetSource(&[".source.s_CITRIX_NETSCALER_RFC5424"]),
             parse: rfc5424_listener,
         },
         App {
@@ -143,7 +143,8 @@ fn native<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     };
     if let (Some(ts), Some(first)) = (c.get(1), c.get(2)) {
-        let day_first = first.as_bytes() == day_digits(input.now_unix_secs);
+        let day_first =
+            input.options.citrix_ignore_mmdd || first.as_bytes() == day_digits(input.now_unix_secs);
         if let Some(t) = stamp(ts.as_bytes(), day_first, input.zone, input.now_unix_secs) {
             out.time(t);
         }
@@ -184,7 +185,7 @@ fn svm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .msg
         .timestamp
         .map(|t| day_digits(t.unix_micros().div_euclid(1_000_000)));
-    let day_first = header_day.is_some_and(|d| first == d);
+    let day_first = input.options.citrix_ignore_mmdd || header_day.is_some_and(|d| first == d);
     if let Some(t) = stamp(ts, day_first, input.zone, input.now_unix_secs) {
         out.time(t);
     }
@@ -281,7 +282,8 @@ fn cef<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 }
 
 fn rfc5424_listener<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if out.identified || input.netsource.vendor_product != "citrix_netscaler_rfc5424" {
+    // SC4S's `tags(".source.s_CITRIX_NETSCALER_RFC5424")`: received on that listener.
+    if out.identified || input.src.listener_id != "CITRIX_NETSCALER_RFC5424" {
         return false;
     }
     out.key(&KEYS[SYSLOG]);

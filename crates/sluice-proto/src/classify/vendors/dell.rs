@@ -3,8 +3,7 @@
 //! pairs), PowerStore (`[PowerStore_*@1139`), SonicWall firewalls (`id=... sn=... time=`),
 //! and by network source: PowerEdge CMC, RSA SecurID, SONiC, PowerSwitch N.
 //!
-//! Not reproduced: RSA SecurID's removal of tab-separated prefixes from MESSAGE, its
-//! date from the trace lines, and its post-filter grouping of trace lines.
+//! RSA SecurID's trace lines are joined by the group stage (`classify::group`).
 
 use std::sync::LazyLock;
 
@@ -26,14 +25,14 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-netsource-dell_poweredge_cmc",
             topic: Topic::NetSource,
             order: "dell/app-netsource-dell_poweredge_cmc.conf",
-            when: When::NetSource(&["dell_poweredge_cmc"]),
+            when: When::NetSource(&["dell_poweredge_cmc", ".source.s_DELL_POWEREDGE_CMC"]),
             parse: cmc,
         },
         App {
             name: "app-netsource-dell_rsa_secureid",
             topic: Topic::NetSource,
             order: "dell/app-netsource-dell_rsa_secureid.conf",
-            when: When::NetSource(&["dell_rsa_secureid"]),
+            when: When::NetSource(&["dell_rsa_secureid", ".source.s_DELL_RSA_SECUREID"]),
             parse: rsa,
         },
         App {
@@ -103,6 +102,7 @@ const OME: usize = 11;
 const IDRAC: usize = 12;
 const POWERSTORE: usize = 13;
 const SONICWALL: usize = 14;
+const SONICWALL_NATIVE: usize = 15;
 
 static KEYS: &[Key] = &[
     Key::new("dell", "poweredge", "dell:poweredge:cmc:syslog", "infraops").class("cmc"),
@@ -112,9 +112,10 @@ static KEYS: &[Key] = &[
     Key::update("rsa:securid:system:syslog", ""),
     Key::update("rsa:securid:runtime:syslog", ""),
     Key::update("nix:syslog", ""),
+    // SC4S's `source('program:${.PROGRAM}')` reads `.PROGRAM` before any branch sets it.
     Key::update("rsa:securid:trace", "")
         .class("trace")
-        .program_source(),
+        .source("program:"),
     Key::new("dell", "sonic", "dell:sonic", "netops"),
     Key::new("dellemc", "powerswitch", "dell:emc:powerswitch:n", "netops").class("n"),
     // SC4S renders t_json_values from `<Name>value` pairs; sluice's values reader has no
@@ -130,10 +131,14 @@ static KEYS: &[Key] = &[
         "infraops",
     )
     .class("idrac"),
-    // SC4S_OPTION_DELL_POWERSTORE_INDEX, default infraops.
+    // SC4S_OPTION_DELL_POWERSTORE_INDEX (default infraops) is applied as a metadata default
+    // when the classifier is built.
     Key::new("dellemc", "powerstore", "dell:emc:powerstore", "infraops"),
     Key::new("dell", "sonicwall-firewall", "dell:sonicwall", "netfw")
         .template(Template::JsonValues),
+    // SC4S_DEST_DELL_SONICWALL-FIREWALL_SPLUNK_HEC_FMT other than JSON: no template of its
+    // own, so the destination's default (t_hdr_msg).
+    Key::new("dell", "sonicwall-firewall", "dell:sonicwall", "netfw"),
 ];
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -146,7 +151,10 @@ fn netsource_is(input: &Input<'_, '_>, vendor: &str, product: &str, vp: &str) ->
 }
 
 fn cmc<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    if out.identified || !netsource_is(input, "dell", "poweredge_cmc", "dell_poweredge_cmc") {
+    if out.identified
+        || !(netsource_is(input, "dell", "poweredge_cmc", "dell_poweredge_cmc")
+            || input.src.listener_id == "DELL_POWEREDGE_CMC")
+    {
         return false;
     }
     out.key(&KEYS[CMC]);
@@ -158,14 +166,44 @@ fn rsa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static SYSTEM: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"\s*system\.+\w+"));
     static RUNTIME: LazyLock<Gated> =
         LazyLock::new(|| Gated::new(r"\s*audit\.runtime\.(com\.rsa|sa\.ims)"));
-    if out.identified || !netsource_is(input, "dell", "rsa_secureid", "dell_rsa_secureid") {
+    if out.identified
+        || !(netsource_is(input, "dell", "rsa_secureid", "dell_rsa_secureid")
+            || input.src.listener_id == "DELL_RSA_SECUREID")
+    {
         return false;
     }
     out.key(&KEYS[RSA]);
     let body = input.body;
     if AUDIT_SYSTEM.is_match(body) {
         // time,ms,host,type: the fourth comma-separated column.
-        let kind = body.split(|b| *b == b',').nth(3).unwrap_or_default();
+        let mut cols = body.split(|b| *b == b',');
+        let (time, ms) = (
+            cols.next().unwrap_or_default(),
+            cols.next().unwrap_or_default(),
+        );
+        let kind = cols.nth(1).unwrap_or_default();
+        // `${LEGACY_MSGHDR} ${.tmp.time},${.tmp.ms}`: the date syslog-ng took as PROGRAM,
+        // then the first two columns.
+        if let Some(date) = input.program {
+            let mut stamp = [0u8; 64];
+            let parts: [&[u8]; 5] = [date, b" ", time, b",", ms];
+            let len: usize = parts.iter().map(|p| p.len()).sum();
+            if len <= stamp.len() {
+                let mut at = 0;
+                for p in parts {
+                    stamp[at..at + p.len()].copy_from_slice(p);
+                    at += p.len();
+                }
+                if let Some(t) = vtime::strptime(
+                    "%Y-%m-%d %H:%M:%S,%f",
+                    &stamp[..len],
+                    input.zone,
+                    input.now_unix_secs,
+                ) {
+                    out.time(t);
+                }
+            }
+        }
         out.key(&KEYS[RSA_SYSLOG]);
         if contains(kind, b"audit.admin") {
             out.key(&KEYS[RSA_ADMIN]);
@@ -181,6 +219,12 @@ fn rsa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .is_some_and(|p| p.len() >= 3 && p != b"at" && p != b"Caused")
     {
         out.key(&KEYS[RSA_NIX]);
+        // `subst("^[^\t]+\t", "")`: a leading tab-terminated field goes.
+        if let Some(tab) = memchr::memchr(b'\t', body)
+            && tab > 0
+        {
+            out.message(&body[tab + 1..]);
+        }
     } else {
         out.key(&KEYS[RSA_TRACE]);
     }
@@ -424,7 +468,13 @@ fn sonicwall<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     {
         return false;
     }
-    out.key(&KEYS[SONICWALL]);
+    out.key(
+        &KEYS[if input.options.sonicwall_json {
+            SONICWALL
+        } else {
+            SONICWALL_NATIVE
+        }],
+    );
     out.values = Some(Values {
         text: input.body,
         syntax: ValuesSyntax::Kv { pair: b' ' },
@@ -529,6 +579,68 @@ mod tests {
     }
 
     #[test]
+    fn rsa_securid_time_sourcetypes_and_prefix() {
+        use crate::classify::{Settings, SourceMeta, TimeEdit, Transport, classify};
+        let settings = Settings {
+            listeners: vec!["DELL_RSA_SECUREID".into()],
+            ..Settings::default()
+        };
+        let cx = crate::classify::Classifier::new(Default::default(), &settings).unwrap();
+        let zone = crate::time::Zone::utc();
+        let src = SourceMeta {
+            transport: Transport::Tcp,
+            dest_port: 514,
+            source_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 10)),
+            listener_id: "DELL_RSA_SECUREID",
+        };
+        let run = |line: &'static str, check: &dyn Fn(&crate::classify::Classification<'_, '_>)| {
+            let msg = crate::parse::parse(
+                line.as_bytes(),
+                &crate::parse::ParseOptions {
+                    now_unix_secs: crate::classify::testutil::NOW,
+                    zone: &zone,
+                },
+            );
+            check(&classify(
+                &msg,
+                &src,
+                crate::classify::testutil::NOW,
+                &cx,
+                crate::classify::testutil::scratch(),
+            ));
+        };
+        run(
+            "<166>May 15 09:14:25 am-01 2024-05-15 09:14:25,246, am-01.example.net, audit.admin.com.rsa.x, INFO,",
+            &|c| {
+                assert_eq!(c.sourcetype, "rsa:securid:admin:syslog");
+                assert_eq!(c.vendor, "dell-rsa");
+                match c.time {
+                    TimeEdit::Stamp(t) => assert_eq!(t.unix_micros(), 1_715_764_465_246_000),
+                    other => panic!("{other:?}"),
+                }
+            },
+        );
+        run(
+            "<166>May 15 09:14:25 am-01 2024-05-15 09:14:25,246, am-01, system.x.y, INFO,",
+            &|c| assert_eq!(c.sourcetype, "rsa:securid:system:syslog"),
+        );
+        run(
+            "<166>May 15 09:14:25 am-01 sshd[1]: x-prefix\tAccepted key",
+            &|c| {
+                assert_eq!(c.sourcetype, "nix:syslog");
+                assert_eq!(c.edit.message, Some(Value::Bytes(b"Accepted key")));
+            },
+        );
+        run(
+            "<166>May 15 09:14:25 am-01     at weblogic.work.X(X.java:1)",
+            &|c| {
+                assert_eq!(c.sourcetype, "rsa:securid:trace");
+                assert_eq!(c.source, "program:");
+            },
+        );
+    }
+
+    #[test]
     fn idrac_ome_powerstore() {
         let c = classify_line(
             "<166>Mar 25 22:25:09 idrac Severity: Informational, Category: Audit, MessageID: LOG007, Message: repeated.",
@@ -547,6 +659,36 @@ mod tests {
         );
         assert_eq!(c.sourcetype, "dell:emc:powerstore");
         assert_eq!(c.vendor, "dellemc");
+        assert_eq!(c.index, "infraops");
+        // SC4S_OPTION_DELL_POWERSTORE_INDEX, which splunk_metadata.csv still overrides.
+        let line =
+            "<110>Mar 26 04:55:51 ps [358]: 2024 ps x Auth [PowerStore_audit_event@1139 id=\"1\"]";
+        let cx = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            dell_powerstore_index: "storage".into(),
+            ..Default::default()
+        });
+        assert_eq!(
+            crate::classify::testutil::classify_line_with(cx, line).index,
+            "storage"
+        );
+        let settings = crate::classify::Settings {
+            options: crate::classify::VendorOptions {
+                dell_powerstore_index: "storage".into(),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let files = crate::classify::context::ContextFiles {
+            splunk_metadata: Some(("m.csv".into(), "dellemc_powerstore,index,san\n".into())),
+            ..Default::default()
+        };
+        let cx = Box::leak(Box::new(
+            crate::classify::Classifier::new(files, &settings).unwrap(),
+        ));
+        assert_eq!(
+            crate::classify::testutil::classify_line_with(cx, line).index,
+            "san"
+        );
     }
 
     #[test]
@@ -562,5 +704,18 @@ mod tests {
             }
             other => panic!("time not set: {other:?}"),
         }
+        assert_eq!(c.template, Template::JsonValues);
+    }
+
+    #[test]
+    fn sonicwall_hec_format_setting() {
+        let line = "<166>id=firewall sn=C0EF time=\"2024-03-26 22:17:43 UTC\" fw=nsa-01 msg=\"x\"";
+        let native = crate::classify::testutil::classifier_with(crate::classify::VendorOptions {
+            sonicwall_json: false,
+            ..crate::classify::VendorOptions::default()
+        });
+        let c = crate::classify::testutil::classify_line_with(native, line);
+        assert_eq!(c.sourcetype, "dell:sonicwall");
+        assert_eq!(c.template, Template::HdrMsg);
     }
 }

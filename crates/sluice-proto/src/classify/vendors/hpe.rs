@@ -567,8 +567,8 @@ mod tests {
     #[test]
     fn checks() {
         use crate::classify::dispatch::check_verdict;
-        const LOGGEN: &str =
-            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
+        const NIX: &str =
+            "<38>2026-11-26T15:21:42 localhost sshd[1234]: seq: 0000000000, thread: 0000";
         for (line, st) in [
             (
                 "<165>1 2024-03-30T13:07:03.441Z ilo #ILO4 - - - Browser login",
@@ -587,7 +587,7 @@ mod tests {
             );
             assert_eq!(classify_line(line).sourcetype, st, "{line}");
         }
-        for line in [LOGGEN, "<165>1 2024-03-30T13:07:03.441Z ilo ilo - - - x"] {
+        for line in [NIX, "<165>1 2024-03-30T13:07:03.441Z ilo ilo - - - x"] {
             assert_eq!(
                 check_verdict(line, "app-syslog-hpe_ilo"),
                 Some(false),
@@ -601,7 +601,7 @@ mod tests {
             Some(true)
         );
         assert_eq!(classify_line(line).sourcetype, "hpe:procurve");
-        for line in [LOGGEN, "<29> Mar 30 17:27:31 sw 0179 mgr:  SME SSH"] {
+        for line in [NIX, "<29> Mar 30 17:27:31 sw 0179 mgr:  SME SSH"] {
             assert_eq!(
                 check_verdict(line, "app-syslog-hpe_procurve_fmt2"),
                 Some(false),

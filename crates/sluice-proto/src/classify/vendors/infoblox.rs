@@ -20,7 +20,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-netsource-infoblox",
             topic: Topic::NetSource,
             order: "infoblox/app-netsource-infoblox.conf",
-            when: When::NetSource(&["infoblox_nios"]),
+            when: When::NetSource(&["infoblox_nios", ".source.s_INFOBLOX"]),
             parse: netsource,
         },
         App {
@@ -85,7 +85,9 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     });
     let ns = input.netsource;
     // Unlike most netsource applications this one also relabels identified messages.
-    if !(ns.vendor_product == "infoblox_nios" || (ns.vendor == "infoblox" && ns.product == "nios"))
+    if !(ns.vendor_product == "infoblox_nios"
+        || (ns.vendor == "infoblox" && ns.product == "nios")
+        || input.src.listener_id == "INFOBLOX")
         || input.body.starts_with(b"CEF:0")
     {
         return false;

@@ -85,7 +85,7 @@ fn alerts<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     out.key(&KEYS[1]);
     out.values = Some(Values {
         text: input.body,
-        syntax: ValuesSyntax::Kv { pair: b' ' },
+        syntax: ValuesSyntax::StealthbitsAlerts,
     });
     true
 }

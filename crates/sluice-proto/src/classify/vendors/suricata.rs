@@ -51,9 +51,10 @@ fn suricata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         text: body,
         syntax: ValuesSyntax::Json,
     });
-    // SC4S_SURICATA_SIMPLE_SOURCETYPE=yes keeps `suricata`; sluice has no such setting
-    // yet, so the default (per-event-type sourcetype) applies.
-    if let Some(t) = json_str(body, b"event_type").filter(|t| !t.is_empty()) {
+    // SC4S_SURICATA_SIMPLE_SOURCETYPE=yes keeps `suricata` for every event type.
+    if !input.options.suricata_simple_sourcetype
+        && let Some(t) = json_str(body, b"event_type").filter(|t| !t.is_empty())
+    {
         out.sourcetype_inline(&[b"suricata:", t]);
     }
     if let Some(ts) = json_str(body, b"timestamp")

@@ -270,7 +270,7 @@ mod tests {
             assert_eq!(classify_line(line).vendor, "ubiquiti", "{line}");
         }
         for line in [
-            "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000, runid: 1795706502, stamp: 2026-11-26T15:21:42 PADDPADD",
+            "<38>2026-11-26T15:21:42 localhost sshd[1234]: seq: 0000000000, thread: 0000, runid: 1795706502, stamp: 2026-11-26T15:21:42 PADDPADD",
             "<27>Apr 12 01:44:22 h1 app: a,b,c",
             "<27>Apr 12 01:44:22 h1 app: ab,c v1.2.3",
         ] {

@@ -42,7 +42,7 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
                     },
                     c.from(&format!("destinations.{key}.mode"))
                 ));
-                match hec.client_config_for(&d.id, &format!("{}.hec", d.table)) {
+                match hec.client_config_for(d.id.var(), &format!("{}.hec", d.table)) {
                     Ok(hc) => {
                         for u in &hc.urls {
                             out.line(format!(
@@ -80,7 +80,7 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
                     ));
                 }
                 if buffer.enable {
-                    let size = buffer.effective_size_for(&d.id, hec.workers);
+                    let size = buffer.effective_size_for(d.id.var(), hec.workers);
                     out.line(format!(
                         "    disk buffer: {} in {}, up to {} bytes in all: {}  <- {}",
                         if buffer.reliable {
@@ -98,6 +98,85 @@ pub(super) fn destinations(c: &Check<'_>, out: &mut Out) {
                         "    disk buffer: off  <- {}",
                         c.from(&format!("destinations.{key}.buffer.enable"))
                     ));
+                }
+            }
+            DestKind::Relay(r) => {
+                let key = &d.name;
+                out.line(format!(
+                    "  {} ({}): {} relay to {}:{} over {}{}, {}  <- {}",
+                    d.name,
+                    d.sc4s_name(),
+                    match r.kind {
+                        crate::config::RelayKind::Syslog => "RFC 5424",
+                        crate::config::RelayKind::Bsd => "BSD (RFC 3164)",
+                    },
+                    r.host,
+                    r.port(),
+                    r.transport.label(),
+                    if r.framed() {
+                        ", octet-counted frames"
+                    } else {
+                        ""
+                    },
+                    d.mode.label(),
+                    c.from(&format!("relays.{key}.host"))
+                ));
+                if r.filter == crate::config::RelayFilter::NonEmptyMessage {
+                    out.line("    events with an empty MESSAGE are not sent (filter)");
+                }
+                if r.buffer.enable {
+                    let vars = crate::config::RelayDestination::var_prefix(r.kind, d.id.var());
+                    let size = r.buffer.effective_size_vars(&vars, 1);
+                    out.line(format!(
+                        "    disk buffer: {} in {}, up to {} bytes: {}  <- {}",
+                        if r.buffer.reliable {
+                            "reliable"
+                        } else {
+                            "normal"
+                        },
+                        r.buffer.dir.display(),
+                        size.bytes,
+                        size.how,
+                        c.from(&format!("relays.{key}.buffer.dir"))
+                    ));
+                } else {
+                    out.line("    disk buffer: off");
+                }
+            }
+            DestKind::Kafka(k) => {
+                let key = d.id.var().to_ascii_lowercase();
+                out.line(format!(
+                    "  {} ({}): Kafka {} topic {} key {} value {}, acks={}{}, {}  <- {}",
+                    d.name,
+                    d.sc4s_name(),
+                    k.brokers,
+                    k.topic,
+                    if k.key.is_empty() { "(none)" } else { &k.key },
+                    k.value,
+                    k.acks.librdkafka(),
+                    if k.idempotence { " idempotent" } else { "" },
+                    d.mode.label(),
+                    c.from(&format!("kafka.{key}.brokers"))
+                ));
+                if let Err(e) = k.validate(&d.name, d.id.var()) {
+                    out.error(e.to_string());
+                }
+                if k.buffer.enable {
+                    let vars = crate::config::KafkaDestination::var_prefix(d.id.var());
+                    let size = k.buffer.effective_size_vars(&vars, 1);
+                    out.line(format!(
+                        "    disk buffer: {} in {}, up to {} bytes: {}",
+                        if k.buffer.reliable {
+                            "reliable"
+                        } else {
+                            "normal"
+                        },
+                        k.buffer.dir.display(),
+                        size.bytes,
+                        size.how
+                    ));
+                } else {
+                    out.line("    disk buffer: off");
                 }
             }
             DestKind::Archive { dir, mode } => {

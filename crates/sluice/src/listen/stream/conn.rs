@@ -169,6 +169,9 @@ pub struct TcpContext {
     pub parallelize: usize,
     /// Rate limit of the per-connection log lines (timeouts, PROXY errors), per reason.
     pub warnings: CloseLogs,
+    /// An `RFC6587_NOPARSE` port: frames are classified unparsed
+    /// ([`Processor::process_no_parse`](crate::pipeline::Processor::process_no_parse)).
+    pub no_parse: bool,
 }
 
 impl TcpContext {
@@ -649,6 +652,7 @@ fn encode_chunk(
         }
         // The chunk builder has no limits, so it never completes a batch on its own.
         let _ = match partial_tag.filter(|_| f.partial) {
+            _ if ctx.no_parse => processor.process_no_parse(f.bytes(buf), src, at, chunk, counts),
             Some(tag) => processor.process_tagged(f.bytes(buf), src, at, chunk, counts, tag),
             None => processor.process(f.bytes(buf), src, at, chunk, counts),
         };

@@ -258,6 +258,7 @@ pub fn start(
         proxy: plan.proxy,
         parallelize: plan.parallelize,
         warnings: CloseLogs::new(Duration::from_secs(10)),
+        no_parse: spec.proto == crate::config::SourceProto::Rfc6587NoParse,
     });
     let claim = port.claim.take();
     let task = tokio::spawn(crate::listen::stream::conn::serve(port, ctx, out.clone()));

@@ -165,6 +165,78 @@ async fn normal_mode_spills_what_a_stuck_output_cannot_take_and_delivers_it_late
     assert_eq!(stats.in_flight_events(), 0);
 }
 
+/// An output that keeps up, but takes a moment per batch (a HEC round trip).
+struct Paced {
+    per_batch: Duration,
+    delivered: Arc<AtomicU64>,
+}
+
+impl Output for Paced {
+    fn kind(&self) -> &'static str {
+        "hec"
+    }
+
+    fn run(
+        self: Box<Self>,
+        queue: async_channel::Receiver<Delivery>,
+        _abort: CancellationToken,
+    ) -> OutputTask {
+        Box::pin(async move {
+            while let Ok(d) = queue.recv().await {
+                tokio::time::sleep(self.per_batch).await;
+                self.delivered
+                    .fetch_add(u64::from(d.events()), Ordering::SeqCst);
+                d.complete(Completion::Delivered);
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_mode_does_not_spill_for_an_output_that_keeps_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = BufferConfig::new(dir.path());
+    cfg.max_bytes = 64 << 20;
+    let window = Window::new("udp", 1000);
+    let delivered = Arc::new(AtomicU64::new(0));
+    let opts = BufferOptions {
+        buffer: Buffer::open(cfg, &["default"]).unwrap(),
+        reliable: false,
+        windows: vec![window.clone()],
+        memory: MemoryBudget::new(1 << 30),
+        high_water: 0.5,
+        queue: 1,
+        replay_memory: None,
+        output_up: Box::new(|| true),
+    };
+    let output = Paced {
+        per_batch: Duration::from_millis(5),
+        delivered: delivered.clone(),
+    };
+    let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
+    // Ten batches at once: the queue of one is full for a few round trips, far less than
+    // the grace, so nothing goes to disk.
+    for tag in 0..10u32 {
+        let body = (0..10)
+            .map(|i| format!("{{\"e\":\"{tag}-{i}\"}}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut b = EncodedBatch::from_lines(Bytes::from(body)).unwrap();
+        let permit = window.acquire(10, &CancellationToken::new()).await.unwrap();
+        b.hold(HoldKind::Events, permit);
+        submit.submit(b);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while delivered.load(Ordering::SeqCst) < 100 {
+        assert!(std::time::Instant::now() < deadline, "not all delivered");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(dest.buffer().unwrap().spilled_events(), 0);
+    drop(submit);
+    let s = dest.drain(Instant::now() + Duration::from_secs(5)).await;
+    assert_eq!((s.delivered, s.lost), (100, 0), "{s:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn normal_mode_spills_past_the_window_high_water_mark() {
     let dir = tempfile::tempdir().unwrap();

@@ -71,6 +71,7 @@ pub mod buffer;
 pub mod completion;
 pub mod control;
 pub mod delivery;
+pub mod forward;
 pub mod hec;
 pub mod receive;
 pub mod stream;
@@ -87,6 +88,9 @@ pub use completion::{
 };
 pub use control::{ConfigReloadFailed, ConfigReloaded, WindowEvents, WindowFull, WindowWaitEnded};
 pub use delivery::{DeliveryEvents, OutputWriteFailed};
+pub use forward::{
+    ForwardConnected, ForwardEvents, ForwardFailed, ForwardFiltered, ForwardRefused, ForwardSent,
+};
 pub use hec::{
     HecAckQueried, HecAckTimedOut, HecAckWaiting, HecAcked, HecAcksAbandoned, HecBatchHeld,
     HecBatchIsolated, HecBatchReleased, HecDeadLettered, HecEventRefused, HecEvents, HecFailover,

@@ -101,13 +101,26 @@ fn product_group_order() {
 
 #[test]
 fn host_rules() {
-    assert_eq!(choose_host(b"gw1 x", b"", b""), Some(&b"gw1"[..]));
+    assert_eq!(choose_host(b"gw1 x", b"", b"", false), Some(&b"gw1"[..]));
     assert_eq!(
-        choose_host(b"", b"CN\\=a-v_gw2,O\\=x", b""),
+        choose_host(b"", b"CN\\=a-v_gw2,O\\=x", b"", false),
         Some(&b"gw2"[..])
     );
-    assert_eq!(choose_host(b"", b"", b"cn=gw3,o=y"), Some(&b"gw3"[..]));
-    assert_eq!(choose_host(b"", b"O=x", b""), None);
+    assert_eq!(
+        choose_host(b"", b"", b"cn=gw3,o=y", false),
+        Some(&b"gw3"[..])
+    );
+    assert_eq!(choose_host(b"", b"O=x", b"", false), None);
+    // SC4S_LISTEN_CHECKPOINT_SPLUNK_OLD_HOST_RULES: the certificate names first.
+    assert_eq!(
+        choose_host(b"gw1 x", b"CN=gw4,O=x", b"", true),
+        Some(&b"gw4"[..])
+    );
+    assert_eq!(
+        choose_host(b"gw1 x", b"", b"cn=gw5", true),
+        Some(&b"gw5"[..])
+    );
+    assert_eq!(choose_host(b"gw1 x", b"O=x", b"", true), Some(&b"gw1"[..]));
 }
 
 #[test]

@@ -447,7 +447,13 @@ mod tests {
             source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
             listener_id: id,
         };
-        classify(msg, &src, now, &LISTENERS)
+        classify(
+            msg,
+            &src,
+            now,
+            &LISTENERS,
+            crate::classify::testutil::scratch(),
+        )
     }
 
     #[test]

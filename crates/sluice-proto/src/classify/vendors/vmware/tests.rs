@@ -23,8 +23,7 @@ fn vsphere_programs() {
 #[test]
 fn program_checks() {
     use crate::classify::dispatch::check_verdict;
-    const LOGGEN: &str =
-        "<38>2026-11-26T15:21:42 localhost prg00000[1234]: seq: 0000000000, thread: 0000";
+    const NIX: &str = "<38>2026-11-26T15:21:42 localhost sshd[1234]: seq: 0000000000, thread: 0000";
     for (line, app, st) in [
         (
             "<144>1 2024-04-13T03:47:10.825Z esxi-prod-07 Vpxa 4242 - - Event [1]",
@@ -69,9 +68,9 @@ fn program_checks() {
         "app-syslog-vmware_airwatch",
         "app-syslog-vmware_horizon",
     ] {
-        assert_eq!(check_verdict(LOGGEN, app), Some(false), "{app}");
+        assert_eq!(check_verdict(NIX, app), Some(false), "{app}");
     }
-    assert_eq!(classify_line(LOGGEN).sourcetype, "nix:syslog");
+    assert_eq!(classify_line(NIX).sourcetype, "nix:syslog");
 }
 
 /// The first-letter table accepts exactly what the five SC4S lists accept.

@@ -1,0 +1,273 @@
+//! Loading: every file's declarations, the applications compiled with what they use, and
+//! the report of what could not be used.
+
+use std::collections::HashMap;
+
+use super::compile::Compiler;
+use super::decl::{Decl, read_file};
+use super::eval::Stage;
+use super::ir::{Context, Filter, FilterId, Stmt, TemplateId, Tmpl};
+use super::lex::RawSlice;
+use super::names::{NameId, Names, id};
+use super::prefilter::{Atom, derive};
+use super::span::{Diagnostic, Files, Problem, Severity, SourceFile};
+use super::{LoadOptions, prelude};
+
+/// One compiled application.
+#[derive(Debug)]
+pub(crate) struct LocalApp {
+    pub name: String,
+    pub context: Context,
+    pub file: String,
+    pub line: u32,
+    pub filter: Option<Filter>,
+    pub parser: Vec<Stmt>,
+    /// What the filter needs (`None`: every message of the context runs it).
+    pub atoms: Option<Vec<Atom>>,
+}
+
+/// Everything the app-parser files declare, compiled.
+#[derive(Debug)]
+pub struct Program {
+    pub(crate) names: Names,
+    pub(crate) filters: Vec<Filter>,
+    pub(crate) chains: Vec<Vec<Stmt>>,
+    pub(crate) templates: Vec<(String, Tmpl)>,
+    template_ids: HashMap<String, TemplateId>,
+    pub(crate) apps: Vec<LocalApp>,
+    named_filters: HashMap<String, FilterId>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Applications declared but not loaded: (name, context topic, file, line).
+    pub(crate) skipped: Vec<(String, String, String, u32)>,
+}
+
+/// Names whose value lives in the classification itself (set as the application takes the
+/// message), not in the overlay.
+pub(crate) fn projected(n: NameId) -> bool {
+    matches!(
+        n,
+        id::HOST
+            | id::PROGRAM
+            | id::PID
+            | id::MESSAGE
+            | id::INDEX
+            | id::SOURCETYPE
+            | id::SOURCE
+            | id::TEMPLATE
+            | id::VENDOR
+            | id::PRODUCT
+            | id::CLASS
+    )
+}
+
+impl Program {
+    pub fn template_by_name(&self, name: &str) -> Option<TemplateId> {
+        self.template_ids.get(name).copied()
+    }
+
+    pub fn named_filter(&self, name: &str) -> Option<FilterId> {
+        self.named_filters.get(name).copied()
+    }
+
+    /// Compiles `files` (in order: SC4S's include order, files of the directory before
+    /// those of its subdirectories). `Err` holds the errors that make the configuration
+    /// unusable (syntax); constructs sluice does not support skip the application that uses
+    /// them and are reported in [`Program::diagnostics`] (or are errors with
+    /// [`LoadOptions::strict`]).
+    pub fn load(files: &[SourceFile], opts: &LoadOptions<'_>) -> Result<Program, Vec<Diagnostic>> {
+        let mut loaded = Files::default();
+        let mut globals = HashMap::new();
+        let mut decls = Vec::new();
+        let mut problems: Vec<Problem> = Vec::new();
+        let all = std::iter::once((prelude::PATH, prelude::TEXT))
+            .chain(files.iter().map(|f| (f.path.as_str(), f.text.as_str())));
+        for (path, text) in all {
+            let id = loaded.add(path, text);
+            let slice = RawSlice::whole(id, loaded.text(id));
+            let d = read_file(&slice, &mut globals, opts.env);
+            decls.extend(d.decls);
+            problems.extend(d.problems);
+        }
+        let mut c = Compiler::new(&globals, opts.env, opts.read);
+        let mut apps: Vec<super::decl::AppDecl> = Vec::new();
+        for d in decls {
+            let r = match d {
+                Decl::App(a) => {
+                    // syslog-ng registers an application again under the same name and
+                    // context by replacing the earlier one, which moves to the end.
+                    apps.retain(|x| !(x.name == a.name && x.context == a.context));
+                    apps.push(a);
+                    Ok(())
+                }
+                Decl::Block(b) => c.add_block(b),
+                Decl::Named {
+                    kind,
+                    name,
+                    span,
+                    body,
+                } => c.add_named(kind, name, span, body),
+                Decl::Template { name, span, body } => c.add_template(name, span, body),
+            };
+            if let Err(p) = r {
+                problems.push(p);
+            }
+        }
+
+        let mut compiled = Vec::new();
+        let mut skipped = Vec::new();
+        for a in apps {
+            let (line, _) = loaded.line_col(a.span);
+            let file = loaded.path(a.span.file).to_owned();
+            let result = compile_app(&mut c, &a);
+            match result {
+                Ok((context, filter, parser)) => {
+                    let stage = match context {
+                        Context::AlmostSyslog | Context::Raw => Stage::NoParse,
+                        _ => Stage::Parsed,
+                    };
+                    let atoms = match &filter {
+                        Some(f) => derive(f, &c.filters, stage),
+                        None => None,
+                    };
+                    compiled.push(LocalApp {
+                        name: a.name,
+                        context,
+                        file,
+                        line,
+                        filter,
+                        parser,
+                        atoms,
+                    });
+                }
+                Err(p) => {
+                    let what = format!(
+                        "application {}[{}] is not loaded: {}",
+                        a.name, a.context, p.message
+                    );
+                    problems.push(Problem {
+                        span: p.span,
+                        severity: p.severity,
+                        message: what,
+                    });
+                    skipped.push((a.name, a.context, file, line));
+                }
+            }
+        }
+        // Everything else is compiled too, so that its errors are reported even when
+        // nothing uses it yet.
+        for (kind, name) in c.pending() {
+            if let Err(p) = c.compile_named(kind, &name) {
+                problems.push(unused(p, &format!("{} {name}", kind.word())));
+            }
+        }
+        for name in c.pending_templates() {
+            if let Err(p) = c.template_id(&name, super::span::Span::default()) {
+                problems.push(unused(p, &format!("template {name}")));
+            }
+        }
+
+        let mut diagnostics: Vec<Diagnostic> = problems
+            .into_iter()
+            .map(|p| {
+                let severity = if opts.strict && p.severity == Severity::Unsupported {
+                    Severity::Error
+                } else {
+                    p.severity
+                };
+                loaded.diagnostic(p.span, severity, p.message)
+            })
+            .collect();
+        diagnostics.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+        diagnostics.dedup();
+        if diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(diagnostics
+                .into_iter()
+                .filter(|d| d.severity == Severity::Error)
+                .collect());
+        }
+        let mut named_filters = HashMap::new();
+        for (kind, name, id) in c.done_filters() {
+            let _ = kind;
+            named_filters.insert(name, id);
+        }
+        let template_ids = c
+            .templates
+            .iter()
+            .enumerate()
+            .map(|(i, (n, _))| (n.clone(), i as TemplateId))
+            .collect();
+        Ok(Program {
+            names: c.names,
+            filters: c.filters,
+            chains: c.chains,
+            templates: c.templates,
+            template_ids,
+            apps: compiled,
+            named_filters,
+            diagnostics,
+            skipped,
+        })
+    }
+}
+
+/// A problem of a declaration nothing uses: reported, not fatal unless it is a syntax error.
+fn unused(p: Problem, what: &str) -> Problem {
+    if p.severity == Severity::Error {
+        return p;
+    }
+    Problem {
+        span: p.span,
+        severity: Severity::Warning,
+        message: format!("{what} cannot be used: {}", p.message),
+    }
+}
+
+type Compiled = (Context, Option<Filter>, Vec<Stmt>);
+
+fn compile_app(c: &mut Compiler<'_>, a: &super::decl::AppDecl) -> Result<Compiled, Problem> {
+    let context =
+        Context::parse(&a.context).map_err(|m| Problem::unsupported(a.context_span, m))?;
+    if let Some((what, at)) = a.unsupported.first() {
+        return Err(Problem::unsupported(
+            *at,
+            format!("`{what}` in an application is not supported (filter and parser are)"),
+        ));
+    }
+    let filter = match &a.filter {
+        Some(f) => Some(c.filter_text(f)?),
+        None => None,
+    };
+    let parser = match &a.parser {
+        Some(p) => c.stmts_text(p, super::compile::Ctx::Parser)?,
+        None => Vec::new(),
+    };
+    if matches!(context, Context::Select(_) | Context::SelectDrop(_))
+        && let Some(at) = writes(&parser)
+    {
+        return Err(Problem::unsupported(
+            a.parser.as_ref().map_or(a.span, |p| p.span()),
+            format!(
+                "a destination selector that changes the event ({at}) is not supported: sluice \
+                 encodes an event once for all its destinations; use sc4s-postfilter for changes"
+            ),
+        ));
+    }
+    Ok((context, filter, parser))
+}
+
+/// The first statement that changes the event, if any (selectors may only filter).
+fn writes(stmts: &[Stmt]) -> Option<&'static str> {
+    for s in stmts {
+        let w = match s {
+            Stmt::Filter(_) | Stmt::Chain(_) => None,
+            Stmt::If { branches, .. } => branches.iter().find_map(|b| writes(b)),
+            Stmt::Set { target, .. } if *target == id::APP_NAME => None,
+            Stmt::SetTag(..) | Stmt::ClearTag(..) => None,
+            _ => Some("a rewrite or parser"),
+        };
+        if w.is_some() {
+            return w;
+        }
+    }
+    None
+}

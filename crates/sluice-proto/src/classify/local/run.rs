@@ -1,0 +1,632 @@
+//! Where local applications run in the classification, and how what they change becomes
+//! the classification's: fields the built-in pipeline carries (HOST, PROGRAM, MESSAGE, the
+//! time, the Splunk metadata, vendor/product/class) are written into it as an application
+//! takes a message, so every later stage (built-in or local) sees them; everything else
+//! (`.values.*`, `fields.*`, tags, `.netsource.*`) stays in the [`Overlay`].
+
+use crate::classify::metadata::Metadata;
+use crate::classify::registry::{HostEdit, Input, Out, Source, TimeEdit};
+use crate::classify::template::Template;
+use crate::classify::value::Value;
+use crate::classify::{Classification, SourceMeta};
+use crate::message::{Format, Message};
+
+use super::eval::{Base, Key, Overlay, Splunk, Stage, State};
+use super::ir::{Context, Tmpl};
+pub(crate) use super::names::id::{NS_TIME_ZONE, NS_USE_RECV_TIME};
+use super::names::{NameId, id};
+use super::program::{Program, projected};
+
+/// The local part of a classification: what local applications left, and the program that
+/// names it.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalRef<'m, 't> {
+    pub(crate) overlay: &'m Overlay<'m>,
+    pub(crate) program: &'t Program,
+}
+
+/// Indexed fields the encoder writes itself (a local value for one would be a second key).
+const OWN_FIELDS: [&str; 12] = [
+    "sc4s_vendor",
+    "sc4s_product",
+    "sc4s_class",
+    "sc4s_syslog_facility",
+    "sc4s_syslog_severity",
+    "sc4s_container",
+    "sc4s_loghost",
+    "sc4s_destport",
+    "sc4s_fromhostip",
+    "sc4s_proto",
+    "sc4s_recv_time",
+    "sc4s_tags",
+];
+
+/// Tags SC4S's own library sets; sluice's `sc4s_tags` names them by its own rules.
+fn library_tag(t: &[u8]) -> bool {
+    t == b"vps"
+        || t == b"source_identified"
+        || t.starts_with(b"ns_vendor:")
+        || t.starts_with(b"ns_product:")
+        || t.starts_with(b"wireformat:")
+        || t.starts_with(b".source.")
+        || t.starts_with(b".app.")
+}
+
+impl<'m, 't: 'm> LocalRef<'m, 't> {
+    /// `fields.<name>` set by local applications, as (name, value), in the order set.
+    pub fn fields(&self) -> impl Iterator<Item = (&'m str, &'m [u8])> + '_ {
+        let names = &self.program.names;
+        self.overlay.nv.iter().filter_map(move |(k, v)| {
+            let name: &'m str = match *k {
+                Key::Id(n) => names.name(n),
+                Key::Dyn(s) => s,
+            };
+            let field = name.strip_prefix("fields.")?;
+            let v = (*v)?;
+            (!field.is_empty() && !OWN_FIELDS.contains(&field)).then_some((field, v))
+        })
+    }
+
+    /// Tags set by local applications (other than the ones SC4S's library sets).
+    pub fn tags(&self) -> impl Iterator<Item = &'m [u8]> + '_ {
+        self.overlay
+            .tags
+            .iter()
+            .filter(|(t, on)| *on && !t.is_empty() && !library_tag(t))
+            .map(|(t, _)| *t)
+    }
+
+    /// The local application that took the message last.
+    pub fn app(&self) -> Option<&'t str> {
+        let i = self.overlay.app?;
+        self.program.apps.get(i as usize).map(|a| a.name.as_str())
+    }
+
+    /// Whether the event is to be dropped from Splunk (`r_set_dest_splunk_null_queue`).
+    pub fn null_queue(&self) -> bool {
+        self.overlay
+            .tags
+            .iter()
+            .rev()
+            .find(|(t, _)| *t == b"dest_splunk:null_queue")
+            .is_some_and(|(_, on)| *on)
+    }
+}
+
+/// The Splunk metadata as the pipeline holds it in `out`.
+fn splunk_of<'m, 'a>(out: &'a Out<'m>, program: &'a Program) -> Splunk<'a> {
+    let key = out.key.map(|(_, k)| k);
+    let stat = |s: &'static str| (!s.is_empty()).then_some(Value::Static(s));
+    Splunk {
+        index: out.index.or_else(|| key.and_then(|k| stat(k.index))),
+        sourcetype: out
+            .sourcetype
+            .or_else(|| key.and_then(|k| stat(k.sourcetype))),
+        source: out.source.or(match key.map(|k| k.source) {
+            Some(Source::Static(s)) => Some(Value::Static(s)),
+            _ => None,
+        }),
+        template: out
+            .template
+            .or_else(|| key.and_then(|k| k.template))
+            .map(|t| template_name(t, program)),
+        vendor: out.vendor.or_else(|| key.and_then(|k| stat(k.vendor))),
+        product: out.product.or_else(|| key.and_then(|k| stat(k.product))),
+        class: out
+            .class
+            .or_else(|| key.and_then(|k| k.class).map(Value::Static)),
+    }
+}
+
+fn template_name(t: Template, program: &Program) -> &str {
+    match t {
+        Template::Local(i) => program
+            .templates
+            .get(usize::from(i))
+            .map_or("", |(n, _)| n.as_str()),
+        t => t.sc4s_name(),
+    }
+}
+
+/// The template an SC4S template name stands for.
+pub(crate) fn template_for(name: &[u8], program: &Program) -> Option<Template> {
+    let name = std::str::from_utf8(name).ok()?;
+    Template::from_sc4s_name(name).or_else(|| {
+        program
+            .template_by_name(name)
+            .and_then(|i| u16::try_from(i).ok())
+            .map(Template::Local)
+    })
+}
+
+/// The view of a message being classified, for an application of `context`.
+pub(crate) fn base_of_input<'m: 'a, 'a>(
+    input: &'a Input<'m, 'a>,
+    out: &'a Out<'m>,
+    stage: Stage,
+    sub: Option<&'a str>,
+    program: &'a Program,
+) -> Base<'m, 'a> {
+    let msg = input.msg;
+    let (host, program_f, pid, message, stamp) = match stage {
+        Stage::NoParse => (None, None, None, msg.raw, None),
+        Stage::Parsed => (
+            match out.host {
+                HostEdit::Set(Value::Bytes(b)) => Some(b),
+                HostEdit::Set(Value::Static(s)) => Some(s.as_bytes()),
+                HostEdit::Set(Value::Inline(_) | Value::Concat(..)) | HostEdit::Keep => input.host,
+                HostEdit::SourceIp => None,
+            },
+            input.program,
+            input.pid,
+            input.body_in(out),
+            match out.time {
+                TimeEdit::Stamp(t) => Some(t),
+                TimeEdit::Keep => msg.timestamp,
+                TimeEdit::Recv => None,
+            },
+        ),
+    };
+    let app = out.app.or_else(|| {
+        let i = out.local?.app?;
+        program.apps.get(i as usize).map(|a| a.name.as_str())
+    });
+    Base {
+        msg,
+        src: input.src,
+        now: input.now_unix_secs,
+        zone: input.zone,
+        loghost: input.loghost,
+        stage,
+        format: out.format.unwrap_or(msg.format),
+        host,
+        program: program_f,
+        pid,
+        message,
+        stamp,
+        netsource: input.netsource,
+        splunk: splunk_of(out, program),
+        identified: out.identified,
+        app,
+        sub: sub.map(|s| (s, &out.nv)),
+        values: out.values,
+        overlay: out.local,
+    }
+}
+
+/// Runs local application `app` on a message being classified; `true` (and `out`
+/// changed) when it took the message.
+pub(crate) fn run_app<'m>(
+    program: &Program,
+    app: u32,
+    input: &Input<'m, '_>,
+    out: &mut Out<'m>,
+    stage: Stage,
+    sub: Option<&str>,
+) -> bool {
+    let Some(arena) = input.arena else {
+        return false;
+    };
+    let a = &program.apps[app as usize];
+    let taken = {
+        let base = base_of_input(input, out, stage, sub, program);
+        let mut st = State::new(program, arena, base);
+        st.metadata = Some(input.metadata);
+        let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
+        ok.then(|| Changes::of(&st, Some(app)))
+    };
+    match taken {
+        Some(c) => {
+            c.apply(out, program);
+            true
+        }
+        None => false,
+    }
+}
+
+/// What an application that took a message changed, out of its state.
+struct Changes<'m> {
+    fields: Vec<(NameId, Option<&'m [u8]>)>,
+    stamp: Option<crate::message::Timestamp>,
+    identified: bool,
+    overlay: &'m Overlay<'m>,
+}
+
+impl<'m> Changes<'m> {
+    fn of(st: &State<'_, 'm, '_>, app: Option<u32>) -> Changes<'m> {
+        let fields = st
+            .nv
+            .iter()
+            .filter_map(|(k, v)| match k {
+                Key::Id(n) if projected(*n) => Some((*n, *v)),
+                _ => None,
+            })
+            .collect();
+        let identified = st
+            .tags
+            .iter()
+            .rev()
+            .find(|(t, _)| *t == b"source_identified")
+            .is_some_and(|(_, on)| *on);
+        Changes {
+            fields,
+            stamp: st.stamp,
+            identified,
+            overlay: st.commit(app),
+        }
+    }
+
+    /// Writes the changes into a classification in progress.
+    fn apply(self, out: &mut Out<'m>, program: &Program) {
+        for (n, v) in self.fields {
+            let nonempty = v.filter(|v| !v.is_empty());
+            match n {
+                id::HOST => out.host = HostEdit::Set(Value::Bytes(v.unwrap_or_default())),
+                id::PROGRAM => out.program = Some(nonempty),
+                id::PID => out.pid = Some(nonempty),
+                id::MESSAGE => out.message = Some(Value::Bytes(v.unwrap_or_default())),
+                // Empty ones get SC4S's defaults (`r_set_splunk_default`).
+                id::INDEX => out.index = Some(nonempty.map_or(Value::Static("main"), Value::Bytes)),
+                id::SOURCETYPE => {
+                    out.sourcetype =
+                        Some(nonempty.map_or(Value::Static("sc4s:unknown"), Value::Bytes))
+                }
+                id::SOURCE => out.source = nonempty.map(Value::Bytes),
+                id::TEMPLATE => out.template = nonempty.and_then(|t| template_for(t, program)),
+                id::VENDOR => out.vendor = nonempty.map(Value::Bytes),
+                id::PRODUCT => out.product = nonempty.map(Value::Bytes),
+                id::CLASS => out.class = nonempty.map(Value::Bytes),
+                _ => {}
+            }
+        }
+        if let Some(ts) = self.stamp {
+            out.time = TimeEdit::Stamp(ts);
+        }
+        if self.identified {
+            out.identified = true;
+        }
+        if let Some(f) = format_of(self.overlay) {
+            out.format = Some(f);
+        }
+        if self.overlay.app.is_some() {
+            out.app = None;
+        }
+        out.local = Some(self.overlay);
+    }
+}
+
+/// Runs the applications of `context` in order until one takes the message (the contexts
+/// not dispatched with the built-ins: `sc4s-vps`, `fallback`).
+pub(crate) fn run_context<'m>(
+    program: &Program,
+    context: &Context,
+    input: &Input<'m, '_>,
+    out: &mut Out<'m>,
+) -> bool {
+    for (i, a) in program.apps.iter().enumerate() {
+        if &a.context != context || !prefilter_holds(a, input, out) {
+            continue;
+        }
+        if run_app(program, i as u32, input, out, Stage::Parsed, None) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether application `a`'s atoms admit the message (checked one by one: for the
+/// contexts that are not in the dispatcher's tables).
+pub(crate) fn prefilter_holds(
+    a: &super::program::LocalApp,
+    input: &Input<'_, '_>,
+    out: &Out<'_>,
+) -> bool {
+    use super::prefilter::Atom;
+    let Some(atoms) = &a.atoms else {
+        return true;
+    };
+    if out.local.is_some() {
+        // An earlier local application may have changed what the atoms read.
+        return true;
+    }
+    let host = input.host;
+    let body = input.body_in(out);
+    atoms.iter().any(|atom| match atom {
+        Atom::Program(p) => input.program == Some(&p[..]),
+        Atom::ProgramPrefix(p) => input.program.is_some_and(|x| x.starts_with(p)),
+        Atom::BodyPrefix(p) => body.starts_with(p),
+        Atom::Token(t) => memchr::memmem::find(input.msg.raw, t).is_some(),
+        Atom::HostExact(h) => host.is_some_and(|x| x.eq_ignore_ascii_case(h)),
+        Atom::HostPrefix(h) => {
+            host.is_some_and(|x| x.len() >= h.len() && x[..h.len()].eq_ignore_ascii_case(h))
+        }
+        Atom::NetSource(v) => input.netsource.vendor_product == &**v,
+        Atom::Net { net, mask } => {
+            let ip = match input.src.source_ip.to_canonical() {
+                std::net::IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
+                std::net::IpAddr::V6(v6) => u128::from(v6),
+            };
+            ip & mask == *net
+        }
+    })
+}
+
+/// The netsource a `sc4s-vps` application set, as strings borrowed from the overlay.
+pub(crate) fn overlay_netsource<'m>(o: &Overlay<'m>) -> Option<(&'m [u8], &'m [u8], &'m [u8])> {
+    let get = |n| o.get(n).flatten().unwrap_or_default();
+    let vp = get(id::NS_VENDOR_PRODUCT);
+    if vp.is_empty() {
+        return None;
+    }
+    Some((get(id::NS_VENDOR), get(id::NS_PRODUCT), vp))
+}
+
+/// The view of a classified message (`sc4s-postfilter`, `sc4s-finalfilter`, selectors).
+pub(crate) fn base_of_class<'m: 'a, 't: 'a, 'a>(
+    msg: &'a Message<'m>,
+    src: &'a SourceMeta<'a>,
+    class: &'a Classification<'m, 't>,
+    now: i64,
+    zone: &'a crate::time::Zone,
+    loghost: &'a str,
+    program: &'a Program,
+) -> Base<'m, 'a> {
+    let (program_f, pid, message) = final_fields(msg, class);
+    Base {
+        msg,
+        src,
+        now,
+        zone,
+        loghost,
+        stage: Stage::Parsed,
+        format: class.format,
+        host: class.host_bytes(msg),
+        program: program_f,
+        pid,
+        message,
+        stamp: class.timestamp(msg),
+        netsource: Default::default(),
+        splunk: Splunk {
+            index: Some(class.index),
+            sourcetype: Some(class.sourcetype),
+            source: Some(class.source),
+            template: Some(template_name(class.template, program)),
+            vendor: Some(class.vendor),
+            product: Some(class.product),
+            class: class.class,
+        },
+        identified: true,
+        app: Some(class.app),
+        sub: None,
+        values: class.values,
+        overlay: class.local.map(|l| l.overlay),
+    }
+}
+
+/// PROGRAM, PID and MESSAGE of a classified message, after the header repairs and edits
+/// (MESSAGE as one slice: a repaired header is contiguous with its body in the raw
+/// message; a two-part edit yields its first part).
+fn final_fields<'m: 'a, 'a>(
+    msg: &'a Message<'m>,
+    class: &'a Classification<'m, '_>,
+) -> (Option<&'a [u8]>, Option<&'a [u8]>, &'a [u8]) {
+    use crate::classify::Rewrite;
+    let v = class.view;
+    let body = v.message.unwrap_or_default();
+    let (mut program, mut pid, mut message) = match class.rewrite {
+        Rewrite::None => (v.program, v.pid, body),
+        Rewrite::InvalidProgram(_) => (
+            None,
+            None,
+            v.program
+                .and_then(|p| crate::classify::span(msg.raw, p, body))
+                .unwrap_or(body),
+        ),
+        Rewrite::InvalidHost => (
+            None,
+            None,
+            msg.hostname
+                .and_then(|h| crate::classify::span(msg.raw, h, body))
+                .unwrap_or(body),
+        ),
+    };
+    if let Some(p) = class.edit.program {
+        program = p.filter(|p| !p.is_empty());
+    }
+    if let Some(p) = class.edit.pid {
+        pid = p.filter(|p| !p.is_empty());
+    }
+    if let Some(m) = &class.edit.message {
+        message = match m {
+            Value::Bytes(b) => b,
+            Value::Static(s) => s.as_bytes(),
+            Value::Concat(h, _) => h.as_bytes(),
+            Value::Inline(i) => i.as_bytes(),
+        };
+    }
+    (program, pid, message)
+}
+
+/// Runs `context`'s applications on a classified message until one takes it, writing its
+/// changes into the classification. `true` when one took it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_on_class<'m, 't: 'm>(
+    program: &'t Program,
+    context: &Context,
+    msg: &Message<'m>,
+    src: &SourceMeta<'_>,
+    class: &mut Classification<'m, 't>,
+    now: i64,
+    zone: &crate::time::Zone,
+    loghost: &str,
+    arena: &'m bumpalo::Bump,
+    metadata: &Metadata,
+) -> bool {
+    for (i, a) in program.apps.iter().enumerate() {
+        if &a.context != context {
+            continue;
+        }
+        let changes = {
+            let base = base_of_class(msg, src, class, now, zone, loghost, program);
+            let mut st = State::new(program, arena, base);
+            st.metadata = Some(metadata);
+            let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
+            ok.then(|| Changes::of(&st, Some(i as u32)))
+        };
+        if let Some(c) = changes {
+            apply_class(c, class, program);
+            return true;
+        }
+    }
+    false
+}
+
+fn apply_class<'m, 't: 'm>(
+    c: Changes<'m>,
+    class: &mut Classification<'m, 't>,
+    program: &'t Program,
+) {
+    for (n, v) in c.fields {
+        let nonempty = v.filter(|v| !v.is_empty());
+        match n {
+            id::HOST => class.host = HostEdit::Set(Value::Bytes(v.unwrap_or_default())),
+            id::PROGRAM => class.edit.program = Some(nonempty),
+            id::PID => class.edit.pid = Some(nonempty),
+            id::MESSAGE => class.edit.message = Some(Value::Bytes(v.unwrap_or_default())),
+            id::INDEX => class.index = nonempty.map_or(Value::Static("main"), Value::Bytes),
+            id::SOURCETYPE => {
+                class.sourcetype = nonempty.map_or(Value::Static("sc4s:unknown"), Value::Bytes)
+            }
+            id::SOURCE => class.source = nonempty.map_or(Value::Static("sc4s"), Value::Bytes),
+            id::TEMPLATE => {
+                if let Some(t) = nonempty.and_then(|t| template_for(t, program)) {
+                    class.template = t;
+                }
+            }
+            id::VENDOR => class.vendor = v.map_or(Value::Static(""), Value::Bytes),
+            id::PRODUCT => class.product = v.map_or(Value::Static(""), Value::Bytes),
+            id::CLASS => class.class = nonempty.map(Value::Bytes),
+            _ => {}
+        }
+    }
+    if let Some(ts) = c.stamp {
+        class.time = TimeEdit::Stamp(ts);
+    }
+    class.local = Some(LocalRef {
+        overlay: c.overlay,
+        program,
+    });
+    if let Some(name) = class.local.and_then(|l| l.app()) {
+        class.app = name;
+    }
+}
+
+/// Whether a selector of `destination` picks the classified message: one of the
+/// applications of `sc4s-lp-dest-select-<destination>` takes it (and none of
+/// `sc4s-lp-dest-select-drop-<destination>` does).
+#[allow(clippy::too_many_arguments)]
+pub fn selects<'m, 't: 'm>(
+    program: &'t Program,
+    destination: &str,
+    msg: &Message<'m>,
+    src: &SourceMeta<'_>,
+    class: &Classification<'m, 't>,
+    now: i64,
+    zone: &crate::time::Zone,
+    arena: &'m bumpalo::Bump,
+) -> Selection {
+    let mut selected = false;
+    let mut dropped = false;
+    let mut any = false;
+    for a in &program.apps {
+        let (drop, d) = match &a.context {
+            Context::Select(d) => (false, d),
+            Context::SelectDrop(d) => (true, d),
+            _ => continue,
+        };
+        if d != destination || (drop && dropped) || (!drop && selected) {
+            continue;
+        }
+        any |= !drop;
+        let base = base_of_class(msg, src, class, now, zone, "", program);
+        let mut st = State::new(program, arena, base);
+        if a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser) {
+            if drop {
+                dropped = true;
+            } else {
+                selected = true;
+            }
+        }
+    }
+    Selection {
+        has_selectors: any,
+        selected,
+        dropped,
+    }
+}
+
+/// What the selectors of one destination say about an event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// The destination has `sc4s-lp-dest-select-` applications.
+    pub has_selectors: bool,
+    /// One of them took the event.
+    pub selected: bool,
+    /// A `sc4s-lp-dest-select-drop-` application took it: not for this destination.
+    pub dropped: bool,
+}
+
+/// The event text of a template only local evaluation renders (a local template, or
+/// `t_json_values`/`t_kv_values` over values local applications set).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn render_text<'m, 't: 'm>(
+    program: &'t Program,
+    t: &Tmpl,
+    msg: &Message<'m>,
+    src: &SourceMeta<'_>,
+    class: &Classification<'m, 't>,
+    now: i64,
+    zone: &crate::time::Zone,
+    loghost: &str,
+    arena: &'m bumpalo::Bump,
+) -> &'m [u8] {
+    let base = base_of_class(msg, src, class, now, zone, loghost, program);
+    let mut st = State::new(program, arena, base);
+    st.render(t)
+}
+
+/// Whether the overlay holds values the `*_values` templates render.
+pub(crate) fn has_values(l: &LocalRef<'_, '_>) -> bool {
+    l.overlay.nv.iter().any(|(k, v)| {
+        v.is_some() && {
+            let name = match *k {
+                Key::Id(n) => l.program.names.name(n),
+                Key::Dyn(s) => s,
+            };
+            name.starts_with(".values.")
+                || name.starts_with(".metadata.")
+                || name.starts_with(".SDATA.")
+        }
+    })
+}
+
+/// The format of a message as a local application left it (`wireformat:*` tags set by an
+/// almost-syslog application).
+pub(crate) fn format_of(o: &Overlay<'_>) -> Option<Format> {
+    let on = |t: &[u8]| {
+        o.tags
+            .iter()
+            .rev()
+            .find(|(x, _)| *x == t)
+            .is_some_and(|(_, on)| *on)
+    };
+    if on(b"wireformat:rfc5424") {
+        Some(Format::Rfc5424)
+    } else if on(b"wireformat:rfc3164") || on(b"wireformat:rfc") {
+        Some(Format::Rfc3164)
+    } else if on(b"wireformat:raw") {
+        Some(Format::Unparsed)
+    } else {
+        None
+    }
+}
