@@ -4,13 +4,16 @@
 //! Checked for both verification levels: no panic; accepted records and skipped ranges tile
 //! the file exactly from the end of the header, in order, with record ids strictly
 //! increasing; nothing is reported beyond the input; the scan is deterministic; in full
-//! mode every accepted record decodes and passes its body check (header CRC, body CRC,
-//! event offsets within the payload), and a torn tail is exactly the bytes after the last
-//! valid record. Also decodes the input as a reader position file.
+//! mode every accepted record decodes and passes its body check (header CRC, body CRC or, in
+//! format 2, at least one event's CRC, event offsets within the payload), what it salvages of
+//! a partly damaged record is events the table bounds, and a torn tail is exactly the bytes
+//! after the last valid record. Also decodes the input as a reader position file.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sluice_buffer::format::{PositionSlot, RECORD_HEADER_LEN, RecordHeader, check_body, offsets_of};
+use sluice_buffer::format::{
+    PositionSlot, RECORD_HEADER_LEN, RecordHeader, check_body, offsets_of, salvage,
+};
 use sluice_buffer::scan::{SegmentScan, Verify, scan_segment};
 
 fn check(data: &[u8], verify: Verify) -> SegmentScan {
@@ -37,12 +40,24 @@ fn check(data: &[u8], verify: Verify) -> SegmentScan {
         assert_eq!((h.id, h.events, h.record_len()), (r.id, r.events, r.len));
         if verify == Verify::Full {
             let body = &bytes[RECORD_HEADER_LEN..];
-            let start = check_body(&h, body).expect("accepted body checks");
+            let checked = check_body(&h, body).expect("accepted body checks");
+            let start = checked.payload_start;
             assert!(start <= body.len());
-            if let Some(offsets) = offsets_of(&h, body) {
-                let payload = body.len() - start;
-                assert!(offsets.len() == h.events as usize);
-                assert!(offsets.iter().all(|&o| o as usize <= payload));
+            assert!(checked.lost.len() < h.events.max(1) as usize);
+            assert!(checked.lost.windows(2).all(|w| w[0] < w[1]));
+            if checked.is_intact() {
+                if let Some(offsets) = offsets_of(&h, body) {
+                    let payload = body.len() - start;
+                    assert!(offsets.len() == h.events as usize);
+                    assert!(offsets.iter().all(|&o| o as usize <= payload));
+                }
+            } else {
+                let (kept, starts) = salvage(body, &checked);
+                assert_eq!(starts.len() + checked.lost.len(), h.events as usize);
+                assert!(kept.len() <= body.len() - start);
+                assert!(starts.windows(2).all(|w| w[0] <= w[1]));
+                assert!(starts.iter().all(|&s| s as usize <= kept.len()));
+                assert_eq!(starts.first(), Some(&0));
             }
         }
     }

@@ -3,7 +3,9 @@
 //!
 //! Seeds are real segments written by the buffer (one record, many records, event offsets,
 //! an empty payload, a large record), plus damaged copies: torn tail, flipped body byte,
-//! flipped header byte, bad segment header.
+//! flipped header byte, bad segment header, a flipped byte in an event and in an event table.
+//! Their names start with `f2-`: the current code writes segment format 2. The seeds without
+//! the prefix were written by format 1 (still read) and are kept as they are.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -42,18 +44,18 @@ fn segments_of(records: &[(Vec<u8>, Option<Vec<u32>>)]) -> Vec<Vec<u8>> {
 
 fn hec_batch(n: usize) -> (Vec<u8>, Option<Vec<u32>>) {
     let mut body = Vec::new();
-    let mut ends = Vec::new();
+    let mut starts = Vec::new();
     for i in 0..n {
         if i > 0 {
             body.push(b'\n');
         }
+        starts.push(body.len() as u32);
         body.extend_from_slice(
             format!(r#"{{"time":1700000000.{i:03},"host":"h","sourcetype":"syslog","event":"message {i}"}}"#)
                 .as_bytes(),
         );
-        ends.push(body.len() as u32);
     }
-    (body, Some(ends))
+    (body, Some(starts))
 }
 
 fn main() {
@@ -96,7 +98,15 @@ fn main() {
     let mut seg_flip = base;
     seg_flip[20] ^= 0x40;
     seeds.push(("segment-header-flip".into(), seg_flip));
+    // The 5-event batch: header, then 5 table entries of 8 bytes, then the events.
+    let hec = seeds[2].1.clone();
+    let mut event_flip = hec.clone();
+    event_flip[48 + 40 + 5 * 8 + 100] ^= 0x04;
+    seeds.push(("hec-event-flip".into(), event_flip));
+    let mut table_flip = hec;
+    table_flip[48 + 40 + 2 * 8 + 1] ^= 0x01;
+    seeds.push(("hec-table-flip".into(), table_flip));
     for (name, bytes) in seeds {
-        std::fs::write(out.join(name), bytes).expect("write seed");
+        std::fs::write(out.join(format!("f2-{name}")), bytes).expect("write seed");
     }
 }

@@ -156,6 +156,7 @@ impl Buffer {
         if recovery.corrupt_records > 0 {
             observer.observe(BufferEvent::Corrupt {
                 records: recovery.corrupt_records,
+                events: recovery.corrupt_events,
             });
         }
         let (progress, _) = watch::channel(0u64);

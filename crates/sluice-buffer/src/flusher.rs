@@ -149,7 +149,7 @@ pub(crate) fn run(inner: &Inner) {
             let mut st = inner.lock();
             if out.done > 0 {
                 let (records, events, bytes) = chunks[..out.done].iter().fold((0, 0, 0), |a, c| {
-                    (a.0 + c.records, a.1 + c.events, a.2 + c.data.len() as u64)
+                    (a.0 + c.records, a.1 + c.events, a.2 + c.len())
                 });
                 st.committed = st.committed.max(chunks[out.done - 1].end_id);
                 st.pending_bytes -= bytes;
@@ -268,9 +268,9 @@ fn write_chunks(inner: &Inner, files: &mut Files, chunks: &[Chunk]) -> Outcome {
         let start = chunks[i].offset;
         // A run of chunks contiguous in one segment goes out as one vectored write.
         let mut j = i + 1;
-        let mut end = start + chunks[i].data.len() as u64;
+        let mut end = start + chunks[i].len();
         while j < chunks.len() && chunks[j].segment == seg && chunks[j].offset == end {
-            end += chunks[j].data.len() as u64;
+            end += chunks[j].len();
             j += 1;
         }
         if !files.open.contains_key(&seg) {
@@ -303,8 +303,8 @@ fn write_chunks(inner: &Inner, files: &mut Files, chunks: &[Chunk]) -> Outcome {
             Err((written, error)) => {
                 let mut whole = 0u64;
                 let mut k = i;
-                while k < j && whole + chunks[k].data.len() as u64 <= written {
-                    whole += chunks[k].data.len() as u64;
+                while k < j && whole + chunks[k].len() <= written {
+                    whole += chunks[k].len();
                     k += 1;
                 }
                 done = k;
@@ -365,7 +365,7 @@ fn write_chunks(inner: &Inner, files: &mut Files, chunks: &[Chunk]) -> Outcome {
     }
     for c in &chunks[..done] {
         let e = files.synced_len.entry(c.segment).or_insert(0);
-        *e = (*e).max(c.offset + c.data.len() as u64);
+        *e = (*e).max(c.offset + c.len());
     }
     Outcome {
         done,
@@ -378,7 +378,12 @@ fn write_chunks(inner: &Inner, files: &mut Files, chunks: &[Chunk]) -> Outcome {
 /// Writes a run of chunks at `offset`; on error, reports how many bytes did get written.
 fn write_run(file: &mut File, offset: u64, chunks: &[Chunk]) -> Result<(), (u64, io::Error)> {
     file.seek(SeekFrom::Start(offset)).map_err(|e| (0, e))?;
-    let mut slices: Vec<IoSlice<'_>> = chunks.iter().map(|c| IoSlice::new(&c.data)).collect();
+    let mut slices: Vec<IoSlice<'_>> = chunks
+        .iter()
+        .flat_map(|c| [&c.head[..], &c.tail[..]])
+        .filter(|b| !b.is_empty())
+        .map(IoSlice::new)
+        .collect();
     let mut bufs = &mut slices[..];
     let mut written = 0u64;
     while !bufs.is_empty() {

@@ -1,16 +1,25 @@
 //! Byte layouts of the files in a buffer directory (see the crate docs for the prose spec).
 //!
 //! Everything is little-endian. Every structure carries a CRC32C (Castagnoli) of its own bytes
+//! (format 2 record bodies a CRC-32, see [`crate::body`])
 //! so that a reader never trusts a length it has not checked: a record's body length is only
 //! used after the record header's CRC matched.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub use crate::body::{
+    BodyProblem, Checked, EVENT_ENTRY_LEN, FLAG_EVENT_CRCS, FLAG_OFFSETS, Layout, check_body,
+    encode_head, encode_record, offsets_of, salvage, stamp_id,
+};
+
 /// First bytes of every segment file.
 pub const SEGMENT_MAGIC: [u8; 8] = *b"SLUICEBF";
-/// Segment format written by this version of the crate. A segment with a valid header and a
-/// higher version is refused at open (a newer sluice wrote it; skipping it would drop data).
-pub const FORMAT_VERSION: u16 = 1;
+/// Segment format written by this version of the crate: 2, records with per-event CRCs. A
+/// segment with a valid header and a higher version is refused at open (a newer sluice wrote
+/// it; skipping it would drop data); a lower one down to [`OLDEST_FORMAT_VERSION`] is read.
+pub const FORMAT_VERSION: u16 = 2;
+/// Oldest segment format still read: 1, one CRC per record body.
+pub const OLDEST_FORMAT_VERSION: u16 = 1;
 /// Bytes of the segment header; records start right after it.
 pub const SEGMENT_HEADER_LEN: usize = 48;
 
@@ -18,9 +27,6 @@ pub const SEGMENT_HEADER_LEN: usize = 48;
 pub const RECORD_MAGIC: [u8; 4] = *b"SREC";
 /// Bytes of the record header that precedes each record body.
 pub const RECORD_HEADER_LEN: usize = 40;
-/// Record flag: the body starts with one `u32` per event (caller-defined event offsets).
-pub const FLAG_OFFSETS: u32 = 1;
-const KNOWN_FLAGS: u32 = FLAG_OFFSETS;
 /// Largest record body accepted on write and trusted on read. A batch is at most a few MB;
 /// the cap keeps a corrupt-but-CRC-colliding length from asking for gigabytes.
 pub const MAX_RECORD_BODY: usize = 128 << 20;
@@ -32,7 +38,7 @@ pub const POSITION_SLOT_LEN: usize = 32;
 /// Bytes of a position file.
 pub const POSITION_FILE_LEN: usize = 2 * POSITION_SLOT_LEN;
 
-fn crc(bytes: &[u8]) -> u32 {
+pub(crate) fn crc(bytes: &[u8]) -> u32 {
     crc32c::crc32c(bytes)
 }
 
@@ -40,7 +46,7 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
@@ -73,7 +79,7 @@ pub fn from_micros(us: i64) -> SystemTime {
 ///
 /// ```text
 ///  0  magic            [u8; 8]  "SLUICEBF"
-///  8  version          u16      FORMAT_VERSION
+///  8  version          u16      FORMAT_VERSION (OLDEST_FORMAT_VERSION.. are read)
 /// 10  flags            u16      0
 /// 12  reserved         u32      0
 /// 16  segment_id       u64      the number in the file name
@@ -96,7 +102,7 @@ pub enum HeaderProblem {
     Short,
     /// Wrong magic or CRC: damaged.
     Corrupt,
-    /// Intact, but written by a newer format.
+    /// Intact, but of a format this crate does not read (a newer one).
     Version(u16),
 }
 
@@ -121,7 +127,7 @@ impl SegmentHeader {
             return Err(HeaderProblem::Corrupt);
         }
         let version = u16_at(b, 8);
-        if version != FORMAT_VERSION || u16_at(b, 10) != 0 {
+        if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) || u16_at(b, 10) != 0 {
             return Err(HeaderProblem::Version(version));
         }
         Ok(SegmentHeader {
@@ -136,12 +142,12 @@ impl SegmentHeader {
 ///
 /// ```text
 ///  0  magic       [u8; 4]  "SREC"
-///  4  flags       u32      bit 0: body starts with `events` u32 offsets
-///  8  body_len    u32      bytes after this header (offsets + payload)
+///  4  flags       u32      the body's layout: 0, 1 (format 1) or 3 (format 2), see [`Layout`]
+///  8  body_len    u32      bytes after this header (table + payload)
 /// 12  events      u32      events in the payload
 /// 16  id          u64      record id, strictly increasing through the buffer
 /// 24  timestamp   i64      caller-supplied time of the oldest event, µs since the epoch
-/// 32  body_crc    u32      CRC32C of the body
+/// 32  check       u32      checksum of the body: CRC32C (flags 0, 1), CRC-32 (flags 3)
 /// 36  header_crc  u32      CRC32C of bytes 0..36
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,7 +157,7 @@ pub struct RecordHeader {
     pub events: u32,
     pub id: u64,
     pub timestamp_micros: i64,
-    pub body_crc: u32,
+    pub check: u32,
 }
 
 impl RecordHeader {
@@ -160,8 +166,13 @@ impl RecordHeader {
         RECORD_HEADER_LEN as u64 + u64::from(self.body_len)
     }
 
+    /// The body's layout ([`RecordHeader::decode`] accepts only known flags).
+    pub fn layout(&self) -> Layout {
+        Layout::from_flags(self.flags).unwrap_or(Layout::Plain)
+    }
+
     pub fn has_offsets(&self) -> bool {
-        self.flags & FLAG_OFFSETS != 0
+        self.layout() != Layout::Plain
     }
 
     pub fn encode_into(&self, b: &mut [u8]) {
@@ -171,7 +182,7 @@ impl RecordHeader {
         b[12..16].copy_from_slice(&self.events.to_le_bytes());
         b[16..24].copy_from_slice(&self.id.to_le_bytes());
         b[24..32].copy_from_slice(&self.timestamp_micros.to_le_bytes());
-        b[32..36].copy_from_slice(&self.body_crc.to_le_bytes());
+        b[32..36].copy_from_slice(&self.check.to_le_bytes());
         let c = crc(&b[0..36]);
         b[36..40].copy_from_slice(&c.to_le_bytes());
     }
@@ -190,111 +201,18 @@ impl RecordHeader {
             events: u32_at(b, 12),
             id: u64_at(b, 16),
             timestamp_micros: u64_at(b, 24) as i64,
-            body_crc: u32_at(b, 32),
+            check: u32_at(b, 32),
         };
-        if h.flags & !KNOWN_FLAGS != 0 || h.body_len as usize > MAX_RECORD_BODY {
-            return None;
-        }
-        if h.has_offsets() && u64::from(h.events) * 4 > u64::from(h.body_len) {
+        let layout = Layout::from_flags(h.flags)?;
+        if h.body_len as usize > MAX_RECORD_BODY
+            || layout.table_len(h.events) > u64::from(h.body_len)
+            // The writer gives an empty table the format 1 layout: it has no event to check.
+            || layout == Layout::Events && h.events == 0
+        {
             return None;
         }
         Some(h)
     }
-}
-
-/// Why a record body was rejected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyProblem {
-    Crc,
-    Length,
-    Offsets,
-}
-
-impl BodyProblem {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BodyProblem::Crc => "body CRC mismatch",
-            BodyProblem::Length => "body length differs from header",
-            BodyProblem::Offsets => "event offsets out of order or beyond the payload",
-        }
-    }
-}
-
-/// Checks a body against its header: CRC, and the offsets table when present. Returns the
-/// byte index where the payload starts.
-pub fn check_body(h: &RecordHeader, body: &[u8]) -> Result<usize, BodyProblem> {
-    if body.len() != h.body_len as usize {
-        return Err(BodyProblem::Length);
-    }
-    if crc(body) != h.body_crc {
-        return Err(BodyProblem::Crc);
-    }
-    if !h.has_offsets() {
-        return Ok(0);
-    }
-    let table = h.events as usize * 4;
-    let payload_len = body.len() - table;
-    let mut prev = 0u32;
-    for chunk in body[..table].chunks_exact(4) {
-        let v = u32_at(chunk, 0);
-        if v < prev || v as usize > payload_len {
-            return Err(BodyProblem::Offsets);
-        }
-        prev = v;
-    }
-    Ok(table)
-}
-
-/// Decodes the offsets table of a checked body.
-pub fn offsets_of(h: &RecordHeader, body: &[u8]) -> Option<Vec<u32>> {
-    if !h.has_offsets() {
-        return None;
-    }
-    let table = h.events as usize * 4;
-    Some(
-        body[..table]
-            .chunks_exact(4)
-            .map(|c| u32_at(c, 0))
-            .collect(),
-    )
-}
-
-/// Builds a complete record (header with a placeholder id, then body) in one allocation.
-/// [`stamp_id`] fills in the id once the writer has assigned one; the body CRC does not cover
-/// the id, so it is computed here, outside the writer's lock.
-pub fn encode_record(
-    payload: &[u8],
-    events: u32,
-    offsets: Option<&[u32]>,
-    timestamp_micros: i64,
-) -> Vec<u8> {
-    let table = offsets.map_or(0, |o| o.len() * 4);
-    let body_len = table + payload.len();
-    let mut buf = Vec::with_capacity(RECORD_HEADER_LEN + body_len);
-    buf.resize(RECORD_HEADER_LEN, 0);
-    if let Some(o) = offsets {
-        for v in o {
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    buf.extend_from_slice(payload);
-    let header = RecordHeader {
-        flags: if offsets.is_some() { FLAG_OFFSETS } else { 0 },
-        body_len: body_len as u32,
-        events,
-        id: 0,
-        timestamp_micros,
-        body_crc: crc(&buf[RECORD_HEADER_LEN..]),
-    };
-    header.encode_into(&mut buf[..RECORD_HEADER_LEN]);
-    buf
-}
-
-/// Writes `id` into a record built by [`encode_record`] and re-seals its header CRC.
-pub fn stamp_id(record: &mut [u8], id: u64) {
-    record[16..24].copy_from_slice(&id.to_le_bytes());
-    let c = crc(&record[0..36]);
-    record[36..40].copy_from_slice(&c.to_le_bytes());
 }
 
 /// One slot of a reader position file. The file holds two slots, written alternately in
@@ -379,51 +297,19 @@ mod tests {
             assert!(SegmentHeader::decode(&d).is_err(), "flip at {i} accepted");
         }
         assert_eq!(SegmentHeader::decode(&b[..47]), Err(HeaderProblem::Short));
-        let mut newer = b;
-        newer[8..10].copy_from_slice(&2u16.to_le_bytes());
-        let c = crc(&newer[0..40]);
-        newer[40..44].copy_from_slice(&c.to_le_bytes());
+        let with_version = |v: u16| {
+            let mut d = b;
+            d[8..10].copy_from_slice(&v.to_le_bytes());
+            let c = crc(&d[0..40]);
+            d[40..44].copy_from_slice(&c.to_le_bytes());
+            SegmentHeader::decode(&d)
+        };
+        assert_eq!(with_version(OLDEST_FORMAT_VERSION), Ok(h));
         assert_eq!(
-            SegmentHeader::decode(&newer),
-            Err(HeaderProblem::Version(2))
+            with_version(FORMAT_VERSION + 1),
+            Err(HeaderProblem::Version(FORMAT_VERSION + 1))
         );
-    }
-
-    #[test]
-    fn record_round_trip_with_offsets() {
-        let mut r = encode_record(b"abcdef", 2, Some(&[3, 6]), 99);
-        stamp_id(&mut r, 42);
-        let h = RecordHeader::decode(&r).unwrap();
-        assert_eq!((h.id, h.events, h.timestamp_micros), (42, 2, 99));
-        assert_eq!(h.record_len(), r.len() as u64);
-        let body = &r[RECORD_HEADER_LEN..];
-        let start = check_body(&h, body).unwrap();
-        assert_eq!(&body[start..], b"abcdef");
-        assert_eq!(offsets_of(&h, body), Some(vec![3, 6]));
-    }
-
-    #[test]
-    fn every_single_byte_flip_is_detected() {
-        let mut r = encode_record(b"payload bytes", 1, Some(&[13]), 1);
-        stamp_id(&mut r, 9);
-        for i in 0..r.len() {
-            let mut d = r.clone();
-            d[i] ^= 0x01;
-            let ok = RecordHeader::decode(&d)
-                .is_some_and(|h| check_body(&h, &d[RECORD_HEADER_LEN..]).is_ok());
-            assert!(!ok, "flip at {i} not detected");
-        }
-    }
-
-    #[test]
-    fn offsets_beyond_payload_are_rejected() {
-        let mut r = encode_record(b"abc", 1, Some(&[4]), 0);
-        stamp_id(&mut r, 1);
-        let h = RecordHeader::decode(&r).unwrap();
-        assert_eq!(
-            check_body(&h, &r[RECORD_HEADER_LEN..]),
-            Err(BodyProblem::Offsets)
-        );
+        assert_eq!(with_version(0), Err(HeaderProblem::Version(0)));
     }
 
     #[test]

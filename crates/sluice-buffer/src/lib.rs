@@ -7,8 +7,8 @@
 //! # Model
 //!
 //! A *record* is an opaque payload (for sluice: one encoded HEC batch) plus an event count,
-//! optional per-event offsets (one `u32` per event, returned verbatim) and a caller-supplied
-//! timestamp. [`Writer::append`] gives each record the next *record id* (a `u64`, strictly
+//! optional event start offsets (one `u32` per event, the first 0, returned verbatim) and a
+//! caller-supplied timestamp. [`Writer::append`] gives each record the next *record id* (a `u64`, strictly
 //! increasing through the life of the directory). Every [`Reader`] sees every record, in id
 //! order, starting at its first unfinished record. A reader *finishes* a record by
 //! acknowledging it ([`Reader::ack`], [`Acker::ack`]; in any order). A record is *finished*
@@ -31,7 +31,7 @@
 //!
 //! ```text
 //!  0  magic            "SLUICEBF"
-//!  8  version          u16 = 1
+//!  8  version          u16 = 2 (format 1 segments, from earlier releases, are still read)
 //! 10  flags            u16 = 0
 //! 12  reserved         u32 = 0
 //! 16  segment_id       u64   = the id in the file name
@@ -47,17 +47,37 @@
 //!
 //! ```text
 //!  0  magic       "SREC"
-//!  4  flags       u32   bit 0: the body starts with `events` little-endian u32 offsets
+//!  4  flags       u32   the body's layout: 0, 1 or 3 (below)
 //!  8  body_len    u32   ≤ 128 MiB
 //! 12  events      u32
 //! 16  id          u64
 //! 24  timestamp   i64   µs since the Unix epoch (the caller's "oldest event" time)
-//! 32  body_crc    u32   CRC32C of the body
+//! 32  check       u32   checksum of the body: CRC32C (flags 0 and 1), CRC-32 (flags 3)
 //! 36  header_crc  u32   CRC32C of bytes 0..36
-//! body: [offsets: events × u32 if flag 0] [payload]
 //! ```
 //!
-//! All integers are little-endian; CRC32C is the Castagnoli polynomial (iSCSI). The header
+//! Bodies ([`body`]):
+//!
+//! ```text
+//! flags 0  [payload]                                        a record without offsets
+//! flags 1  [events × start u32] [payload]                   format 1; format 2 when events = 0
+//! flags 3  [table] [table] [payload]                        format 2, events ≥ 1
+//!          table = events × (start u32, crc u32)            written twice, identical
+//! ```
+//!
+//! Event `i` is the payload bytes from its start to the next event's start (the last one to
+//! the end of the payload; the first starts at 0). An intact body is checked with its body
+//! checksum alone. When that fails, flags 3 still proves every event on its own: each
+//! entry's `crc` is the CRC-32 of its event's bytes (continued from a fixed seed, so that
+//! zeroed bytes cannot prove an empty range), and each of the event's start, end and
+//! crc may come from either copy of the table. So damaged payload bytes cost the events that
+//! hold them, damage in one copy of the table costs nothing, damage to the same entry in both
+//! copies costs its event (and, through its start, the one before); nothing else is lost.
+//! Flags 0 and 1 have no per-event CRCs: damage costs the record.
+//!
+//! All integers are little-endian; CRC32C is the Castagnoli polynomial (iSCSI), CRC-32 the
+//! ISO-HDLC one (zlib's, gzip's): format 2 checksums bodies and events with it because
+//! carry-less multiplication computes it about twice as fast as CRC32C on x86-64. The header
 //! has its own CRC so that a damaged length is never followed: a reader that finds an
 //! invalid header resynchronises on the next offset holding a valid header (magic, header
 //! CRC, length within the file, id above the previous one).
@@ -130,21 +150,29 @@
 //!
 //! # Damage
 //!
-//! Damage never stops the buffer and never panics it. Everything undamaged is delivered.
-//! Every loss is logged with the file and byte offset and reported to the observer as
-//! [`BufferEvent::Corrupt`]:
+//! Damage never stops the buffer and never panics it. Every event that can be proven intact
+//! is delivered. Every loss is logged with the file and byte offset and reported to the
+//! observer as [`BufferEvent::Corrupt`], by records and events:
 //!
+//! * damaged bytes in a record body (format 2): found when the record is read; the events
+//!   that cannot be proven intact are left out, counted and logged (with their indexes in
+//!   the record), the others delivered — the record comes back with
+//!   [`Record::lost_events`] set. Damage confined to one copy of the event table costs
+//!   nothing (logged). A record with no intact event is skipped and counted whole;
+//! * damaged bytes in a format 1 record body: the body CRC fails, the record is skipped and
+//!   counted with its events;
 //! * torn tail (the newest segment ends inside a record: a write cut short): cut off at
 //!   open, 1 record counted;
-//! * a flipped bit in a record body: detected by the body CRC when read, that record
-//!   skipped and counted;
 //! * a flipped bit in a record header, a truncated segment, a missing segment: the scan
-//!   resynchronises on the next valid record; the ids it skipped are counted (record ids
-//!   are consecutive, so the gap is the exact number lost);
+//!   resynchronises on the next valid record header; the ids it skipped are counted as
+//!   records (record ids are consecutive, so the gap is the exact number lost; their event
+//!   counts went with their headers);
 //! * a damaged segment header: logged; the segment's records are still read, each checked
 //!   by its own CRCs;
 //! * a segment header with an intact CRC but a newer version: open refuses with
 //!   [`OpenError::UnsupportedVersion`] rather than skipping data.
+//!
+//! A record read again (a reader taken again, a restart) is counted once per open.
 //!
 //! # Limits and backpressure
 //!
@@ -162,12 +190,14 @@
 //! # Turning records into batches
 //!
 //! The daemon appends one encoded batch per record:
-//! `RecordRef::new(&batch.body, batch.events, oldest).with_offsets(&batch.offsets)`; a
+//! `RecordRef::new(&batch.body, batch.events, oldest).with_offsets(&batch.starts)`; a
 //! replayed [`Record`] gives back `into_parts() -> (body, events, offsets)`, from which the
-//! batch is rebuilt without copying the body.
+//! batch is rebuilt without copying the body. A record that lost events to damage gives back
+//! the intact events only, each with its bytes as appended (its separator included).
 
 #![forbid(unsafe_code)]
 
+pub mod body;
 mod buffer;
 mod config;
 mod dir;

@@ -40,9 +40,12 @@ pub enum BufferEvent<'a> {
     WriteFailed { file: &'a Path, disk_full: bool },
     /// A finished segment file was deleted.
     SegmentDeleted,
-    /// `records` records were lost to damage on disk: found at open (torn tail, skipped
-    /// ids) or when read (body CRC). The buffer logs each with its file and offset.
-    Corrupt { records: u64 },
+    /// Damage on disk cost `records` whole records and `events` events: found at open (torn
+    /// tail, skipped ids; `events` counts the events of those whose header could still be
+    /// read, the others' went with their headers) or when read (a record with no intact
+    /// event: 1 record and its events; a record with some damaged events: 0 records and
+    /// those events). The buffer logs each with its file and offset.
+    Corrupt { records: u64, events: u64 },
 }
 
 /// Told about everything the buffer does; see the [module docs](self).
@@ -75,6 +78,7 @@ pub struct Tally {
     pub disk_full_errors: AtomicU64,
     pub deleted_segments: AtomicU64,
     pub corrupt_records: AtomicU64,
+    pub corrupt_events: AtomicU64,
 }
 
 impl Tally {
@@ -117,8 +121,9 @@ impl BufferObserver for Tally {
             BufferEvent::SegmentDeleted => {
                 self.deleted_segments.fetch_add(1, Relaxed);
             }
-            BufferEvent::Corrupt { records } => {
+            BufferEvent::Corrupt { records, events } => {
                 self.corrupt_records.fetch_add(records, Relaxed);
+                self.corrupt_events.fetch_add(events, Relaxed);
             }
         }
     }
@@ -154,7 +159,10 @@ mod tests {
             file: Path::new("x"),
             disk_full: true,
         });
-        t.observe(BufferEvent::Corrupt { records: 2 });
+        t.observe(BufferEvent::Corrupt {
+            records: 2,
+            events: 5,
+        });
         assert_eq!(Tally::get(&t.appended_events), 3);
         assert_eq!(Tally::get(&t.appended_bytes), 100);
         assert_eq!(t.refused(FullReason::Backlog), 1);
@@ -162,5 +170,6 @@ mod tests {
         assert_eq!(Tally::get(&t.commits), 1);
         assert_eq!(Tally::get(&t.disk_full_errors), 1);
         assert_eq!(Tally::get(&t.corrupt_records), 2);
+        assert_eq!(Tally::get(&t.corrupt_events), 5);
     }
 }

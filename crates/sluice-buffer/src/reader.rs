@@ -11,7 +11,9 @@ use bytes::Bytes;
 use tracing::warn;
 
 use crate::buffer::Inner;
-use crate::format::{RECORD_HEADER_LEN, RecordHeader, check_body, from_micros, offsets_of};
+use crate::format::{
+    RECORD_HEADER_LEN, RecordHeader, check_body, from_micros, offsets_of, salvage,
+};
 use crate::observe::BufferEvent;
 use crate::state::RecMeta;
 use crate::writer::RecordId;
@@ -22,6 +24,7 @@ pub struct Record {
     id: RecordId,
     timestamp: SystemTime,
     events: u32,
+    lost_events: u32,
     payload: Bytes,
     offsets: Option<Vec<u32>>,
 }
@@ -31,6 +34,7 @@ impl fmt::Debug for Record {
         f.debug_struct("Record")
             .field("id", &self.id)
             .field("events", &self.events)
+            .field("lost_events", &self.lost_events)
             .field("bytes", &self.payload.len())
             .finish_non_exhaustive()
     }
@@ -46,8 +50,17 @@ impl Record {
         self.timestamp
     }
 
+    /// Events in the payload (those appended, less [`Record::lost_events`]).
     pub fn events(&self) -> u32 {
         self.events
+    }
+
+    /// Events of this record that damage on disk destroyed (each failed its CRC; the buffer
+    /// logged and reported them). The payload and offsets then hold only the intact events,
+    /// each one's bytes exactly as appended, back to back — so an event that ended with a
+    /// separator still does, the new last one included.
+    pub fn lost_events(&self) -> u32 {
+        self.lost_events
     }
 
     /// The payload exactly as appended (shares one allocation with the record).
@@ -249,9 +262,38 @@ impl Reader {
             let mut st = self.inner.lock();
             st.readers[self.slot].cursor = meta.id + 1;
             match read {
-                Ok(record) => {
+                Ok((record, damage)) => {
                     st.readers[self.slot].inflight.insert(meta.id);
                     st.advance_frontier();
+                    let newly = damage.is_some()
+                        && st
+                            .record_mut(segment, meta.id)
+                            .is_some_and(|m| !std::mem::replace(&mut m.damage_reported, true));
+                    drop(st);
+                    if let Some(lost) = damage.filter(|_| newly) {
+                        if lost.is_empty() {
+                            warn!(
+                                file = %path.display(), offset = meta.offset, id = meta.id,
+                                events = meta.events,
+                                "disk buffer: damaged record: its checksum failed, but every \
+                                 event was proven intact by its own (the damage was in one copy \
+                                 of its event table); nothing lost"
+                            );
+                            return Poll::Ready(record);
+                        }
+                        self.inner.observer.observe(BufferEvent::Corrupt {
+                            records: 0,
+                            events: lost.len() as u64,
+                        });
+                        warn!(
+                            file = %path.display(), offset = meta.offset, id = meta.id,
+                            events = meta.events, lost_events = lost.len(),
+                            lost = %index_ranges(&lost),
+                            "disk buffer: damaged record: {} of its {} events lost (each failed \
+                             its checksum), the other {} delivered",
+                            lost.len(), meta.events, record.events
+                        );
+                    }
                     return Poll::Ready(record);
                 }
                 Err(what) => {
@@ -261,12 +303,15 @@ impl Reader {
                     st.advance_frontier();
                     drop(st);
                     if newly {
-                        self.inner
-                            .observer
-                            .observe(BufferEvent::Corrupt { records: 1 });
+                        self.inner.observer.observe(BufferEvent::Corrupt {
+                            records: 1,
+                            events: u64::from(meta.events),
+                        });
                         warn!(
                             file = %path.display(), offset = meta.offset, id = meta.id,
-                            "disk buffer: damaged record skipped (1 record lost): {what}"
+                            events = meta.events,
+                            "disk buffer: damaged record skipped (1 record, {} events lost): {what}",
+                            meta.events
                         );
                     }
                 }
@@ -274,7 +319,14 @@ impl Reader {
         }
     }
 
-    fn read(&mut self, segment: u64, path: &Path, meta: &RecMeta) -> Result<Record, String> {
+    /// The record at `meta`, with the indexes of its events lost to damage if any; `Err` when
+    /// nothing of it can be delivered.
+    fn read(
+        &mut self,
+        segment: u64,
+        path: &Path,
+        meta: &RecMeta,
+    ) -> Result<(Record, Option<Vec<u32>>), String> {
         if self.file.as_ref().is_none_or(|(s, _)| *s != segment) {
             let f = File::open(path).map_err(|e| format!("cannot open segment: {e}"))?;
             self.file = Some((segment, f));
@@ -291,17 +343,54 @@ impl Reader {
             return Err("record header does not match the index".into());
         }
         let body = &buf[RECORD_HEADER_LEN..];
-        let start = check_body(&header, body).map_err(|p| p.as_str().to_string())?;
-        let offsets = offsets_of(&header, body);
-        let bytes = Bytes::from(buf);
-        Ok(Record {
+        let checked = check_body(&header, body).map_err(|p| p.as_str().to_string())?;
+        let mut record = Record {
             id: RecordId(header.id),
             timestamp: from_micros(header.timestamp_micros),
             events: header.events,
-            payload: bytes.slice(RECORD_HEADER_LEN + start..),
-            offsets,
-        })
+            lost_events: 0,
+            payload: Bytes::new(),
+            offsets: None,
+        };
+        if checked.is_intact() {
+            record.offsets = offsets_of(&header, body);
+            let start = RECORD_HEADER_LEN + checked.payload_start;
+            record.payload = Bytes::from(buf).slice(start..);
+            return Ok((record, None));
+        }
+        let (payload, starts) = salvage(body, &checked);
+        record.events = starts.len() as u32;
+        record.lost_events = header.events - record.events;
+        record.payload = Bytes::from(payload);
+        record.offsets = Some(starts);
+        Ok((record, Some(checked.lost)))
     }
+}
+
+/// `[0, 1, 2, 7]` as "0-2, 7", for a log line (at most 16 ranges, then how many more).
+fn index_ranges(indexes: &[u32]) -> String {
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    for &i in indexes {
+        match ranges.last_mut() {
+            Some((_, end)) if *end + 1 == i => *end = i,
+            _ => ranges.push((i, i)),
+        }
+    }
+    let mut out: Vec<String> = ranges
+        .iter()
+        .take(16)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    if ranges.len() > 16 {
+        out.push(format!("and {} more ranges", ranges.len() - 16));
+    }
+    out.join(", ")
 }
 
 impl Drop for Reader {

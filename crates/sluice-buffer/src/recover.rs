@@ -24,6 +24,9 @@ pub struct Recovery {
     pub replayed_events: u64,
     /// Records lost to damage (each logged with file and offset).
     pub corrupt_records: u64,
+    /// Events of those records, where their headers could still be read (a torn tail, a body
+    /// with no intact event); the others' event counts went with their headers.
+    pub corrupt_events: u64,
     /// Damaged tails cut off the newest segment (a write torn by a crash).
     pub truncated_tails: u32,
     /// Position files of readers no longer configured, removed at open.
@@ -153,7 +156,18 @@ pub(crate) fn recover(
         segments: scans.len(),
         ..Recovery::default()
     };
+    // Records rejected with an intact header: their event counts are known.
+    let rejected: BTreeMap<u64, u32> = scans
+        .iter()
+        .flat_map(|s| &s.scan.damage)
+        .filter_map(|d| d.record)
+        .map(|r| (r.id, r.events))
+        .collect();
+    let known_events = |ids: std::ops::Range<u64>| -> u64 {
+        rejected.range(ids).map(|(_, &e)| u64::from(e)).sum()
+    };
     let mut lost = 0u64;
+    let mut lost_events = 0u64;
     let mut expected = g0;
     let mut last_indexed: Option<u64> = None;
     let mut segments = BTreeMap::new();
@@ -165,10 +179,12 @@ pub(crate) fn recover(
         {
             warn!(
                 file = %s.path.display(), offset = 0,
+                known_lost_events = known_events(expected..h.first_record_id),
                 "disk buffer: records {}..{} missing before this segment",
                 expected, h.first_record_id
             );
             lost += h.first_record_id - expected;
+            lost_events += known_events(expected..h.first_record_id);
             expected = h.first_record_id;
         }
         let mut records = Vec::with_capacity(s.scan.records.len());
@@ -184,10 +200,12 @@ pub(crate) fn recover(
             if r.id > expected {
                 warn!(
                     file = %s.path.display(), offset = r.offset,
+                    known_lost_events = known_events(expected..r.id),
                     "disk buffer: records {}..{} missing (damaged or truncated)",
                     expected, r.id
                 );
                 lost += r.id - expected;
+                lost_events += known_events(expected..r.id);
             }
             expected = expected.max(r.id + 1);
             last_indexed = Some(r.id);
@@ -198,6 +216,7 @@ pub(crate) fn recover(
                 events: r.events,
                 timestamp_micros: r.timestamp_micros,
                 corrupt: false,
+                damage_reported: false,
             });
             if r.id >= g0 {
                 report.replayed_records += 1;
@@ -205,14 +224,25 @@ pub(crate) fn recover(
             }
         }
         let mut len = s.scan.len;
-        if i + 1 == n_scans
-            && let Some(d) = s.scan.tail_damage()
-        {
+        let tail = s.scan.tail();
+        if i + 1 == n_scans && !tail.is_empty() {
+            // Records cut short whose headers survived are known; bytes that hold no valid
+            // header count as one record (a torn write of one record is the usual case).
+            let known: Vec<_> = tail
+                .iter()
+                .filter_map(|d| d.record)
+                .filter(|r| r.id >= expected)
+                .collect();
+            let records = (known.len() as u64).max(1);
+            let events: u64 = known.iter().map(|r| u64::from(r.events)).sum();
+            let first = tail[0].offset;
             warn!(
-                file = %s.path.display(), offset = d.offset, len = d.len,
-                "disk buffer: torn tail (a write cut short by a crash) removed; 1 record lost"
+                file = %s.path.display(), offset = first, len = s.scan.len - first,
+                records, known_lost_events = events,
+                "disk buffer: torn tail (a write cut short by a crash) removed"
             );
-            lost += 1;
+            lost += records;
+            lost_events += events;
             report.truncated_tails += 1;
             len = s.scan.valid_end;
             truncate = Some((s.path.clone(), len));
@@ -228,6 +258,7 @@ pub(crate) fn recover(
         );
     }
     report.corrupt_records = lost;
+    report.corrupt_events = lost_events;
 
     // Repairs, now that everything has been read.
     if let Some((path, len)) = truncate {
@@ -294,6 +325,7 @@ pub(crate) fn recover(
             dir = %dir.display(), segments = report.segments,
             replayed_records = report.replayed_records, replayed_events = report.replayed_events,
             corrupt_records = report.corrupt_records,
+            corrupt_events = report.corrupt_events,
             "disk buffer opened with data from a previous run"
         );
     }

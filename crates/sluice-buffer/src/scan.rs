@@ -2,8 +2,11 @@
 //!
 //! The scanner never trusts a length before the header CRC has confirmed it, never reads
 //! beyond the source, and after damage it resynchronises on the next position that holds a
-//! valid record header (magic, header CRC, bounds, increasing id — and in [`Verify::Full`]
-//! mode a valid body as well). It is generic over [`ReadAt`] so the open-time recovery uses it
+//! valid record header (magic, header CRC, increasing id). A record is accepted when it also
+//! lies within the file and, in [`Verify::Full`] mode, its body passes its checks (its CRC,
+//! or for a format 2 record at least one event's CRC; the events that fail theirs are the
+//! reader's to count). A record rejected with an intact header is a damaged range of its
+//! own, reported with its id and event count. It is generic over [`ReadAt`] so the open-time recovery uses it
 //! on files and the fuzz target on byte slices. It does no logging and keeps no state: the
 //! caller decides what damage means.
 
@@ -62,8 +65,10 @@ pub enum Verify {
     /// Record headers only (CRC-checked). Bodies are checked later, when a reader reads them.
     /// Used for sealed segments: opening a large buffer then costs one small read per record.
     Headers,
-    /// Headers and bodies (CRC and offsets table). Used for the newest segment, whose tail may
-    /// be torn: a crash can leave a header written with its body only partly on disk.
+    /// Headers and bodies (CRCs and offsets table). Used for the newest segment, whose tail may
+    /// be torn: a crash can leave a header written with its body only partly on disk. A format
+    /// 2 record with some events intact is accepted (the reader recovers them); one with none
+    /// is damage.
     Full,
 }
 
@@ -85,6 +90,16 @@ pub struct Damage {
     pub len: u64,
     /// What was wrong at `offset`.
     pub what: &'static str,
+    /// The record at `offset` when its header was intact (it ran beyond the end of the file,
+    /// or its body failed its checks): the events this damage is known to cost.
+    pub record: Option<LostRecord>,
+}
+
+/// A record the scanner rejected although its header was intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LostRecord {
+    pub id: u64,
+    pub events: u32,
 }
 
 /// Result of scanning one segment.
@@ -103,6 +118,13 @@ pub struct SegmentScan {
 }
 
 impl SegmentScan {
+    /// The damaged ranges after the last accepted record: what a torn write leaves at the
+    /// end of the newest segment (one or more records cut short or never fully written).
+    pub fn tail(&self) -> &[Damage] {
+        let first = self.damage.partition_point(|d| d.offset < self.valid_end);
+        &self.damage[first..]
+    }
+
     /// Damage that runs to the end of the file: a torn or truncated tail.
     pub fn tail_damage(&self) -> Option<Damage> {
         self.damage
@@ -115,18 +137,25 @@ impl SegmentScan {
 enum Rejection {
     /// No valid header here (the common case while resynchronising).
     Header,
-    Beyond,
+    Beyond(LostRecord),
     Order,
-    Body(BodyProblem),
+    Body(BodyProblem, LostRecord),
 }
 
 impl Rejection {
     fn what(&self) -> &'static str {
         match self {
             Rejection::Header => "record header invalid",
-            Rejection::Beyond => "record extends beyond the end of the file",
+            Rejection::Beyond(_) => "record extends beyond the end of the file",
             Rejection::Order => "record id not above the previous one",
-            Rejection::Body(p) => p.as_str(),
+            Rejection::Body(p, _) => p.as_str(),
+        }
+    }
+
+    fn record(&self) -> Option<LostRecord> {
+        match self {
+            Rejection::Beyond(r) | Rejection::Body(_, r) => Some(*r),
+            Rejection::Header | Rejection::Order => None,
         }
     }
 }
@@ -147,18 +176,22 @@ fn record_at<S: ReadAt + ?Sized>(
     let Some(h) = RecordHeader::decode(&hb) else {
         return Ok(Err(Rejection::Header));
     };
-    if h.record_len() > len - pos {
-        return Ok(Err(Rejection::Beyond));
-    }
+    let lost = LostRecord {
+        id: h.id,
+        events: h.events,
+    };
     if last_id.is_some_and(|l| h.id <= l) {
         return Ok(Err(Rejection::Order));
+    }
+    if h.record_len() > len - pos {
+        return Ok(Err(Rejection::Beyond(lost)));
     }
     if verify == Verify::Full {
         body.clear();
         body.resize(h.body_len as usize, 0);
         src.read_exact_at(body, pos + RECORD_HEADER_LEN as u64)?;
         if let Err(p) = check_body(&h, body) {
-            return Ok(Err(Rejection::Body(p)));
+            return Ok(Err(Rejection::Body(p, lost)));
         }
     }
     Ok(Ok(ScannedRecord {
@@ -172,14 +205,16 @@ fn record_at<S: ReadAt + ?Sized>(
 
 const RESYNC_CHUNK: usize = 64 * 1024;
 
-/// The first position at or after `from` that holds an acceptable record.
+/// The first position at or after `from` that holds a valid record header with an id above
+/// `last_id`. The record there may still be rejected (its body, or its length running beyond
+/// the end): it is then damage of its own, so that every record whose header survived is
+/// reported with its id and events, never swallowed by the damage before it.
 fn resync<S: ReadAt + ?Sized>(
     src: &S,
     from: u64,
     last_id: Option<u64>,
-    verify: Verify,
     body: &mut Vec<u8>,
-) -> io::Result<Option<(u64, ScannedRecord)>> {
+) -> io::Result<Option<u64>> {
     let len = src.size();
     let mut chunk = vec![0u8; RESYNC_CHUNK];
     let mut base = from;
@@ -198,8 +233,11 @@ fn resync<S: ReadAt + ?Sized>(
             if i + 4 <= n && window[i..i + 4] != RECORD_MAGIC {
                 continue;
             }
-            if let Ok(r) = record_at(src, at, last_id, verify, body)? {
-                return Ok(Some((at, r)));
+            if matches!(
+                record_at(src, at, last_id, Verify::Headers, body)?,
+                Ok(_) | Err(Rejection::Beyond(_))
+            ) {
+                return Ok(Some(at));
             }
         }
         base += n as u64;
@@ -236,6 +274,7 @@ pub fn scan_segment<S: ReadAt + ?Sized>(src: &S, verify: Verify) -> io::Result<S
                 offset: 0,
                 len,
                 what: "file shorter than a segment header",
+                record: None,
             });
         }
         return Ok(scan);
@@ -252,12 +291,12 @@ pub fn scan_segment<S: ReadAt + ?Sized>(src: &S, verify: Verify) -> io::Result<S
                 scan.records.push(r);
             }
             Err(why) => {
-                let next = resync(src, pos + 1, last_id, verify, &mut body)?;
-                let end = next.map_or(len, |(at, _)| at);
+                let end = resync(src, pos + 1, last_id, &mut body)?.unwrap_or(len);
                 scan.damage.push(Damage {
                     offset: pos,
                     len: end - pos,
                     what: why.what(),
+                    record: why.record(),
                 });
                 pos = end;
             }

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime};
 
+use bytes::Bytes;
+
 use crate::config::DurabilityMode;
 use crate::error::FullReason;
 use crate::format::from_micros;
@@ -21,8 +23,11 @@ pub(crate) struct RecMeta {
     pub len: u64,
     pub events: u32,
     pub timestamp_micros: i64,
-    /// Found damaged when read; readers skip it.
+    /// Found damaged when read, no event intact; readers skip it.
     pub corrupt: bool,
+    /// Some of its events were found damaged when read and the loss reported: a reader that
+    /// reads it again delivers the intact ones without counting the loss twice.
+    pub damage_reported: bool,
 }
 
 #[derive(Debug)]
@@ -35,18 +40,26 @@ pub(crate) struct SegmentMeta {
     pub len: u64,
 }
 
+impl Chunk {
+    pub fn len(&self) -> u64 {
+        (self.head.len() + self.tail.len()) as u64
+    }
+}
+
 impl SegmentMeta {
     pub fn last_id(&self) -> Option<u64> {
         self.records.last().map(|r| r.id)
     }
 }
 
-/// Bytes waiting to be written at a fixed place in a segment.
+/// Bytes waiting to be written at a fixed place in a segment: `head`, then `tail`.
 #[derive(Debug)]
 pub(crate) struct Chunk {
     pub segment: u64,
     pub offset: u64,
-    pub data: Vec<u8>,
+    pub head: Vec<u8>,
+    /// A payload the appender shared instead of copying (empty when it is in `head`).
+    pub tail: Bytes,
     /// Records (and their events) completed by this chunk, for the pending gauges.
     pub records: u64,
     pub events: u64,

@@ -7,7 +7,11 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::buffer::Inner;
 use crate::config::DurabilityMode;
 use crate::error::{AppendError, FullReason, NotPersisted};
-use crate::format::{SEGMENT_HEADER_LEN, SegmentHeader, encode_record, stamp_id, to_micros};
+use bytes::Bytes;
+
+use crate::format::{
+    Layout, SEGMENT_HEADER_LEN, SegmentHeader, encode_head, encode_record, stamp_id, to_micros,
+};
 use crate::observe::BufferEvent;
 use crate::state::{Chunk, RecMeta, SegmentMeta, State};
 use crate::stats::BufferStats;
@@ -25,13 +29,21 @@ impl fmt::Display for RecordId {
 /// A record to append. The buffer copies it; the caller keeps ownership.
 ///
 /// One record is meant to be one encoded batch: `payload` is the batch body, `events` the
-/// number of events in it, and `offsets` (optional) one `u32` per event, stored and returned
-/// verbatim — the daemon uses them as event boundaries so a replayed record can be split or
-/// have single events dropped, exactly like the batch it came from. The buffer only checks
-/// that they are non-decreasing and within the payload.
+/// number of events in it, and `offsets` (optional) where each event starts in the payload,
+/// stored and returned verbatim — the daemon uses them to split a replayed record or drop
+/// single events, exactly like the batch it came from. Event `i` is the bytes from its start
+/// to the next event's start (the last one to the end of the payload): the first starts at
+/// 0, none before the one before it, none beyond the payload. The buffer keeps a CRC per
+/// event, so damage on disk costs only the events it touches (see [`Record::lost_events`]);
+/// without offsets a record is checked, and lost, whole.
+///
+/// [`Record::lost_events`]: crate::Record::lost_events
 #[derive(Debug, Clone, Copy)]
 pub struct RecordRef<'a> {
     pub payload: &'a [u8],
+    /// The payload in a shared buffer ([`RecordRef::shared`]): the buffer holds a reference
+    /// until it has written the bytes, instead of copying them.
+    pub shared: Option<&'a Bytes>,
     pub events: u32,
     pub offsets: Option<&'a [u32]>,
     /// Time of the oldest event in the record; drives the "oldest event age" gauge.
@@ -42,9 +54,19 @@ impl<'a> RecordRef<'a> {
     pub fn new(payload: &'a [u8], events: u32, timestamp: SystemTime) -> Self {
         RecordRef {
             payload,
+            shared: None,
             events,
             offsets: None,
             timestamp,
+        }
+    }
+
+    /// A record whose payload the buffer shares rather than copies: it keeps a reference to
+    /// `payload` until it is written (one flush interval or group commit at most).
+    pub fn shared(payload: &'a Bytes, events: u32, timestamp: SystemTime) -> Self {
+        RecordRef {
+            shared: Some(payload),
+            ..RecordRef::new(payload, events, timestamp)
         }
     }
 
@@ -62,6 +84,11 @@ impl<'a> RecordRef<'a> {
         if o.len() != self.events as usize {
             return Err(AppendError::Invalid(
                 "offsets must hold one entry per event",
+            ));
+        }
+        if o.first().is_some_and(|&f| f != 0) {
+            return Err(AppendError::Invalid(
+                "the first event must start at offset 0",
             ));
         }
         if o.windows(2).any(|w| w[0] > w[1]) {
@@ -164,41 +191,49 @@ impl Writer {
         self.inner.lock().stats()
     }
 
-    /// Bytes a record with this payload (and offsets table) occupies on disk.
+    /// Bytes a record with this payload (and event table) occupies on disk.
     pub fn record_size(payload_len: usize, events_with_offsets: Option<u32>) -> u64 {
-        crate::format::RECORD_HEADER_LEN as u64
-            + payload_len as u64
-            + events_with_offsets.map_or(0, |e| u64::from(e) * 4)
+        let table = match events_with_offsets {
+            None | Some(0) => 0,
+            Some(e) => Layout::Events.table_len(e),
+        };
+        crate::format::RECORD_HEADER_LEN as u64 + payload_len as u64 + table
     }
 
-    /// Queues a record. Never blocks on IO: the writer thread writes it. On
-    /// [`AppendError::Full`] nothing was taken; wait with [`Writer::wait_for_space`] and
-    /// retry.
     /// Reports a refusal and builds its error.
     fn refuse(&self, reason: FullReason) -> AppendError {
         self.inner.observer.observe(BufferEvent::Refused { reason });
         AppendError::Full { reason }
     }
 
+    /// Queues a record. Never blocks on IO: the writer thread writes it. On
+    /// [`AppendError::Full`] nothing was taken; wait with [`Writer::wait_for_space`] and
+    /// retry.
     pub fn append(&self, record: RecordRef<'_>) -> Result<Appended, AppendError> {
         record.validate()?;
-        let body = record.offsets.map_or(0, |o| o.len() * 4) + record.payload.len();
         let size =
             Writer::record_size(record.payload.len(), record.offsets.map(|o| o.len() as u32));
+        let body = size - crate::format::RECORD_HEADER_LEN as u64;
         let max_body = self.inner.config.max_record_body();
-        if body as u64 > max_body {
+        if body > max_body {
             return Err(AppendError::TooLarge {
                 size,
                 max: max_body + crate::format::RECORD_HEADER_LEN as u64,
             });
         }
-        // Encode and checksum outside the lock; only the id is filled in under it.
-        let mut buf = encode_record(
-            record.payload,
-            record.events,
-            record.offsets,
-            to_micros(record.timestamp),
-        );
+        // Encode and checksum outside the lock; only the id is filled in under it. A shared
+        // payload is written from the caller's buffer: no copy.
+        let (mut head, tail) = {
+            let args = (record.payload, record.events, record.offsets);
+            let ts = to_micros(record.timestamp);
+            match record.shared {
+                // The checksums cover `payload`: share only the very same bytes.
+                Some(b) if std::ptr::eq(&b[..], record.payload) => {
+                    (encode_head(args.0, args.1, args.2, ts, 0), b.clone())
+                }
+                _ => (encode_record(args.0, args.1, args.2, ts), Bytes::new()),
+            }
+        };
         let mut st = self.inner.lock();
         if st.closed {
             return Err(AppendError::Closed);
@@ -263,14 +298,16 @@ impl Writer {
             events: record.events,
             timestamp_micros: to_micros(record.timestamp),
             corrupt: false,
+            damage_reported: false,
         });
-        stamp_id(&mut buf, id);
+        stamp_id(&mut head, id);
         st.next_id += 1;
         st.bytes += size;
         st.pending.push_back(Chunk {
             segment: seg_id,
             offset,
-            data: buf,
+            head,
+            tail,
             records: 1,
             events: u64::from(record.events),
             end_id: id + 1,
@@ -383,7 +420,8 @@ fn open_segment(inner: &Inner, st: &mut State) {
     st.pending.push_back(Chunk {
         segment: id,
         offset: 0,
-        data: header.encode().to_vec(),
+        head: header.encode().to_vec(),
+        tail: Bytes::new(),
         records: 0,
         events: 0,
         end_id: st.next_id,

@@ -1,5 +1,7 @@
-//! Damage on disk: each kind loses only the records it touches, counts exactly those, and
-//! everything else is still delivered in order.
+//! Damage on disk: each kind loses only the events (or, when a record header is hit, the
+//! records) it touches, counts exactly those, and everything else is still delivered in order.
+//!
+//! Every record holds two events: the first 10 payload bytes, then the rest.
 
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -36,8 +38,7 @@ fn fill(dir: &Path) -> Vec<PathBuf> {
     let w = b.writer();
     for n in 0..RECORDS {
         let p = payload(n);
-        let offsets = [10, p.len() as u32];
-        w.append(RecordRef::new(&p, 2, SystemTime::now()).with_offsets(&offsets))
+        w.append(RecordRef::new(&p, 2, SystemTime::now()).with_offsets(&[0, 10]))
             .unwrap();
     }
     b.close().unwrap();
@@ -73,28 +74,55 @@ fn flip(path: &Path, at: u64) {
     f.write_all_at(&[b[0] ^ 0x04], at).unwrap();
 }
 
-/// Reopens and reads everything: the ids delivered and the corrupt count.
-fn deliver(dir: &Path) -> (Vec<u64>, u64) {
+/// What a reopen delivered.
+#[derive(Debug, PartialEq, Eq)]
+struct Delivered {
+    ids: Vec<u64>,
+    /// `(id, lost_events)` of the records delivered with damaged events left out.
+    partial: Vec<(u64, u32)>,
+    corrupt_records: u64,
+    corrupt_events: u64,
+}
+
+/// Reopens and reads everything, checking each record's events against what was written.
+fn deliver(dir: &Path) -> Delivered {
     let tally = std::sync::Arc::new(Tally::default());
     let b = Buffer::open_observed(config(dir), &["r"], tally.clone()).unwrap();
     let mut r = b.reader("r").unwrap();
-    let mut ids = Vec::new();
+    let mut out = Delivered {
+        ids: Vec::new(),
+        partial: Vec::new(),
+        corrupt_records: 0,
+        corrupt_events: 0,
+    };
     while let Some(rec) = r.next_blocking(Duration::from_millis(200)) {
         let n = rec.id().0;
-        assert_eq!(
-            rec.payload().as_ref(),
-            &payload(n)[..],
-            "record {n} altered"
-        );
-        assert_eq!(rec.offsets(), Some(&[10, rec.payload().len() as u32][..]));
-        assert_eq!(rec.events(), 2);
-        ids.push(n);
+        let p = payload(n);
+        let (first, second) = p.split_at(10);
+        match rec.lost_events() {
+            0 => {
+                assert_eq!(rec.payload().as_ref(), &p[..], "record {n} altered");
+                assert_eq!(rec.offsets(), Some(&[0, 10][..]));
+                assert_eq!(rec.events(), 2);
+            }
+            1 => {
+                assert!(
+                    rec.payload().as_ref() == first || rec.payload().as_ref() == second,
+                    "record {n}: the kept event is not one that was written"
+                );
+                assert_eq!((rec.offsets(), rec.events()), (Some(&[0][..]), 1));
+                out.partial.push((n, 1));
+            }
+            k => panic!("record {n} delivered with {k} events lost"),
+        }
+        out.ids.push(n);
         r.ack(rec.id());
     }
     // Found at open and when read: both reach the observer.
-    let corrupt = Tally::get(&tally.corrupt_records);
-    assert!(corrupt >= b.recovery().corrupt_records);
-    (ids, corrupt)
+    out.corrupt_records = Tally::get(&tally.corrupt_records);
+    out.corrupt_events = Tally::get(&tally.corrupt_events);
+    assert!(out.corrupt_records >= b.recovery().corrupt_records);
+    out
 }
 
 fn all_but(lost: &[u64]) -> Vec<u64> {
@@ -102,26 +130,123 @@ fn all_but(lost: &[u64]) -> Vec<u64> {
 }
 
 #[test]
-fn flipped_payload_byte_in_sealed_segment_loses_that_record_only() {
+fn flipped_payload_byte_in_sealed_segment_loses_that_event_only() {
     let d = tempfile::tempdir().unwrap();
     let segs = fill(d.path());
     let (id, off, len) = records_of(&segs[1])[1];
     flip(&segs[1], off + len / 2);
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&[id]));
-    assert_eq!(corrupt, 1);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[]));
+    assert_eq!(got.partial, [(id, 1)]);
+    assert_eq!((got.corrupt_records, got.corrupt_events), (0, 1));
 }
 
 #[test]
-fn flipped_payload_byte_in_newest_segment_loses_that_record_only() {
+fn flipped_payload_byte_in_newest_segment_loses_that_event_only() {
     let d = tempfile::tempdir().unwrap();
     let segs = fill(d.path());
     let last = segs.last().unwrap();
     let (id, off, len) = records_of(last)[0];
     flip(last, off + len - 1);
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&[id]));
-    assert_eq!(corrupt, 1);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[]));
+    assert_eq!(got.partial, [(id, 1)]);
+    assert_eq!((got.corrupt_records, got.corrupt_events), (0, 1));
+}
+
+#[test]
+fn damaged_event_table_that_leaves_no_event_intact_loses_the_record() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let (id, off, _) = records_of(&segs[1])[0];
+    // Entry 1's start in both copies of the table: the end of event 0, the start of event 1.
+    flip(&segs[1], off + 40 + 8);
+    flip(&segs[1], off + 40 + 2 * 8 + 8);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[id]));
+    assert!(got.partial.is_empty());
+    assert_eq!((got.corrupt_records, got.corrupt_events), (1, 2));
+}
+
+#[test]
+fn damage_in_one_copy_of_an_event_table_costs_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let (_, off, _) = records_of(&segs[1])[0];
+    flip(&segs[1], off + 40 + 8);
+    flip(&segs[1], off + 40 + 12);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[]));
+    assert!(got.partial.is_empty());
+    assert_eq!((got.corrupt_records, got.corrupt_events), (0, 0));
+}
+
+#[test]
+fn a_record_with_no_intact_event_in_the_newest_segment_is_counted_at_open_with_its_events() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let last = segs.last().unwrap();
+    let recs = records_of(last);
+    assert!(recs.len() >= 2);
+    let (id, off, len) = recs[0];
+    // A byte of each event: the first 10 payload bytes, then the rest.
+    let payload = off + 40 + 2 * 2 * 8;
+    flip(last, payload + 3);
+    flip(last, off + len - 1);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[id]));
+    assert_eq!((got.corrupt_records, got.corrupt_events), (1, 2));
+}
+
+#[test]
+fn a_tail_of_several_records_with_no_intact_event_counts_each() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let last = segs.last().unwrap();
+    let recs = records_of(last);
+    assert!(recs.len() >= 3);
+    let tail = &recs[recs.len() - 2..];
+    for &(_, off, len) in tail {
+        flip(last, off + 40 + 2 * 2 * 8 + 3);
+        flip(last, off + len - 1);
+    }
+    {
+        let b = Buffer::open(config(d.path()), &["r"]).unwrap();
+        assert_eq!(b.recovery().corrupt_records, 2);
+        assert_eq!(b.recovery().corrupt_events, 4);
+        assert_eq!(
+            fs::metadata(last).unwrap().len(),
+            tail[0].1,
+            "cut at the first"
+        );
+        b.close().unwrap();
+    }
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[tail[0].0, tail[1].0]));
+}
+
+#[test]
+fn a_damaged_event_read_twice_is_counted_once() {
+    let d = tempfile::tempdir().unwrap();
+    let segs = fill(d.path());
+    let (id, off, len) = records_of(&segs[2])[0];
+    flip(&segs[2], off + len - 2);
+    let tally = std::sync::Arc::new(Tally::default());
+    let b = Buffer::open_observed(config(d.path()), &["r"], tally.clone()).unwrap();
+    for _ in 0..2 {
+        // Read everything without acknowledging, then take the reader again: all of it is
+        // handed out again, the damaged record included.
+        let mut r = b.reader("r").unwrap();
+        let mut partial = Vec::new();
+        while let Some(rec) = r.next_blocking(Duration::from_millis(200)) {
+            if rec.lost_events() > 0 {
+                partial.push(rec.id().0);
+            }
+        }
+        assert_eq!(partial, [id]);
+    }
+    assert_eq!(Tally::get(&tally.corrupt_events), 1);
+    assert_eq!(Tally::get(&tally.corrupt_records), 0);
 }
 
 #[test]
@@ -130,9 +255,9 @@ fn flipped_record_header_byte_resyncs_on_the_next_record() {
     let segs = fill(d.path());
     let (id, off, _) = records_of(&segs[2])[2];
     flip(&segs[2], off + 9); // inside body_len
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&[id]));
-    assert_eq!(corrupt, 1);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[id]));
+    assert_eq!(got.corrupt_records, 1);
 }
 
 #[test]
@@ -140,9 +265,9 @@ fn flipped_segment_header_keeps_its_records() {
     let d = tempfile::tempdir().unwrap();
     let segs = fill(d.path());
     flip(&segs[1], 20);
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&[]));
-    assert_eq!(corrupt, 0);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[]));
+    assert_eq!((got.corrupt_records, got.corrupt_events), (0, 0));
 }
 
 #[test]
@@ -160,9 +285,9 @@ fn truncated_middle_segment_counts_exactly_the_records_cut() {
         .set_len(cut)
         .unwrap();
     let lost: Vec<u64> = recs[keep..].iter().map(|r| r.0).collect();
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&lost));
-    assert_eq!(corrupt, lost.len() as u64);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&lost));
+    assert_eq!(got.corrupt_records, lost.len() as u64);
 }
 
 #[test]
@@ -171,9 +296,9 @@ fn missing_segment_counts_its_records() {
     let segs = fill(d.path());
     let lost: Vec<u64> = records_of(&segs[2]).iter().map(|r| r.0).collect();
     fs::remove_file(&segs[2]).unwrap();
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&lost));
-    assert_eq!(corrupt, lost.len() as u64);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&lost));
+    assert_eq!(got.corrupt_records, lost.len() as u64);
 }
 
 #[test]
@@ -192,6 +317,7 @@ fn torn_tail_is_cut_once_and_counted_once() {
     {
         let b = Buffer::open(config(d.path()), &["r"]).unwrap();
         assert_eq!(b.recovery().corrupt_records, 1);
+        assert_eq!(b.recovery().corrupt_events, 2, "its header was intact");
         assert_eq!(b.recovery().truncated_tails, 1);
         assert_eq!(
             fs::metadata(last).unwrap().len(),
@@ -200,9 +326,9 @@ fn torn_tail_is_cut_once_and_counted_once() {
         );
         b.close().unwrap();
     }
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&[id]));
-    assert_eq!(corrupt, 0, "already repaired");
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&[id]));
+    assert_eq!(got.corrupt_records, 0, "already repaired");
 }
 
 #[test]
@@ -219,9 +345,9 @@ fn garbage_segment_files_never_panic() {
         let after = records_of(&segs[4])[0].0;
         (before + 1..after).collect()
     };
-    let (ids, corrupt) = deliver(d.path());
-    assert_eq!(ids, all_but(&lost));
-    assert_eq!(corrupt, lost.len() as u64);
+    let got = deliver(d.path());
+    assert_eq!(got.ids, all_but(&lost));
+    assert_eq!(got.corrupt_records, lost.len() as u64);
 }
 
 #[test]

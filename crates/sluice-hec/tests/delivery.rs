@@ -669,11 +669,13 @@ async fn connection_close_opens_a_connection_per_request() {
 #[tokio::test]
 async fn a_timeout_is_retried_and_may_duplicate_what_splunk_already_indexed() {
     // The sink indexes first and answers late: the client's timeout fires after the data
-    // was accepted, which is exactly the at-least-once duplicate case.
+    // was accepted, which is exactly the at-least-once duplicate case. The delay is well past
+    // the slow-indexer timeout too (4 x 200 ms): at 800 ms an answer sometimes beat it on a
+    // loaded machine, the timeouts stopped at three and the test waited out its minute.
     let s = sink_with(
         TOKEN,
         Faults {
-            delay: Some(Duration::from_millis(800)),
+            delay: Some(Duration::from_millis(2000)),
             ..Faults::default()
         },
     );

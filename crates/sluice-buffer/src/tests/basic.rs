@@ -173,3 +173,25 @@ fn readers_are_independent_and_retired_readers_are_removed() {
         b"new"
     );
 }
+
+#[test]
+fn shared_payloads_are_written_from_the_callers_buffer() {
+    let d = tempfile::tempdir().unwrap();
+    let b = Buffer::open(cfg(d.path()), &["a"]).unwrap();
+    let w = b.writer();
+    let events = bytes::Bytes::from_static(b"one\ntwo\nthree");
+    w.append(RecordRef::shared(&events, 3, SystemTime::now()).with_offsets(&[0, 4, 8]))
+        .unwrap();
+    // `shared` naming other bytes than `payload`: the checksums cover `payload`, which is
+    // what gets written.
+    let other = bytes::Bytes::from_static(b"not these");
+    let mut r = RecordRef::new(b"these", 1, SystemTime::now());
+    r.shared = Some(&other);
+    w.append(r).unwrap();
+    let mut rd = b.reader("a").unwrap();
+    let first = rd.next_blocking(Duration::from_secs(5)).unwrap();
+    assert_eq!(first.payload().as_ref(), b"one\ntwo\nthree");
+    assert_eq!(first.offsets(), Some(&[0, 4, 8][..]));
+    let second = rd.next_blocking(Duration::from_secs(5)).unwrap();
+    assert_eq!(second.payload().as_ref(), b"these");
+}

@@ -31,6 +31,8 @@ enum Op {
         len: usize,
         seed: u8,
         offsets: Option<Vec<u32>>,
+        /// Appended with `RecordRef::shared` (written from the caller's buffer).
+        shared: bool,
     },
     Flush,
     Read(usize),
@@ -42,20 +44,31 @@ enum Op {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let append = (0usize..1500, any::<u8>(), proptest::option::of(1usize..6)).prop_flat_map(
-        |(len, seed, ev)| {
+    let append = (
+        0usize..1500,
+        any::<u8>(),
+        proptest::option::of(1usize..6),
+        any::<bool>(),
+    )
+        .prop_flat_map(|(len, seed, ev, shared)| {
             let offsets = match ev {
                 None => Just(None).boxed(),
                 Some(n) => proptest::collection::vec(0..=len as u32, n)
                     .prop_map(|mut v| {
+                        // Event starts: the first at 0, none decreasing.
                         v.sort_unstable();
+                        v[0] = 0;
                         Some(v)
                     })
                     .boxed(),
             };
-            offsets.prop_map(move |offsets| Op::Append { len, seed, offsets })
-        },
-    );
+            offsets.prop_map(move |offsets| Op::Append {
+                len,
+                seed,
+                offsets,
+                shared,
+            })
+        });
     prop_oneof![
         30 => append,
         4 => Just(Op::Flush),
@@ -195,11 +208,21 @@ impl<'a> Harness<'a> {
 
     fn apply(&mut self, op: &Op) -> Result<(), TestCaseError> {
         match op {
-            Op::Append { len, seed, offsets } => {
+            Op::Append {
+                len,
+                seed,
+                offsets,
+                shared,
+            } => {
                 let payload: Vec<u8> = (0..*len)
                     .map(|i| seed.wrapping_add(i as u8).wrapping_mul(31))
                     .collect();
-                let mut r = RecordRef::new(&payload, 1, SystemTime::now());
+                let bytes = bytes::Bytes::from(payload.clone());
+                let mut r = if *shared {
+                    RecordRef::shared(&bytes, 1, SystemTime::now())
+                } else {
+                    RecordRef::new(&payload, 1, SystemTime::now())
+                };
                 if let Some(o) = offsets {
                     r = r.with_offsets(o);
                 }

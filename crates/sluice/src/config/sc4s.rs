@@ -78,6 +78,13 @@ pub const SUPPORTED_SC4S_VARS: &[&str] = &[
 /// `SLUICE_` variables read outside the configuration (before it is loaded).
 const NOT_CONFIG_VARS: &[&str] = &["SLUICE_LOG", "SLUICE_LOG_FORMAT"];
 
+/// The build script hands the commit to the compiler as `SLUICE_GIT_COMMIT`
+/// (`cargo:rustc-env`), and `cargo run` sets such variables in the program's environment too:
+/// there it is the build's own value, which nobody set.
+fn build_leak(name: &str, value: &str) -> bool {
+    name == "SLUICE_GIT_COMMIT" && value == env!("SLUICE_GIT_COMMIT")
+}
+
 /// Outcome of applying the environment: what the operator should be told.
 #[derive(Debug, Default, PartialEq)]
 pub struct EnvReport {
@@ -355,8 +362,11 @@ impl Config {
         }
         // sluice's own variables are all read above; one that was not is a typo
         // (SLUICE_TCP_IDEL_TIMEOUT) that would otherwise be ignored without a word.
-        for (name, _) in env.with_prefix("SLUICE_") {
-            if !env.was_read(name) && !NOT_CONFIG_VARS.contains(&name) {
+        for (name, value) in env.with_prefix("SLUICE_") {
+            if !env.was_read(name)
+                && !NOT_CONFIG_VARS.contains(&name)
+                && !build_leak(name, &value.value)
+            {
                 report.unsupported.push(name.to_owned());
             }
         }

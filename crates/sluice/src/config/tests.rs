@@ -561,6 +561,21 @@ fn unknown_sluice_variables_are_reported_not_ignored() {
 }
 
 #[test]
+fn the_commit_cargo_run_leaks_into_the_environment_is_not_reported() {
+    // `cargo run` sets the build script's rustc-env variables for the program: the commit
+    // compiled in is not a setting anyone made.
+    let mut c = Config::default();
+    let built = env!("SLUICE_GIT_COMMIT");
+    let r = c.apply_env(&env(&[("SLUICE_GIT_COMMIT", built)])).unwrap();
+    assert!(r.unsupported.is_empty(), "{:?}", r.unsupported);
+    // Set by hand to something else, it is a variable sluice does not read.
+    let r = c
+        .apply_env(&env(&[("SLUICE_GIT_COMMIT", "not-this-build")]))
+        .unwrap();
+    assert_eq!(r.unsupported, ["SLUICE_GIT_COMMIT"]);
+}
+
+#[test]
 fn destinations_routing_and_archive_from_toml() {
     let c = Config::from_toml_str(
         r#"

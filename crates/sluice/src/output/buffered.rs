@@ -32,6 +32,11 @@
 //!   `buffer_full`). It recovers by itself when the output drains the buffer.
 //! * **Rescue.** A batch the output gives up on (the drain timeout at shutdown) is written to
 //!   the buffer instead of being lost ([`super::Rescue`]).
+//! * **Stop.** At shutdown a healthy output keeps delivering until the drain timeout. A
+//!   failing one (HEC: every URL out of service, at SIGTERM or during the drain) is stopped
+//!   at once: the router has written the intake to disk, the replay stops, and what the
+//!   output held is rescued to the buffer — the stop takes what the disk takes, not the
+//!   drain timeout, and nothing is lost.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -100,14 +105,25 @@ const BEHIND_GRACE: Duration = Duration::from_millis(100);
 /// How often a live batch waiting out the grace tries the output queue again.
 const LIVE_WAIT_EVERY: Duration = Duration::from_millis(1);
 
+/// Whether a destination's output is delivering (see [`BufferOptions::output_up`]).
+pub(super) type OutputUp = Arc<dyn Fn() -> bool + Send + Sync>;
+
 /// The running parts of a buffered destination.
-#[derive(Debug)]
 pub(super) struct Stage {
     buffer: Buffer,
     router: JoinHandle<()>,
     replay: JoinHandle<()>,
     replay_stop: CancellationToken,
     pub metrics: Arc<BufferMetrics>,
+    pub output_up: OutputUp,
+}
+
+impl std::fmt::Debug for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stage")
+            .field("buffer", &self.buffer)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What closing the buffer left.
@@ -157,6 +173,7 @@ impl Stage {
             writer: writer.clone(),
         }));
         let live_waiting = Arc::new(AtomicBool::new(false));
+        let output_up: OutputUp = Arc::from(output_up);
         let router = if reliable {
             tokio::spawn(route_reliable(intake, writer, metrics.clone()))
         } else {
@@ -164,7 +181,7 @@ impl Stage {
                 windows,
                 memory,
                 high_water,
-                output_up,
+                output_up: output_up.clone(),
             };
             tokio::spawn(route_normal(
                 intake,
@@ -191,12 +208,20 @@ impl Stage {
             replay,
             replay_stop,
             metrics,
+            output_up,
         })
+    }
+
+    /// The output is failing (HEC: every URL out of service): what the destination holds is
+    /// better on disk now than waiting for the drain timeout.
+    pub(super) fn output_failing(&self) -> bool {
+        !(self.output_up)()
     }
 
     /// Shutdown, once the receivers are gone: the router finishes the intake — to the output
     /// or to disk — and the replay delivers what is on disk, both by `deadline`; then the
-    /// replay stops (what it did not hand out stays on disk for the next start). After this
+    /// replay stops (what it did not hand out stays on disk for the next start). While the
+    /// output is failing the replay does not wait: what is on disk stays there. After this
     /// nothing but the output holds the output queue.
     pub(super) async fn stop_intake(&mut self, deadline: Instant) {
         if tokio::time::timeout_at(deadline, &mut self.router)
@@ -212,6 +237,9 @@ impl Stage {
         // The replay keeps delivering what is on disk until it is all acknowledged or the
         // drain timeout comes; what is left stays for the next start.
         while self.metrics.stats().events > 0 && Instant::now() < deadline {
+            if self.output_failing() {
+                break;
+            }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         self.replay_stop.cancel();
@@ -246,8 +274,10 @@ impl Stage {
     }
 }
 
+/// The buffer writes the batch's body from the batch's own buffer (no copy), keeping a
+/// reference to it until written.
 fn record(batch: &EncodedBatch) -> RecordRef<'_> {
-    RecordRef::new(batch.body(), batch.events(), SystemTime::now()).with_offsets(batch.starts())
+    RecordRef::shared(batch.body(), batch.events(), SystemTime::now()).with_offsets(batch.starts())
 }
 
 /// The buffer takes `d` over: its events are safe, and the buffer delivers them itself.
@@ -280,7 +310,7 @@ async fn append_waiting(
                     );
                 }
                 metrics.set_full(Some(reason));
-                let size = d.batch().body().len() as u64 + 4 * u64::from(d.events());
+                let size = Writer::record_size(d.batch().body().len(), Some(d.events()));
                 let _ =
                     tokio::time::timeout(Duration::from_secs(1), writer.wait_for_space(size)).await;
             }
@@ -294,7 +324,7 @@ struct Spill {
     windows: Vec<Arc<Window>>,
     memory: Arc<MemoryBudget>,
     high_water: f64,
-    output_up: Box<dyn Fn() -> bool + Send + Sync>,
+    output_up: OutputUp,
 }
 
 impl Spill {
@@ -569,7 +599,14 @@ async fn replay(
             None => None,
         };
         let id = rec.id();
-        let (body, events, offsets) = rec.into_parts();
+        let lost = rec.lost_events();
+        let (mut body, events, offsets) = rec.into_parts();
+        if lost > 0 && body.last() == Some(&b'\n') {
+            // Damage on disk cost some of this batch's events (the buffer logged and counted
+            // them); the intact ones come back with their bytes as appended, so the one now
+            // last can still end with the separator that joined it to a lost one.
+            body.truncate(body.len() - 1);
+        }
         let batch = match offsets {
             Some(o) => EncodedBatch::from_parts(body, o).map_err(|e| e.to_string()),
             None => EncodedBatch::from_lines(body).map_err(|e| e.to_string()),

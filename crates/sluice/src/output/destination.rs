@@ -595,6 +595,19 @@ impl Submit {
     }
 }
 
+/// How often a draining destination with a disk buffer looks whether its output failed.
+const FAILING_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Why a drain stopped waiting for the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    /// It ended by itself (its queue closed and emptied, or it failed).
+    Ended,
+    Deadline,
+    /// It is failing and the disk buffer takes what it holds.
+    Failing,
+}
+
 /// A running destination: its output task, its queue and its completion sink.
 #[derive(Debug)]
 pub struct Destination {
@@ -685,25 +698,48 @@ impl Destination {
     /// still queued after the output ended is completed as abandoned (`Shutdown` after an
     /// abort, `OutputGone` when the output had ended by itself). Returns the destination's
     /// totals.
+    ///
+    /// With a disk buffer, an output that is failing (at the start or during the drain) is
+    /// aborted at once instead: what it holds is rescued to the buffer, so waiting for the
+    /// deadline would only delay the stop.
     pub async fn drain(mut self, deadline: Instant) -> DrainSummary {
+        let up = self.stage.as_ref().map(|s| Arc::clone(&s.output_up));
+        let failing = || up.as_ref().is_some_and(|up| !up());
         if let Some(stage) = &mut self.stage {
             stage.stop_intake(deadline).await;
         }
-        let mut timed_out = false;
-        if !self.ended
-            && tokio::time::timeout_at(deadline, self.ended())
-                .await
-                .is_err()
-        {
-            timed_out = true;
+        let mut stopped = Stopped::Ended;
+        while !self.ended {
+            if failing() {
+                stopped = Stopped::Failing;
+                break;
+            }
+            tokio::select! {
+                () = self.ended() => {}
+                () = tokio::time::sleep_until(deadline) => {
+                    stopped = Stopped::Deadline;
+                    break;
+                }
+                () = tokio::time::sleep(FAILING_POLL), if up.is_some() => {}
+            }
+        }
+        if stopped != Stopped::Ended {
+            if stopped == Stopped::Failing {
+                tracing::info!(
+                    destination = self.stats.name(),
+                    "stopping: the output is failing; what it holds goes to the disk buffer \
+                     now instead of waiting for the drain timeout"
+                );
+            }
             self.abort.cancel();
             self.ended().await;
         }
+        let timed_out = stopped == Stopped::Deadline;
         self.rx.close();
-        let reason = if timed_out {
-            AbandonReason::Shutdown
-        } else {
+        let reason = if stopped == Stopped::Ended {
             AbandonReason::OutputGone
+        } else {
+            AbandonReason::Shutdown
         };
         while let Ok(d) = self.rx.try_recv() {
             d.complete(Completion::Abandoned { reason });

@@ -20,6 +20,7 @@ fn registering_creates_every_series_at_zero() {
         "sluice_buffer_appended_events_total",
         "sluice_buffer_appended_bytes_total",
         "sluice_buffer_corrupt_records_total",
+        "sluice_buffer_corrupt_events_total",
         "sluice_buffer_write_errors_total",
         "sluice_buffer_write_seconds_count",
         "sluice_buffer_fsync_seconds_count",
@@ -179,14 +180,28 @@ fn segment_deleted_logs_and_counts_nothing() {
 }
 
 #[test]
-fn corrupted_counts_the_records_lost() {
+fn corrupted_counts_the_records_and_events_lost() {
     let m = Metrics::new();
     let h = DiskBufferEvents::register(&m, "default");
     let log = logged(|| {
-        BufferCorrupted { records: 3 }.emit(&h);
-        BufferCorrupted { records: 1 }.emit(&h);
+        BufferCorrupted {
+            records: 3,
+            events: 0,
+        }
+        .emit(&h);
+        BufferCorrupted {
+            records: 1,
+            events: 7,
+        }
+        .emit(&h);
+        BufferCorrupted {
+            records: 0,
+            events: 2,
+        }
+        .emit(&h);
     });
     assert_eq!(sample(&m, "sluice_buffer_corrupt_records_total", &[D]), 4.0);
+    assert_eq!(sample(&m, "sluice_buffer_corrupt_events_total", &[D]), 9.0);
     assert!(
         log.contains("lost to damage") && log.contains("records=3"),
         "{log}"
@@ -217,7 +232,10 @@ fn the_observer_turns_each_buffer_event_into_its_internal_event() {
         disk_full: false,
     });
     a.observe(BufferEvent::SegmentDeleted);
-    b.observe(BufferEvent::Corrupt { records: 2 });
+    b.observe(BufferEvent::Corrupt {
+        records: 2,
+        events: 3,
+    });
     assert_eq!(sample(&m, "sluice_buffer_appended_events_total", &[D]), 5.0);
     assert_eq!(
         sample(&m, "sluice_buffer_full_total", &[D, "reason=\"backlog\""]),
@@ -233,6 +251,14 @@ fn the_observer_turns_each_buffer_event_into_its_internal_event() {
             &["destination=\"other\""]
         ),
         2.0
+    );
+    assert_eq!(
+        sample(
+            &m,
+            "sluice_buffer_corrupt_events_total",
+            &["destination=\"other\""]
+        ),
+        3.0
     );
 }
 

@@ -54,6 +54,8 @@ struct Rig {
     window: Arc<Window>,
     memory: Arc<MemoryBudget>,
     open: Arc<AtomicBool>,
+    /// What the buffer is told of the output's health (HEC: some URL in service).
+    up: Arc<AtomicBool>,
     delivered: Arc<AtomicU64>,
     dest: Destination,
     submit: Option<crate::output::Submit>,
@@ -70,6 +72,7 @@ fn rig(dir: &std::path::Path, reliable: bool, open: bool) -> Rig {
     }
     let buffer = Buffer::open(cfg, &["default"]).unwrap();
     let open = Arc::new(AtomicBool::new(open));
+    let up = Arc::new(AtomicBool::new(true));
     let delivered = Arc::new(AtomicU64::new(0));
     let output = Gate {
         open: open.clone(),
@@ -83,13 +86,17 @@ fn rig(dir: &std::path::Path, reliable: bool, open: bool) -> Rig {
         high_water: 0.5,
         queue: 1,
         replay_memory: None,
-        output_up: Box::new(|| true),
+        output_up: {
+            let up = up.clone();
+            Box::new(move || up.load(Ordering::SeqCst))
+        },
     };
     let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
     Rig {
         window,
         memory,
         open,
+        up,
         delivered,
         dest,
         submit: Some(submit),
@@ -311,6 +318,55 @@ async fn what_is_undelivered_at_the_drain_timeout_is_kept_and_replayed_by_the_ne
     assert_eq!((s.delivered, s.lost, s.kept), (60, 0, 0), "{s:?}");
 }
 
+/// The output never delivers and is reported failing: the drain does not wait for the
+/// deadline; everything goes to disk and the next run delivers it.
+async fn failing_output_stops_at_once(reliable: bool, fail_after: Option<Duration>) {
+    let dir = tempfile::tempdir().unwrap();
+    let r = rig(dir.path(), reliable, false);
+    if fail_after.is_none() {
+        r.up.store(false, Ordering::SeqCst);
+    }
+    for i in 0..6 {
+        r.submit(10, i).await;
+    }
+    r.wait("all safe", |r| r.window.in_use() <= 20).await;
+    let up = r.up.clone();
+    if let Some(after) = fail_after {
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            up.store(false, Ordering::SeqCst);
+        });
+    }
+    let started = std::time::Instant::now();
+    let (s, delivered) = r.drain(Duration::from_secs(30)).await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "the stop took {took:?}");
+    assert_eq!(delivered, 0);
+    assert!(!s.timed_out, "{s:?}");
+    assert_eq!((s.lost, s.kept), (0, 60), "{s:?}");
+
+    let next = rig(dir.path(), reliable, true);
+    next.wait("replayed", |r| r.delivered.load(Ordering::SeqCst) == 60)
+        .await;
+    let (s, _) = next.drain(Duration::from_secs(5)).await;
+    assert_eq!((s.delivered, s.lost, s.kept), (60, 0, 0), "{s:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_mode_with_a_failing_output_stops_at_once_and_loses_nothing() {
+    failing_output_stops_at_once(false, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reliable_mode_with_a_failing_output_stops_at_once_and_loses_nothing() {
+    failing_output_stops_at_once(true, None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_output_that_fails_during_the_drain_stops_it_at_once() {
+    failing_output_stops_at_once(false, Some(Duration::from_millis(300))).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_destination_on_the_same_directory_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -418,4 +474,54 @@ async fn reliable_mode_holds_at_most_replay_memory_bytes_read_back() {
     let (first, total) = held_by_a_stuck_output(None).await;
     assert_eq!(first, 20);
     assert_eq!(total, 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_damaged_on_disk_replays_its_intact_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let events: Vec<String> = (0..5).map(|i| format!("{{\"e\":{i}}}")).collect();
+    let batch = EncodedBatch::from_lines(Bytes::from(events.join("\n"))).unwrap();
+    {
+        let b = Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap();
+        b.writer().append(record(&batch)).unwrap();
+        b.close().unwrap();
+    }
+    // A flipped byte in the last event: the event before it ends the batch now.
+    let seg = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "dat"))
+        .unwrap();
+    let mut bytes = std::fs::read(&seg).unwrap();
+    let at = bytes.len() - 2;
+    bytes[at] ^= 0x01;
+    std::fs::write(&seg, &bytes).unwrap();
+
+    let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let opts = BufferOptions {
+        buffer: Buffer::open(BufferConfig::new(dir.path()), &["default"]).unwrap(),
+        reliable: false,
+        windows: vec![Window::new("udp", 1000)],
+        memory: MemoryBudget::new(1 << 30),
+        high_water: 0.5,
+        queue: 1,
+        replay_memory: None,
+        output_up: Box::new(|| true),
+    };
+    let output = Holder { held: held.clone() };
+    let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let d = loop {
+        if let Some(d) = held.lock().unwrap().pop() {
+            break d;
+        }
+        assert!(std::time::Instant::now() < deadline, "nothing replayed");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(d.events(), 4);
+    assert_eq!(d.batch().body().as_ref(), events[..4].join("\n").as_bytes());
+    assert_eq!(d.batch().event(3), Some(events[3].as_bytes()));
+    d.complete(Completion::Delivered);
+    drop(submit);
+    drop(dest);
 }

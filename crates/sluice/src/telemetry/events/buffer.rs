@@ -45,6 +45,7 @@ pub(crate) struct Families {
     appended_bytes: Family<DestLabels, Counter>,
     refused: Family<ReasonLabels, Counter>,
     corrupt: Family<DestLabels, Counter>,
+    corrupt_events: Family<DestLabels, Counter>,
     write_errors: Family<DestLabels, Counter>,
     write_seconds: HistogramFamily,
     fsync_seconds: HistogramFamily,
@@ -58,6 +59,7 @@ impl Families {
             appended_bytes: Family::default(),
             refused: Family::default(),
             corrupt: Family::default(),
+            corrupt_events: Family::default(),
             write_errors: Family::default(),
             write_seconds: Family::new_with_constructor(latency_histogram),
             fsync_seconds: Family::new_with_constructor(latency_histogram),
@@ -81,8 +83,15 @@ impl Families {
         );
         r.register(
             "sluice_buffer_corrupt_records",
-            "Disk buffer records lost to damage (torn tail, flipped bits, truncated segment)",
+            "Disk buffer records lost whole to damage (torn tail, damaged record header, \
+             truncated or missing segment, no intact event)",
             f.corrupt.clone(),
+        );
+        r.register(
+            "sluice_buffer_corrupt_events",
+            "Disk buffer events lost to damage, where their number is known (events that \
+             failed their checksum; the events of a record lost whole whose header was intact)",
+            f.corrupt_events.clone(),
         );
         r.register(
             "sluice_buffer_write_errors",
@@ -118,6 +127,7 @@ pub struct DiskBufferEvents {
     /// By [`FullReason::index`].
     refused: [Counter; FullReason::ALL.len()],
     corrupt: Counter,
+    corrupt_events: Counter,
     write_errors: Counter,
     write_seconds: Histogram,
     fsync_seconds: Histogram,
@@ -145,6 +155,7 @@ impl DiskBufferEvents {
                 })
             }),
             corrupt: f.corrupt.get_or_create_owned(&dest),
+            corrupt_events: f.corrupt_events.get_or_create_owned(&dest),
             write_errors: f.write_errors.get_or_create_owned(&dest),
             write_seconds: f.write_seconds.get_or_create_owned(&dest),
             fsync_seconds: f.fsync_seconds.get_or_create_owned(&dest),
@@ -187,7 +198,9 @@ impl BufferObserver for DiskBufferEvents {
                 BufferWriteFailed { file, disk_full }.emit(self)
             }
             BufferEvent::SegmentDeleted => BufferSegmentDeleted.emit(self),
-            BufferEvent::Corrupt { records } => BufferCorrupted { records }.emit(self),
+            BufferEvent::Corrupt { records, events } => {
+                BufferCorrupted { records, events }.emit(self)
+            }
         }
     }
 }
@@ -306,11 +319,12 @@ impl InternalEvent for BufferSegmentDeleted {
     }
 }
 
-/// `records` records were lost to damage on disk (the buffer logs each with its file and
-/// offset).
+/// Damage on disk cost `records` whole records and `events` events (the buffer logs each
+/// with its file and offset).
 #[derive(Debug)]
 pub struct BufferCorrupted {
     pub records: u64,
+    pub events: u64,
 }
 
 impl InternalEvent for BufferCorrupted {
@@ -318,10 +332,12 @@ impl InternalEvent for BufferCorrupted {
 
     fn emit(self, h: &DiskBufferEvents) {
         h.corrupt.inc_by(self.records);
+        h.corrupt_events.inc_by(self.events);
         tracing::debug!(
             destination = h.name.as_str(),
             records = self.records,
-            "disk buffer records lost to damage"
+            events = self.events,
+            "disk buffer records or events lost to damage"
         );
     }
 }

@@ -65,7 +65,7 @@
 //! | [`BufferFlushed`] | `sluice_buffer_write_seconds`, `sluice_buffer_fsync_seconds`, `sluice_buffer_commit_seconds` | trace |
 //! | [`BufferWriteFailed`] | `sluice_buffer_write_errors_total` | debug, rate-limited (the buffer logs the error) |
 //! | [`BufferSegmentDeleted`] | — | debug |
-//! | [`BufferCorrupted`] | `sluice_buffer_corrupt_records_total` | debug (the buffer logs file and offset) |
+//! | [`BufferCorrupted`] | `sluice_buffer_corrupt_records_total`, `sluice_buffer_corrupt_events_total` | debug (the buffer logs file and offset) |
 
 pub mod buffer;
 pub mod completion;
