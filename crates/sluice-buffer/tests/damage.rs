@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use sluice_buffer::scan::{Verify, scan_segment};
-use sluice_buffer::{Buffer, BufferConfig, DurabilityMode, RecordRef, Tally};
+use sluice_buffer::{
+    AppendError, Buffer, BufferConfig, DurabilityMode, FullReason, RecordRef, Tally,
+};
 
 const EVENTS: usize = 100_000;
 const BATCH: usize = 5_000;
@@ -59,10 +61,20 @@ fn fill(dir: &Path) -> Vec<PathBuf> {
             body.extend_from_slice(event(i).as_bytes());
         }
         let body = bytes::Bytes::from(body);
-        last = Some(
-            w.append(RecordRef::shared(&body, 0, SystemTime::now()).with_offsets(&starts))
-                .unwrap(),
-        );
+        // The writer holds a bounded backlog for its thread: on a busy machine an append
+        // faster than the disk is refused (`Backlog`) until the next flush makes room.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        last = Some(loop {
+            match w.append(RecordRef::shared(&body, 0, SystemTime::now()).with_offsets(&starts)) {
+                Ok(a) => break a,
+                Err(AppendError::Full {
+                    reason: FullReason::Backlog,
+                }) if std::time::Instant::now() < deadline => {
+                    w.wait_for_space_blocking(body.len() as u64, Duration::from_secs(1));
+                }
+                Err(e) => panic!("record of event {first}: {e}"),
+            }
+        });
     }
     last.unwrap().wait_durable(None).unwrap();
     b.close().unwrap();
