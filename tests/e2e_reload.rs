@@ -27,6 +27,8 @@ fn replace_file(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).expect("rename");
 }
 
+// The senders are loggen, whose lines SC4S classifies as `syslogng_loggen`: the metadata
+// rows key on that.
 fn metadata_toml(csv: &Path) -> String {
     format!("[parse]\nmetadata_csv = \"{}\"\n", csv.display())
 }
@@ -128,7 +130,7 @@ fn reload_under_load_keeps_sockets_loses_nothing_and_applies_the_new_index() {
     let _heavy = heavy();
     let dir = scratch("load");
     let csv = dir.join("splunk_metadata.csv");
-    replace_file(&csv, "nix_syslog,index,before\n");
+    replace_file(&csv, "syslogng_loggen,index,before\n");
     let sink = sink();
     let d = Daemon::start(
         DaemonOpts::default()
@@ -146,7 +148,7 @@ fn reload_under_load_keeps_sockets_loses_nothing_and_applies_the_new_index() {
         m.sum("sluice_received_total", &[]) >= 45_000.0
     });
     let before_reload = received(&d);
-    replace_file(&csv, "nix_syslog,index,after\n");
+    replace_file(&csv, "syslogng_loggen,index,after\n");
     let reloads = d.log_count("configuration reloaded");
     d.sighup();
     d.wait_for_log_after("configuration reloaded", reloads, Duration::from_secs(10));
@@ -205,7 +207,7 @@ fn an_invalid_file_is_rejected_whole_and_the_old_configuration_keeps_running() {
     let dir = scratch("invalid");
     let csv = dir.join("splunk_metadata.csv");
     let pid_file = dir.join("sluice.pid");
-    replace_file(&csv, "nix_syslog,index,before\n");
+    replace_file(&csv, "syslogng_loggen,index,before\n");
     let sink = sink();
     let d = Daemon::start(
         DaemonOpts::default()
@@ -233,7 +235,7 @@ fn an_invalid_file_is_rejected_whole_and_the_old_configuration_keeps_running() {
         m.sum("sluice_received_total", &[]) >= 25_000.0
     });
     // A row with two fields: the whole file, and so the whole reload, is rejected.
-    replace_file(&csv, "nix_syslog,index,after\nnix_syslog,index\n");
+    replace_file(&csv, "syslogng_loggen,index,after\nsyslogng_loggen,index\n");
     let rejected = d.log_count("reload rejected");
     d.sighup();
     d.wait_for_log_after("reload rejected", rejected, Duration::from_secs(10));
@@ -275,7 +277,7 @@ fn an_invalid_file_is_rejected_whole_and_the_old_configuration_keeps_running() {
     );
 
     // Fixed, it loads: `sluice reload --pid-file` signals the daemon.
-    replace_file(&csv, "nix_syslog,index,after\n");
+    replace_file(&csv, "syslogng_loggen,index,after\n");
     let reloaded = d.log_count("configuration reloaded");
     let out = Command::new(sluice_bin())
         .args(["reload", "--pid-file"])
@@ -561,7 +563,7 @@ fn run_check_and_a_reload_reject_a_bad_configuration_with_the_same_message() {
     let context = dir.join("context");
     std::fs::create_dir_all(&context).unwrap();
     let csv = context.join("splunk_metadata.csv");
-    replace_file(&csv, "nix_syslog,index,before\n");
+    replace_file(&csv, "syslogng_loggen,index,before\n");
     let context_line = format!("SLUICE_CONTEXT_DIR={}", context.display());
     let sink = sink();
     let (url, token) = (sink.base_url(), sink.token().to_string());
@@ -573,7 +575,7 @@ fn run_check_and_a_reload_reject_a_bad_configuration_with_the_same_message() {
         (format!("{context_line}\nSLUICE_VENDORS=nosuchvendor"), None),
         (
             context_line.clone(),
-            Some("nix_syslog,index,after\nnix_syslog,index\n"),
+            Some("syslogng_loggen,index,after\nsyslogng_loggen,index\n"),
         ),
         (
             format!(
@@ -584,7 +586,7 @@ fn run_check_and_a_reload_reject_a_bad_configuration_with_the_same_message() {
         ),
     ];
     for (env_file, csv_text) in cases {
-        replace_file(&csv, csv_text.unwrap_or("nix_syslog,index,before\n"));
+        replace_file(&csv, csv_text.unwrap_or("syslogng_loggen,index,before\n"));
         d.rewrite_env_file(&env_file);
         let checked = check_error(&d, &url, &token);
         let reloaded = reload_error(&d);
