@@ -296,7 +296,7 @@ impl BitSet {
     }
 
     fn is_empty(&self) -> bool {
-        self.words.iter().all(|w| *w == 0)
+        self.words.iter().fold(0, |a, w| a | w) == 0
     }
 
     fn iter(&self) -> Bits {
@@ -645,9 +645,12 @@ impl Engine {
             if found.overflow {
                 cands.overflow = true;
             }
-            for pattern in found.iter() {
-                for &i in &table.by_token[usize::from(pattern)] {
-                    cands.insert(i);
+            // Most messages hold no token: then nothing to walk.
+            if !found.is_empty() {
+                for pattern in found.iter() {
+                    for &i in &table.by_token[usize::from(pattern)] {
+                        cands.insert(i);
+                    }
                 }
             }
         }

@@ -499,10 +499,15 @@ fn ms_header(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
         .iter()
         .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         .count();
-    let level = rest.get(fac + 1..).map_or(0, |r| {
-        r.iter().take_while(|c| c.is_ascii_lowercase()).count()
-    });
-    if fac == 0 || rest.get(fac) != Some(&b'.') || level == 0 {
+    // The `.` first: a BSD line's HOST is a run of the same bytes, so most fail here.
+    if fac == 0 || rest.get(fac) != Some(&b'.') {
+        return None;
+    }
+    let level = rest[fac + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_lowercase())
+        .count();
+    if level == 0 {
         return None;
     }
     let after = rest[fac + 1 + level..].strip_prefix(b" ")?;
