@@ -153,6 +153,35 @@ pub fn log(loaded: &Loaded) {
     }
 }
 
+/// The destination selectors of `loaded` over `plan`, and what cannot take effect (each
+/// with file:line).
+pub fn selectors(
+    loaded: &Loaded,
+    plan: &[crate::config::DestPlan],
+) -> (Option<crate::routing::Selectors>, Vec<String>) {
+    match &loaded.program {
+        Some(p) => crate::routing::Selectors::build(&p.selectors(), plan),
+        None => (None, Vec::new()),
+    }
+}
+
+/// `routing` with `loaded`'s destination selectors, each one that cannot take effect
+/// logged as a warning. Without selectors, `routing` itself.
+pub fn route_with(
+    routing: &Arc<crate::routing::Routing>,
+    loaded: &Loaded,
+    plan: &[crate::config::DestPlan],
+) -> Arc<crate::routing::Routing> {
+    let (sel, warnings) = selectors(loaded, plan);
+    for w in &warnings {
+        tracing::warn!("app-parsers: {w}");
+    }
+    match sel {
+        Some(s) => Arc::new(routing.with_selectors(Some(s))),
+        None => Arc::clone(routing),
+    }
+}
+
 /// `run --check`'s lines: the directory, the applications per context with their
 /// prefilters, and every diagnostic.
 pub fn check_lines(loaded: &Loaded) -> Vec<String> {

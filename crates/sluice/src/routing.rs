@@ -19,14 +19,21 @@
 //!   list of matches keeps the normal ones). One filter applies to every filtered
 //!   alternate, or there is one per alternate, in order.
 //!
+//! The operator's `sc4s-lp-dest-select-[drop-]<destination>` applications then add or take
+//! away destinations per event ([`Selectors`]); without any, nothing more runs per event.
+//!
 //! The filters are syslog-ng filters in SC4S. sluice supports those that depend only on
 //! what is known per vendor_product and severity, so that the decision stays a lookup:
 //! `f_is_nevermatch` (SC4S's default) and `level(...)` (`level(debug)`, `level(err..emerg)`,
 //! `level(info, debug)`); any other is a startup error naming the setting.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::config::{Config, ConfigError, DestMode, DestPlan};
+
+mod selectors;
+pub use selectors::Selectors;
 
 /// Severity of an event without a PRI: syslog-ng's default priority is `user.notice`.
 pub const DEFAULT_SEVERITY: u8 = 5;
@@ -43,6 +50,12 @@ pub struct Routing {
     routes: Vec<[u64; 8]>,
     /// Events of every other vendor_product.
     fallback: u64,
+    /// Per route, the severities (bit per severity) whose set is filtered alternates:
+    /// SC4S's filtered-alternates path is final, so selectors do not see those events.
+    finals: Vec<u8>,
+    /// The operator's destination selectors (from the app-parsers; a reload brings new
+    /// ones). `None`: no per-event work beyond the table.
+    selectors: Option<Arc<Selectors>>,
 }
 
 /// A filter's verdict by severity.
@@ -163,6 +176,8 @@ impl Routing {
             by_vendor: HashMap::new(),
             routes: Vec::with_capacity(keys.len()),
             fallback,
+            finals: Vec::with_capacity(keys.len()),
+            selectors: None,
         };
         for vp in &keys {
             let mut normal = fallback;
@@ -178,6 +193,7 @@ impl Routing {
                 normal |= archive_bit;
             }
             let mut by_severity = [normal; 8];
+            let mut finals = 0u8;
             if let Some(dests) = r.filtered_alternates.get(vp) {
                 let upper = vp.to_ascii_uppercase();
                 let fsetting = format!("SC4S_DEST_{upper}_ALT_FILTER / routing.alt_filter.{vp}");
@@ -214,11 +230,13 @@ impl Routing {
                 for s in 0..8 {
                     if any[s] {
                         by_severity[s] = matched[s];
+                        finals |= 1 << s;
                     }
                 }
             }
             let idx = table.routes.len() as u16;
             table.routes.push(by_severity);
+            table.finals.push(finals);
             // The key is `<vendor>_<product>`; either may hold `_` itself, so every split is
             // registered (a lookup joins nothing).
             for (i, _) in vp.match_indices('_') {
@@ -233,9 +251,22 @@ impl Routing {
         Ok(table)
     }
 
+    /// This table with the operator's destination selectors (`None`: without any).
+    pub fn with_selectors(&self, selectors: Option<Selectors>) -> Routing {
+        Routing {
+            selectors: selectors.map(Arc::new),
+            ..self.clone()
+        }
+    }
+
+    /// The selectors, when some can change an event's destinations.
+    pub fn selectors(&self) -> Option<&Selectors> {
+        self.selectors.as_deref()
+    }
+
     /// Whether every event gets the same destinations: the receivers then need not route.
     pub fn is_uniform(&self) -> bool {
-        self.routes.is_empty()
+        self.routes.is_empty() && self.selectors.is_none()
     }
 
     /// The destinations of events that are not routed (and of unnamed vendor_products).
@@ -250,6 +281,31 @@ impl Routing {
         match self.by_vendor.get(vendor).and_then(|p| p.get(product)) {
             Some(&i) => self.routes[i as usize][usize::from(severity & 7)],
             None => self.fallback,
+        }
+    }
+
+    /// [`dests`](Self::dests) after the selectors: `takes(app)` says whether selector
+    /// application `app` takes the event, asked only for destinations whose bit a selector
+    /// can still change.
+    #[inline]
+    pub fn dests_selected(
+        &self,
+        vendor: &[u8],
+        product: &[u8],
+        severity: u8,
+        takes: impl FnMut(u32) -> bool,
+    ) -> u64 {
+        let sev = usize::from(severity & 7);
+        let (dests, is_final) = match self.by_vendor.get(vendor).and_then(|p| p.get(product)) {
+            Some(&i) => (
+                self.routes[i as usize][sev],
+                self.finals[i as usize] & (1 << sev) != 0,
+            ),
+            None => (self.fallback, false),
+        };
+        match &self.selectors {
+            Some(s) if !is_final => s.apply(dests, takes),
+            _ => dests,
         }
     }
 }

@@ -642,6 +642,57 @@ impl Classifier {
         }
     }
 
+    /// Whether selector application `app` ([`super::local::Selector::app`]) takes a
+    /// classified message; `false` without app-parsers. Its values live in `scratch`, which
+    /// may be another than the classification's.
+    pub fn selector_takes<'m, 't: 'm>(
+        &'t self,
+        app: u32,
+        msg: &crate::message::Message<'m>,
+        src: &super::SourceMeta<'_>,
+        class: &super::Classification<'m, 't>,
+        now_unix_secs: i64,
+        scratch: &'m super::local::Scratch,
+    ) -> bool {
+        self.app_parsers.as_ref().is_some_and(|p| {
+            super::local::run::selector_takes(
+                p,
+                app,
+                msg,
+                src,
+                class,
+                now_unix_secs,
+                &self.zone,
+                scratch.bump(),
+            )
+        })
+    }
+
+    /// Whether the operator's named filter `id` ([`super::local::Program::filter_id`])
+    /// matches a classified message; `false` without app-parsers.
+    pub fn named_filter_matches<'m, 't: 'm>(
+        &'t self,
+        id: u32,
+        msg: &crate::message::Message<'m>,
+        src: &super::SourceMeta<'_>,
+        class: &super::Classification<'m, 't>,
+        now_unix_secs: i64,
+        scratch: &'m super::local::Scratch,
+    ) -> bool {
+        self.app_parsers.as_ref().is_some_and(|p| {
+            super::local::run::named_filter_matches(
+                p,
+                id,
+                msg,
+                src,
+                class,
+                now_unix_secs,
+                &self.zone,
+                scratch.bump(),
+            )
+        })
+    }
+
     /// The active vendor families (built-ins first).
     pub fn vendor_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.engine.vendors().iter().map(|v| v.name)
