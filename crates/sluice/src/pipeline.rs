@@ -15,7 +15,7 @@ use sluice_proto::{Message, ParseOptions, parse};
 use tokio_util::sync::CancellationToken;
 
 use crate::output::Submit;
-use crate::routing::Routing;
+use crate::routing::{Ask, Routing};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{BatchEmitted, Classified, OutputGone};
 pub use crate::telemetry::events::{LocalCounts, ReceiverCounters, format_index};
@@ -67,7 +67,7 @@ fn route(
         .priority
         .map_or(crate::routing::DEFAULT_SEVERITY, |p| p.severity());
     let ((v, v_tail), (p, p_tail)) = (class.vendor.parts(), class.product.parts());
-    if r.selectors().is_none() {
+    if !r.needs_eval() {
         if v_tail.is_empty() && p_tail.is_empty() {
             return r.dests(v, p, severity);
         }
@@ -76,10 +76,17 @@ fn route(
     }
     SELECT_SCRATCH.with(|cell| {
         let mut scratch = cell.borrow_mut();
-        let takes = |app: u32| {
-            // Each selector sees the classified event, not what another selector left.
+        let takes = |q: Ask| {
+            // Each selector or filter sees the classified event, not what another left.
             scratch.reset();
-            tables.selector_takes(app, msg, src, class, now_unix_secs, &scratch)
+            match q {
+                Ask::Selector(app) => {
+                    tables.selector_takes(app, msg, src, class, now_unix_secs, &scratch)
+                }
+                Ask::Filter(id) => {
+                    tables.named_filter_matches(id, msg, src, class, now_unix_secs, &scratch)
+                }
+            }
         };
         if v_tail.is_empty() && p_tail.is_empty() {
             r.dests_selected(v, p, severity, takes)

@@ -140,14 +140,25 @@ fn filtered_alternates_replace_the_normal_destinations() {
 
 #[test]
 fn unknown_filters_and_destinations_name_the_setting() {
+    // A name is looked up among the operator's filters; none defines this one.
     let e = routing(&with(&[
         ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "f_is_rfc5424_strict"),
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_other"),
+    ]))
+    .unwrap()
+    .resolve_filters(|_| None)
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
+    assert!(e.contains("f_is_rfc5424_strict"), "{e}");
+    // An inline expression other than level(...) is not supported.
+    let e = routing(&with(&[
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "program(\"asa\")"),
         ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_other"),
     ]))
     .unwrap_err()
     .to_string();
     assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
-    assert!(e.contains("f_is_rfc5424_strict"), "{e}");
     let e = routing(&with(&[(
         "SC4S_DEST_CISCO_ASA_ALTERNATES",
         "d_syslog_relay",
@@ -370,7 +381,7 @@ mod selector_routing {
         assert_eq!(r.fallback(), default);
         for (i, n) in names.iter().enumerate() {
             // Only application i takes the event: only its destination is added.
-            let got = r.dests_selected(b"pan", b"ngfw", 6, |a| a == i as u32);
+            let got = r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(i as u32));
             assert_eq!(got, default | bit(&plan, n), "{n}");
         }
         // No selector takes it: the table's set.
@@ -378,7 +389,7 @@ mod selector_routing {
         // The alternates already route cisco_asa to OTHER; a selector adds to that.
         let other = bit(&plan, "d_hec_fmt_other");
         assert_eq!(
-            r.dests_selected(b"cisco", b"asa", 6, |a| a == 3),
+            r.dests_selected(b"cisco", b"asa", 6, |a| a == Ask::Selector(3)),
             default | other | bit(&plan, "d_kafka_bus")
         );
     }
@@ -399,26 +410,31 @@ mod selector_routing {
             let base = r.dests(b"pan", b"ngfw", 6);
             // The drop selector of the default destination keeps the event from it.
             assert_eq!(
-                r.dests_selected(b"pan", b"ngfw", 6, |a| a == 0) & default,
+                r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(0)) & default,
                 0,
                 "global={global}"
             );
             // Select and drop of one destination: drop wins (SC4S drops after selecting).
             assert_eq!(
-                r.dests_selected(b"pan", b"ngfw", 6, |a| a == 1 || a == 2) & relay,
+                r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(1)
+                    || a == Ask::Selector(2))
+                    & relay,
                 0
             );
             if global {
                 // GLOBAL: every event goes there already; the select is reported as
                 // having no effect.
                 assert_eq!(base & relay, relay);
-                assert!(warnings.iter().any(|w| w.contains("GLOBAL")), "{warnings:?}");
+                assert!(
+                    warnings.iter().any(|w| w.contains("GLOBAL")),
+                    "{warnings:?}"
+                );
                 assert_eq!(r.dests_selected(b"pan", b"ngfw", 6, |_| false), base);
             } else {
                 assert_eq!(base & relay, 0);
                 assert!(warnings.is_empty(), "{warnings:?}");
                 assert_eq!(
-                    r.dests_selected(b"pan", b"ngfw", 6, |a| a == 2),
+                    r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(2)),
                     base | relay
                 );
             }
@@ -458,7 +474,10 @@ mod selector_routing {
         .unwrap();
         let plan = c.destination_plan();
         let (s, _) = Selectors::build(
-            &[sel("d_syslog_relay", false, 0), sel("d_hec_fmt_other", true, 1)],
+            &[
+                sel("d_syslog_relay", false, 0),
+                sel("d_hec_fmt_other", true, 1),
+            ],
             &plan,
         );
         let r = Routing::build(&c, &plan).unwrap().with_selectors(s);
@@ -471,7 +490,10 @@ mod selector_routing {
             other
         );
         // info: the normal set, and the selectors apply.
-        assert_eq!(r.dests_selected(b"cisco", b"asa", 6, |_| true), default | relay);
+        assert_eq!(
+            r.dests_selected(b"cisco", b"asa", 6, |_| true),
+            default | relay
+        );
     }
 
     #[test]
@@ -484,4 +506,40 @@ mod selector_routing {
             r.dests(b"pan", b"ngfw", 6)
         );
     }
+}
+
+#[test]
+fn a_named_alt_filter_is_resolved_against_the_operators_filters_and_run_per_event() {
+    let vars = with(&[
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "SELECT"),
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_fmt_other"),
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "f_asa_denies"),
+    ]);
+    let r = routing(&vars).unwrap();
+    assert!(r.needs_eval());
+    // Undefined: the error names the setting and the filter.
+    let e = r.resolve_filters(|_| None).unwrap_err().to_string();
+    assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
+    assert!(e.contains("f_asa_denies"), "{e}");
+    let r = r
+        .resolve_filters(|n| (n == "f_asa_denies").then_some(7))
+        .unwrap();
+    // The filter matches: OTHER only (filtered alternates replace the rest).
+    assert_eq!(
+        r.dests_selected(b"cisco", b"asa", 6, |a| a == Ask::Filter(7)),
+        0b10
+    );
+    // It does not: the normal destinations.
+    assert_eq!(r.dests_selected(b"cisco", b"asa", 6, |_| false), 0b01);
+    // Other vendors never run it.
+    assert_eq!(
+        r.dests_selected(b"pan", b"ngfw", 6, |_| panic!("not asked")),
+        0b01
+    );
+    // `filter(name)` is the same name.
+    let vars = with(&[
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_fmt_other"),
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "filter(f_asa_denies)"),
+    ]);
+    assert!(routing(&vars).unwrap().resolve_filters(|_| Some(1)).is_ok());
 }
