@@ -462,6 +462,9 @@ pub struct Classifier {
     pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
     /// The operator's app-parsers (`None` when there are none: nothing of them runs).
     pub(crate) app_parsers: Option<std::sync::Arc<super::local::Program>>,
+    /// The operator's program even without applications: its named filters serve the
+    /// routing (`SC4S_DEST_<VP>_ALT_FILTER`), not the classification.
+    named_filters: Option<std::sync::Arc<super::local::Program>>,
     pub(crate) loghost: String,
     /// `SC4S_USE_VPS_CACHE`: the vendor and product of each host's last event.
     pub(crate) vps_cache: Option<std::sync::Arc<dyn super::VpsCache>>,
@@ -551,6 +554,7 @@ impl Classifier {
             ignored_listeners: Vec::new(),
             name_cache: None,
             app_parsers,
+            named_filters: settings.app_parsers.clone(),
             loghost: settings.loghost.clone(),
             vps_cache: None,
         };
@@ -679,7 +683,7 @@ impl Classifier {
         now_unix_secs: i64,
         scratch: &'m super::local::Scratch,
     ) -> bool {
-        self.app_parsers.as_ref().is_some_and(|p| {
+        self.named_filters.as_ref().is_some_and(|p| {
             super::local::run::named_filter_matches(
                 p,
                 id,
