@@ -12,7 +12,7 @@ mod corpus;
 use std::hint::black_box;
 use std::sync::Arc;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group};
 use sluice_proto::classify::context::ContextFiles;
 use sluice_proto::classify::local::{LoadOptions, Program, Scratch, SourceFile};
 use sluice_proto::classify::{Classifier, Settings, classify};
@@ -153,4 +153,36 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `APP_PARSERS_LOOP=<without|with> <n>`: classifies the loggen line `n` times through the
+/// classifier without or with the 20 applications and exits, for
+/// `valgrind --tool=callgrind` (two values of `n`: the difference of the instruction counts
+/// over the difference of `n` is the per-message cost, setup excluded).
+fn instruction_loop(side: &str, n: u64) {
+    let zone = Zone::utc();
+    let opts = ParseOptions {
+        now_unix_secs: NOW,
+        zone: &zone,
+    };
+    let cx = match side {
+        "with" => with_apps(TWENTY_APPS),
+        _ => Classifier::default(),
+    };
+    let msg = parse(LOGGEN_LINE, &opts);
+    let src = corpus::udp_source();
+    let mut scratch = Scratch::new();
+    for _ in 0..n {
+        scratch.reset();
+        black_box(classify(black_box(&msg), &src, NOW, &cx, &scratch).index);
+    }
+}
+
+fn main() {
+    if let Ok(spec) = std::env::var("APP_PARSERS_LOOP") {
+        let (side, n) = spec.split_once(' ').unwrap_or((spec.as_str(), "100000"));
+        instruction_loop(side, n.parse().unwrap_or(100_000));
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -25,7 +25,7 @@ const MESSAGES: &[&[u8]] = &[
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data).into_owned();
-    let files = [SourceFile::new("app_parsers/fuzz.conf".into(), text)];
+    let files = [SourceFile::new("app_parsers/fuzz.conf", text)];
     let env = |k: &str| (k == "SC4S_FUZZ").then(|| "yes".to_owned());
     let read = |name: &str| Err(format!("{name}: no files in the fuzzer"));
     let program = match Program::load(

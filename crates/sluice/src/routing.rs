@@ -60,6 +60,8 @@ pub struct Routing {
     selectors: Option<Arc<Selectors>>,
     /// Per route, the filtered alternates decided by a named filter (evaluated per event).
     named: Vec<Vec<NamedAlt>>,
+    /// Some route has one: a flag, so that the per-event check stays one load.
+    has_named: bool,
 }
 
 /// A filter's verdict by severity.
@@ -227,6 +229,7 @@ impl Routing {
             finals: Vec::with_capacity(keys.len()),
             selectors: None,
             named: Vec::with_capacity(keys.len()),
+            has_named: false,
         };
         for vp in &keys {
             let mut normal = fallback;
@@ -299,6 +302,7 @@ impl Routing {
             let idx = table.routes.len() as u16;
             table.routes.push(by_severity);
             table.finals.push(finals);
+            table.has_named |= !named.is_empty();
             table.named.push(named);
             // The key is `<vendor>_<product>`; either may hold `_` itself, so every split is
             // registered (a lookup joins nothing).
@@ -346,7 +350,7 @@ impl Routing {
     /// filters to run.
     #[inline]
     pub fn needs_eval(&self) -> bool {
-        self.selectors.is_some() || self.named.iter().any(|n| !n.is_empty())
+        self.selectors.is_some() || self.has_named
     }
 
     /// The selectors, when some can change an event's destinations.
