@@ -46,9 +46,10 @@ fn a_spent_memory_budget_blocks_tcp_senders_until_splunk_is_back() {
         }
     });
 
-    // The budget is spent and the sender stalls well before it has written everything.
+    // The budget is spent (a stream receiver stops at its share, `memory_streams`) and the
+    // sender stalls well before it has written everything.
     let m = d.wait_metrics(Duration::from_secs(30), |m| {
-        m.sum("sluice_window_full_total", &["window=\"memory\""]) > 0.0
+        m.sum("sluice_window_full_total", &["window=\"memory"]) > 0.0
     });
     std::thread::sleep(Duration::from_secs(2));
     let stalled_at = written.load(Ordering::Relaxed);

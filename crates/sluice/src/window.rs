@@ -40,6 +40,9 @@ pub type Permit = OwnedSemaphorePermit;
 pub struct Window {
     name: &'static str,
     capacity: u32,
+    /// Whether a full window holds its senders back without loss (a stream: the kernel's
+    /// flow control stops the sender) rather than making the kernel drop (datagrams).
+    pushes_back: bool,
     sem: Arc<Semaphore>,
     /// Full windows and the time spent waiting, counted by [`WindowFull`] and
     /// [`WindowWaitEnded`].
@@ -47,13 +50,25 @@ pub struct Window {
 }
 
 impl Window {
+    /// The window of inputs that cannot push back (UDP): when it is full the kernel drops.
     /// `capacity` is clamped to what a semaphore can hold (far above any sane window).
     pub fn new(name: &'static str, capacity: u64) -> Arc<Window> {
+        Self::with(name, capacity, false)
+    }
+
+    /// The window of stream inputs (TCP, TLS): when it is full the receivers stop reading
+    /// and TCP's flow control holds the senders back; nothing is lost.
+    pub fn pushing_back(name: &'static str, capacity: u64) -> Arc<Window> {
+        Self::with(name, capacity, true)
+    }
+
+    fn with(name: &'static str, capacity: u64, pushes_back: bool) -> Arc<Window> {
         let capacity =
             capacity.clamp(1, u64::from(u32::MAX).min(Semaphore::MAX_PERMITS as u64)) as u32;
         Arc::new(Window {
             name,
             capacity,
+            pushes_back,
             sem: Arc::new(Semaphore::new(capacity as usize)),
             events: WindowEvents::register(crate::telemetry::metrics(), name),
         })
@@ -65,6 +80,10 @@ impl Window {
 
     pub fn capacity(&self) -> u32 {
         self.capacity
+    }
+
+    pub fn pushes_back(&self) -> bool {
+        self.pushes_back
     }
 
     /// Events currently received and not yet safe (or given up).
@@ -227,16 +246,41 @@ mod tests {
 /// leaves memory: its delivery's completion (`HoldKind::Bytes`; persisting the events does
 /// not release it, the body is still held). Counted in KiB so one `u32` semaphore covers
 /// budgets up to 4 TiB.
+///
+/// Stream receivers (TCP, TLS) may hold only [`STREAM_SHARE`] of it: past that they stop
+/// reading, which TCP turns into backpressure on the sender at no loss. The rest stays for
+/// datagrams, which cannot wait, and it is their filling it that makes a buffered destination
+/// spill (`output::buffered`): a TCP load faster than the output is held back, not written to
+/// disk and read back with the CPU the output needs.
 #[derive(Debug)]
 pub struct MemoryBudget {
     kib: Arc<Window>,
+    streams: Arc<Window>,
 }
+
+/// The share of the memory budget stream receivers may hold; below the disk buffer's default
+/// high-water mark (0.5), so streams alone never make it spill.
+pub const STREAM_SHARE: f64 = 0.4;
 
 impl MemoryBudget {
     pub fn new(bytes: u64) -> Arc<MemoryBudget> {
+        let kib = bytes.div_ceil(1024);
         Arc::new(MemoryBudget {
-            kib: Window::new("memory", bytes.div_ceil(1024)),
+            kib: Window::new("memory", kib),
+            streams: Window::pushing_back("memory_streams", (kib as f64 * STREAM_SHARE) as u64),
         })
+    }
+
+    /// Charges `len` bytes of a stream receiver's chunk against both the streams' share and
+    /// the whole budget; `None` when `cancel` fired while waiting.
+    pub async fn acquire_stream(
+        &self,
+        len: usize,
+        cancel: &CancellationToken,
+    ) -> Option<(Permit, Permit)> {
+        let share = self.streams.acquire(Self::kib(len), cancel).await?;
+        let whole = self.kib.acquire(Self::kib(len), cancel).await?;
+        Some((share, whole))
     }
 
     fn kib(len: usize) -> u32 {

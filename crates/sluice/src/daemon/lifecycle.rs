@@ -139,7 +139,7 @@ async fn run_async(
     let stopping = Arc::new(AtomicBool::new(false));
     let memory = MemoryBudget::new(config.window.max_bytes.0);
     let udp_window = Window::new("udp", config.udp.window);
-    let tcp_window = Window::new("tcp", config.tcp.window);
+    let tcp_window = Window::pushing_back("tcp", config.tcp.window);
     let processor: SharedProcessor = Arc::new(ArcSwap::from_pointee(processor));
     let shared = Shared {
         processor: processor.clone(),

@@ -6,12 +6,16 @@
 //! ```
 //!
 //! * **Normal mode.** The router hands a batch straight to the output while the output is
-//!   up and the input windows (and the memory budget) are below their high-water mark,
-//!   waiting for room in the output queue if it must. Only when the output is behind — down,
-//!   its queue full for longer than a short grace, or a burst fills the window — is the
-//!   batch *spilled*: appended to the buffer, which makes its events safe at once (their
-//!   window slots return, so the receivers keep reading), and completed as
-//!   `Retry { Buffered }`.
+//!   up, waiting for room in the output queue if it must. Only when the output is behind —
+//!   down, its queue full with nothing taken for a short grace, or a burst filling the
+//!   window of an input that cannot push back (UDP) or the memory budget past their
+//!   high-water mark — is the batch *spilled*: appended to the buffer, which makes its
+//!   events safe at once (their window slots return, so the receivers keep reading), and
+//!   completed as `Retry { Buffered }`. A full stream window (TCP, TLS) with an output that
+//!   is taking batches is not a reason: its receivers stop reading and TCP holds the senders
+//!   back, losing nothing, whereas spilling would spend the CPU the output needs on writing,
+//!   checking and reading back events it would have taken anyway (a 10-connection TCP
+//!   load past what the machine delivers spilled 20 % of its CPU into the buffer).
 //!   The buffer writes and fsyncs on its flush policy, so a crash loses at most about one
 //!   flush interval of what was spilled.
 //! * **Reliable mode.** Every batch is appended, and counts as safe only once its group
@@ -67,7 +71,7 @@ pub struct BufferOptions {
     /// Persist every batch before its events count as safe (SC4S `reliable(yes)`).
     pub reliable: bool,
     /// The input windows and the memory budget whose high-water mark makes normal mode
-    /// spill.
+    /// spill (windows that push back — [`Window::pushes_back`] — never do).
     pub windows: Vec<Arc<Window>>,
     pub memory: Arc<MemoryBudget>,
     /// Share of a window's capacity (0..=1) past which normal mode spills.
@@ -328,7 +332,8 @@ struct Spill {
 }
 
 impl Spill {
-    /// The output is down, or the windows (or memory) are past their high-water mark.
+    /// The output is down, or a window that cannot push back (or memory) is past its
+    /// high-water mark.
     fn now(&self) -> bool {
         !(self.output_up)() || self.past_high_water()
     }
@@ -337,6 +342,7 @@ impl Spill {
         let over = |used: u64, cap: u64| used as f64 >= self.high_water * cap as f64;
         self.windows
             .iter()
+            .filter(|w| !w.pushes_back())
             .any(|w| over(w.in_use(), u64::from(w.capacity())))
             || over(self.memory.in_use_bytes(), self.memory.capacity_bytes())
     }
@@ -350,12 +356,12 @@ async fn route_normal(
     metrics: Arc<BufferMetrics>,
     live_waiting: Arc<AtomicBool>,
 ) {
-    // Since when the output has not caught up: its queue was full and, since then, it has
-    // not taken a batch with at most a queue's worth waiting behind it. The output is behind
-    // only once that lasts past the grace. A queue of one batch per worker is full for a
-    // moment whenever the receivers outpace one HEC round trip, and spilling then wrote,
-    // checked and read back about half of a TCP stream that HEC was taking at full speed.
-    let caught_up = out.capacity().unwrap_or(1);
+    // Since when the output has taken nothing: its queue was full and has not had room
+    // since. The output is behind only once that lasts past the grace. A queue of one batch
+    // per worker is full for a moment whenever the receivers outpace one HEC round trip, and
+    // spilling then wrote, checked and read back about half of a TCP stream that HEC was
+    // taking at full speed. An output that takes batches as fast as the machine delivers,
+    // with more waiting behind them, is busy, not behind: spilling would take its CPU.
     let mut full_since: Option<Instant> = None;
     while let Ok(d) = intake.recv().await {
         let mut d = d;
@@ -366,9 +372,7 @@ async fn route_normal(
             }
             d = match out.try_send(d) {
                 Ok(()) => {
-                    if intake.len() <= caught_up {
-                        full_since = None;
-                    }
+                    full_since = None;
                     break;
                 }
                 Err(async_channel::TrySendError::Full(d)) => d,

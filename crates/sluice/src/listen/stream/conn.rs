@@ -625,7 +625,7 @@ async fn deliver_tagged(
         if let Some(p) = permit {
             c.hold(HoldKind::Events, p);
         }
-        match ctx.memory.acquire(c.body().len(), &ctx.stop).await {
+        match ctx.memory.acquire_stream(c.body().len(), &ctx.stop).await {
             Some(m) => c.hold(HoldKind::Bytes, m),
             None => running = false,
         }
