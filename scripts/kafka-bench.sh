@@ -93,15 +93,15 @@ run_case() {
     fi
     "$bin" sink --listen "127.0.0.1:$sink_port" >"$work/sink.log" 2>&1 &
     pids+=($!)
-    (cd "$work" && env "${envs[@]}" "$bin" run >"$out/$case-receiver.log" 2>&1) &
+    # exec: the pid is sluice's own, whatever the binary is called.
+    (cd "$work" && exec env "${envs[@]}" "$bin" run >"$out/$case-receiver.log" 2>&1) &
     local rpid=$!
     pids+=($rpid)
     for _ in $(seq 100); do
         grep -q "sluice is running" "$out/$case-receiver.log" 2>/dev/null && break
         sleep 0.2
     done
-    local spid
-    spid=$(pgrep -P "$rpid" -x sluice || echo "$rpid")
+    local spid=$rpid
     local t0 c0 first=""
     c0=$(cpu_ticks "$spid")
     t0=$(date +%s.%N)

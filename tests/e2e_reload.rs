@@ -570,7 +570,7 @@ fn run_check_and_a_reload_reject_a_bad_configuration_with_the_same_message() {
     let d = Daemon::start(DaemonOpts::default().hec(&sink).env_file(&context_line));
     // Each bad configuration: one the classifier refuses (an unknown vendor family), a
     // context file the classifier cannot read (a row with two fields), and one the routing
-    // refuses (a filter sluice cannot evaluate).
+    // refuses (an inline filter expression sluice cannot evaluate).
     let cases = [
         (format!("{context_line}\nSLUICE_VENDORS=nosuchvendor"), None),
         (
@@ -580,7 +580,7 @@ fn run_check_and_a_reload_reject_a_bad_configuration_with_the_same_message() {
         (
             format!(
                 "{context_line}\nSC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES=d_hec_fmt\n\
-                 SC4S_DEST_CISCO_ASA_ALT_FILTER=f_my_filter"
+                 SC4S_DEST_CISCO_ASA_ALT_FILTER=program(asa)"
             ),
             None,
         ),

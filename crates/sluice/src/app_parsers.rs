@@ -44,6 +44,12 @@ pub fn dir(config: &Config, context_dir: Option<&Path>) -> Option<PathBuf> {
         .find(|p| p.is_dir())
 }
 
+/// `local/config/filters` beside an `local/config/app_parsers` directory, when it exists.
+pub fn filters_dir(app_parsers: &Path) -> Option<PathBuf> {
+    let f = app_parsers.parent()?.join("filters");
+    (app_parsers.file_name()? == "app_parsers" && f.is_dir()).then_some(f)
+}
+
 /// The `.conf` files under `dir` in SC4S's include order: a directory's files (by name)
 /// before its subdirectories' (by name).
 pub fn read_dir(dir: &Path) -> anyhow::Result<Vec<SourceFile>> {
@@ -92,7 +98,13 @@ pub fn load(config: &Config, context_dir: Option<&Path>) -> anyhow::Result<Loade
             diagnostics: Vec::new(),
         });
     };
-    let files = read_dir(&dir)?;
+    // SC4S includes `local/config/filters/*.conf` before the app-parsers: the named filters
+    // an `SC4S_DEST_<VP>_ALT_FILTER` refers to live there.
+    let mut files = match filters_dir(&dir) {
+        Some(f) => read_dir(&f)?,
+        None => Vec::new(),
+    };
+    files.extend(read_dir(&dir)?);
     let vars = &config.parse.app_parser_env.0;
     let env = |k: &str| vars.get(k).cloned();
     // `in-list("file")`: relative names are SC4S's, from its etc directory.
@@ -151,6 +163,38 @@ pub fn log(loaded: &Loaded) {
             _ => tracing::info!("app-parsers: {d}"),
         }
     }
+}
+
+/// The destination selectors of `loaded` over `plan`, and what cannot take effect (each
+/// with file:line).
+pub fn selectors(
+    loaded: &Loaded,
+    plan: &[crate::config::DestPlan],
+) -> (Option<crate::routing::Selectors>, Vec<String>) {
+    match &loaded.program {
+        Some(p) => crate::routing::Selectors::build(&p.selectors(), plan),
+        None => (None, Vec::new()),
+    }
+}
+
+/// `routing` with `loaded`'s destination selectors (each one that cannot take effect
+/// logged as a warning) and its named ALT_FILTER filters resolved against `loaded`'s
+/// filters. An ALT_FILTER naming a filter no file defines is an error naming the setting.
+pub fn route_with(
+    routing: &Arc<crate::routing::Routing>,
+    loaded: &Loaded,
+    plan: &[crate::config::DestPlan],
+) -> anyhow::Result<Arc<crate::routing::Routing>> {
+    let (sel, warnings) = selectors(loaded, plan);
+    for w in &warnings {
+        tracing::warn!("app-parsers: {w}");
+    }
+    let program = loaded.program.as_deref();
+    let resolved = routing.resolve_filters(|name| program.and_then(|p| p.filter_id(name)))?;
+    if sel.is_none() && resolved == **routing {
+        return Ok(Arc::clone(routing));
+    }
+    Ok(Arc::new(resolved.with_selectors(sel)))
 }
 
 /// `run --check`'s lines: the directory, the applications per context with their
@@ -272,6 +316,27 @@ mod tests {
             .err()
             .expect("a syntax error fails the load");
         assert!(format!("{e:#}").contains("x.conf:"), "{e:#}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn named_filters_in_local_config_filters_are_loaded_for_alt_filter() {
+        let d = tmp("filters");
+        let apps = d.join("local/config/app_parsers");
+        std::fs::create_dir_all(&apps).unwrap();
+        std::fs::create_dir_all(d.join("local/config/filters")).unwrap();
+        std::fs::write(
+            d.join("local/config/filters/asa.conf"),
+            "filter f_asa_denies { message('%ASA-4-106023' type(string) flags(prefix)); };\n",
+        )
+        .unwrap();
+        let mut config = Config::default();
+        config.parse.app_parsers_dir = Some(apps.clone());
+        assert_eq!(filters_dir(&apps), Some(d.join("local/config/filters")));
+        let loaded = load(&config, None).unwrap();
+        let p = loaded.program.as_ref().unwrap();
+        assert!(p.filter_id("f_asa_denies").is_some());
+        assert!(p.filter_id("f_nosuch").is_none());
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod daemon;
 pub mod env;
 pub mod group;
+pub mod learned;
 pub mod listen;
 pub mod name_cache;
 pub mod notify;

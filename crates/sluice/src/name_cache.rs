@@ -2,55 +2,34 @@
 //! whose HOST is missing or an address (the look-up rule is
 //! [`sluice_proto::classify::host_is_nil_or_ip`]).
 //!
-//! SC4S keeps it in sqlite, written from the message path (and loses UDP under load). Here:
-//! * readers (the classifier, per message) load an immutable snapshot through `arc-swap`:
-//!   no lock, no allocation;
-//! * a message whose final HOST is a name compares it with the snapshot (one hash look-up);
-//!   only a new or changed name takes a lock and queues an update;
-//! * a task merges the queued updates into a new snapshot every [`MERGE`], and writes the
-//!   cache to `$SC4S_VAR/hostip.cache` every [`PERSIST`] when it changed, and at shutdown;
-//! * `SC4S_CLEAR_NAME_CACHE=yes` deletes the file at start.
-//!
-//! The file is one `address<TAB>name` line per sender, written to a temporary file and
-//! renamed, so a crash leaves the old or the new cache, never half of one.
+//! SC4S keeps it in sqlite, written from the message path (and loses UDP under load). Here it
+//! is a [`Learned`] table (lock-free look-ups, a queue only for new or changed names, merged
+//! and written by a task): `$SC4S_VAR/hostip.cache`, one `address<TAB>name` line per sender;
+//! `SC4S_CLEAR_NAME_CACHE=yes` deletes the file at start.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
-use arc_swap::ArcSwap;
 use sluice_proto::classify::{Inline, NameCache, host_is_nil_or_ip};
 use tokio_util::sync::CancellationToken;
 
-/// How often queued names become visible to look-ups.
-pub const MERGE: Duration = Duration::from_secs(1);
-/// How often a changed cache is written to its file.
-pub const PERSIST: Duration = Duration::from_secs(30);
-
-type Names = HashMap<IpAddr, Box<str>>;
+use crate::learned::{Learned, Persisted};
+pub use crate::learned::{MERGE, PERSIST};
 
 /// The cache of one daemon.
 #[derive(Debug)]
-pub struct HostNames {
-    snapshot: ArcSwap<Names>,
-    pending: Mutex<Names>,
-    dirty: AtomicBool,
-    path: PathBuf,
-}
+pub struct HostNames(Learned<IpAddr, Box<str>>);
 
 impl NameCache for HostNames {
     fn lookup(&self, ip: IpAddr) -> Option<Inline> {
-        let names = self.snapshot.load();
+        let names = self.0.snapshot();
         names.get(&ip).and_then(|n| Inline::concat(&[n.as_bytes()]))
     }
 }
 
 impl HostNames {
     /// Reads the cache at `path` (none yet: empty), after deleting it when `clear`.
-    /// Lines that cannot be read are skipped with a warning: a cache is rebuilt by traffic.
     pub fn open(path: &Path, clear: bool) -> std::io::Result<HostNames> {
         if clear {
             match std::fs::remove_file(path) {
@@ -61,48 +40,21 @@ impl HostNames {
                 Err(e) => return Err(e),
             }
         }
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(e),
-        };
-        let mut names = Names::new();
-        for (n, line) in text.lines().enumerate() {
-            let parsed = line
-                .split_once('\t')
+        let parse = |line: &str| {
+            line.split_once('\t')
                 .and_then(|(ip, name)| Some((ip.parse::<IpAddr>().ok()?, name)))
-                .filter(|(_, name)| valid_name(name.as_bytes()));
-            match parsed {
-                Some((ip, name)) => {
-                    names.insert(ip, name.into());
-                }
-                None if line.is_empty() => {}
-                None => tracing::warn!(
-                    path = %path.display(),
-                    line = n + 1,
-                    "name cache: expected address<TAB>hostname; line skipped"
-                ),
-            }
-        }
-        if let Some(dir) = path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir)?;
-        }
-        Ok(HostNames {
-            snapshot: ArcSwap::from_pointee(names),
-            pending: Mutex::new(Names::new()),
-            dirty: AtomicBool::new(false),
-            path: path.to_owned(),
-        })
+                .filter(|(_, name)| valid_name(name.as_bytes()))
+                .map(|(ip, name)| (ip, Box::<str>::from(name)))
+        };
+        Learned::open(path, "name cache", "address<TAB>hostname", parse).map(HostNames)
     }
 
     pub fn len(&self) -> usize {
-        self.snapshot.load().len()
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.0.is_empty()
     }
 
     /// Learns from one classified message: `host` is its final HOST (`None`: the sender's
@@ -119,10 +71,10 @@ impl HostNames {
             return;
         }
         let same = |known: &str| known.as_bytes().eq_ignore_ascii_case(name);
-        if self.snapshot.load().get(&ip).is_some_and(|k| same(k)) {
+        if self.0.snapshot().get(&ip).is_some_and(|k| same(k)) {
             return;
         }
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.0.pending();
         if pending.get(&ip).is_some_and(|k| same(k)) {
             return;
         }
@@ -132,35 +84,27 @@ impl HostNames {
 
     /// Makes the queued names visible; `true` when something changed.
     pub fn merge(&self) -> bool {
-        let updates = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
-        if updates.is_empty() {
-            return false;
-        }
-        let mut names = Names::clone(&self.snapshot.load());
-        names.extend(updates);
-        self.snapshot.store(Arc::new(names));
-        self.dirty.store(true, Ordering::Release);
-        true
+        self.0.merge()
     }
 
     /// Writes the cache when it changed since the last write.
     pub fn persist(&self) -> std::io::Result<()> {
-        if !self.dirty.swap(false, Ordering::AcqRel) {
-            return Ok(());
-        }
-        let names = self.snapshot.load();
-        let mut text = String::with_capacity(names.len() * 32);
-        let mut sorted: Vec<_> = names.iter().collect();
-        sorted.sort();
-        for (ip, name) in sorted {
-            text.push_str(&format!("{ip}\t{name}\n"));
-        }
-        let tmp = self.path.with_extension("cache.tmp");
-        let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &self.path));
-        if written.is_err() {
-            self.dirty.store(true, Ordering::Release);
-        }
-        written
+        self.0
+            .persist(|ip, name, out| out.push_str(&format!("{ip}\t{name}")))
+    }
+}
+
+impl Persisted for HostNames {
+    fn merge(&self) {
+        self.0.merge();
+    }
+
+    fn persist(&self) -> std::io::Result<()> {
+        HostNames::persist(self)
+    }
+
+    fn describe(&self) -> (&'static str, &Path) {
+        (self.0.what(), self.0.path())
     }
 }
 
@@ -188,31 +132,7 @@ pub fn installed() -> Option<Arc<HostNames>> {
 
 /// Merges every [`MERGE`] and writes every [`PERSIST`] until `stop`, then writes once more.
 pub fn spawn(names: Arc<HostNames>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut merge = tokio::time::interval(MERGE);
-        merge.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut since_write = Duration::ZERO;
-        loop {
-            tokio::select! {
-                _ = merge.tick() => {}
-                _ = stop.cancelled() => break,
-            }
-            names.merge();
-            since_write += MERGE;
-            if since_write >= PERSIST {
-                since_write = Duration::ZERO;
-                write(&names);
-            }
-        }
-        names.merge();
-        write(&names);
-    })
-}
-
-fn write(names: &HostNames) {
-    if let Err(e) = names.persist() {
-        tracing::warn!(path = %names.path.display(), error = %e, "cannot write the name cache");
-    }
+    crate::learned::spawn(names, stop)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::group::stage::GroupStage;
 use crate::output::Submit;
-use crate::routing::Routing;
+use crate::routing::{Ask, Routing};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{BatchEmitted, Classified, OutputGone};
 pub use crate::telemetry::events::{LocalCounts, ReceiverCounters, format_index};
@@ -25,6 +25,9 @@ use crate::window::{MemoryBudget, Permit};
 thread_local! {
     /// Where the operator's app-parsers keep a message's values, per receiving thread.
     static SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch::new()) };
+    /// Where destination selectors keep their values (the classification still borrows
+    /// `SCRATCH` while they run).
+    static SELECT_SCRATCH: std::cell::RefCell<Scratch> = const { std::cell::RefCell::new(Scratch::new()) };
 }
 
 /// Everything a receiver needs to turn bytes into events; built from the configuration at
@@ -50,18 +53,53 @@ pub struct Processor {
     pub encodings: crate::output::Encodings,
 }
 
-/// The destination set of a classified message (see [`crate::routing`]).
+/// The destination set of a classified message (see [`crate::routing`]); the operator's
+/// selectors, when there are any, run on it with `tables`.
 #[inline]
-fn route(r: &Routing, class: &Classification<'_, '_>, msg: &Message<'_>) -> u64 {
+fn route(
+    r: &Routing,
+    class: &Classification<'_, '_>,
+    msg: &Message<'_>,
+    src: &SourceMeta<'_>,
+    tables: &Classifier,
+    now_unix_secs: i64,
+) -> u64 {
     let severity = msg
         .priority
         .map_or(crate::routing::DEFAULT_SEVERITY, |p| p.severity());
     let ((v, v_tail), (p, p_tail)) = (class.vendor.parts(), class.product.parts());
-    if v_tail.is_empty() && p_tail.is_empty() {
-        return r.dests(v, p, severity);
+    if !r.needs_eval() {
+        if v_tail.is_empty() && p_tail.is_empty() {
+            return r.dests(v, p, severity);
+        }
+        // A vendor or product built from two pieces (rare): joined for the lookup.
+        return r.dests(&[v, v_tail].concat(), &[p, p_tail].concat(), severity);
     }
-    // A vendor or product built from two pieces (rare): joined for the lookup.
-    r.dests(&[v, v_tail].concat(), &[p, p_tail].concat(), severity)
+    SELECT_SCRATCH.with(|cell| {
+        let mut scratch = cell.borrow_mut();
+        let takes = |q: Ask| {
+            // Each selector or filter sees the classified event, not what another left.
+            scratch.reset();
+            match q {
+                Ask::Selector(app) => {
+                    tables.selector_takes(app, msg, src, class, now_unix_secs, &scratch)
+                }
+                Ask::Filter(id) => {
+                    tables.named_filter_matches(id, msg, src, class, now_unix_secs, &scratch)
+                }
+            }
+        };
+        if v_tail.is_empty() && p_tail.is_empty() {
+            r.dests_selected(v, p, severity, takes)
+        } else {
+            r.dests_selected(
+                &[v, v_tail].concat(),
+                &[p, p_tail].concat(),
+                severity,
+                takes,
+            )
+        }
+    })
 }
 
 /// Tells the VPS cache the vendor and product of one event (`SC4S_USE_VPS_CACHE`).
@@ -280,13 +318,15 @@ impl Processor {
         encode: impl FnOnce(&mut Vec<u8>),
     ) -> Option<EncodedBatch> {
         let e = &self.encodings;
+        let now = at.unix_micros.div_euclid(1_000_000);
+        let route = |r: &Routing| route(r, class, msg, src, &self.tables, now);
         if e.is_empty() {
             return match &self.routing {
                 None => builder.push_with(at.instant, encode),
-                Some(r) => builder.push_routed(at.instant, route(r, class, msg), encode),
+                Some(r) => builder.push_routed(at.instant, route(r), encode),
             };
         }
-        let dests = self.routing.as_deref().map(|r| route(r, class, msg));
+        let dests = self.routing.as_deref().map(route);
         let to = e.resolve(dests);
         builder.push_encoded(at.instant, dests, e.len(), encode, |k, event, out| {
             e.write(k, to, out, event, msg, class, src, at.unix_micros)

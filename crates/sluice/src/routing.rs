@@ -19,14 +19,23 @@
 //!   list of matches keeps the normal ones). One filter applies to every filtered
 //!   alternate, or there is one per alternate, in order.
 //!
-//! The filters are syslog-ng filters in SC4S. sluice supports those that depend only on
-//! what is known per vendor_product and severity, so that the decision stays a lookup:
-//! `f_is_nevermatch` (SC4S's default) and `level(...)` (`level(debug)`, `level(err..emerg)`,
-//! `level(info, debug)`); any other is a startup error naming the setting.
+//! The operator's `sc4s-lp-dest-select-[drop-]<destination>` applications then add or take
+//! away destinations per event ([`Selectors`]); without any, nothing more runs per event.
+//!
+//! The filters are syslog-ng filters in SC4S. sluice decides `f_is_nevermatch` (SC4S's
+//! default) and `level(...)` (`level(debug)`, `level(err..emerg)`, `level(info, debug)`) in
+//! the table; the name of one of the operator's filters (`local/config/filters/`,
+//! app-parsers) is run per event, on that vendor_product's events only, once
+//! [`Routing::resolve_filters`] found it. Anything else is a startup error naming the
+//! setting.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::config::{Config, ConfigError, DestMode, DestPlan};
+
+mod selectors;
+pub use selectors::Selectors;
 
 /// Severity of an event without a PRI: syslog-ng's default priority is `user.notice`.
 pub const DEFAULT_SEVERITY: u8 = 5;
@@ -43,6 +52,16 @@ pub struct Routing {
     routes: Vec<[u64; 8]>,
     /// Events of every other vendor_product.
     fallback: u64,
+    /// Per route, the severities (bit per severity) whose set is filtered alternates:
+    /// SC4S's filtered-alternates path is final, so selectors do not see those events.
+    finals: Vec<u8>,
+    /// The operator's destination selectors (from the app-parsers; a reload brings new
+    /// ones). `None`: no per-event work beyond the table.
+    selectors: Option<Arc<Selectors>>,
+    /// Per route, the filtered alternates decided by a named filter (evaluated per event).
+    named: Vec<Vec<NamedAlt>>,
+    /// Some route has one: a flag, so that the per-event check stays one load.
+    has_named: bool,
 }
 
 /// A filter's verdict by severity.
@@ -66,11 +85,35 @@ fn level(word: &str) -> Option<usize> {
         .or_else(|| w.parse::<usize>().ok().filter(|n| *n < 8))
 }
 
+/// One ALT_FILTER entry: decided by severity, or a filter of the operator's files.
+enum AltFilter {
+    Levels(SeverityMask),
+    Named(String),
+}
+
+/// A syslog-ng object name (what `filter(NAME)` takes).
+fn is_name(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
 /// Parses one ALT_FILTER entry.
-fn parse_filter(f: &str) -> Result<SeverityMask, String> {
+fn parse_filter(f: &str) -> Result<AltFilter, String> {
     let f = f.trim();
     if f.eq_ignore_ascii_case("f_is_nevermatch") {
-        return Ok([false; 8]);
+        return Ok(AltFilter::Levels([false; 8]));
+    }
+    // SC4S writes the value into `filter(...)`: a bare name, or `filter(name)`.
+    let named = f
+        .strip_prefix("filter(")
+        .and_then(|r| r.strip_suffix(')'))
+        .map(str::trim)
+        .unwrap_or(f);
+    if is_name(named) {
+        return Ok(AltFilter::Named(named.to_owned()));
     }
     let inner = f
         .strip_prefix("level(")
@@ -78,9 +121,9 @@ fn parse_filter(f: &str) -> Result<SeverityMask, String> {
         .and_then(|r| r.strip_suffix(')'));
     let Some(inner) = inner else {
         return Err(format!(
-            "filter {f:?} is not supported: sluice evaluates f_is_nevermatch and level(...) \
-             (level(debug), level(info..debug), level(err, crit)), which it decides per \
-             vendor_product and severity"
+            "filter {f:?} is not supported: sluice evaluates f_is_nevermatch, level(...) \
+             (level(debug), level(info..debug), level(err, crit)) and the name of a filter \
+             defined in the operator's files (local/config/filters/ or app_parsers/)"
         ));
     };
     let mut mask = [false; 8];
@@ -96,7 +139,27 @@ fn parse_filter(f: &str) -> Result<SeverityMask, String> {
             None => mask[level(part).ok_or_else(bad)?] = true,
         }
     }
-    Ok(mask)
+    Ok(AltFilter::Levels(mask))
+}
+
+/// A filtered alternate whose filter is one of the operator's named filters.
+#[derive(Debug, Clone, PartialEq)]
+struct NamedAlt {
+    bit: u64,
+    name: String,
+    /// The ALT_FILTER setting, for the error when the name is not defined.
+    setting: String,
+    /// The filter's id in the app-parsers program, once resolved.
+    id: Option<u32>,
+}
+
+/// What the per-event evaluation asks the classifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ask {
+    /// Does selector application `n` take the event?
+    Selector(u32),
+    /// Does named filter `n` match it?
+    Filter(u32),
 }
 
 impl Routing {
@@ -163,6 +226,10 @@ impl Routing {
             by_vendor: HashMap::new(),
             routes: Vec::with_capacity(keys.len()),
             fallback,
+            finals: Vec::with_capacity(keys.len()),
+            selectors: None,
+            named: Vec::with_capacity(keys.len()),
+            has_named: false,
         };
         for vp in &keys {
             let mut normal = fallback;
@@ -178,6 +245,8 @@ impl Routing {
                 normal |= archive_bit;
             }
             let mut by_severity = [normal; 8];
+            let mut finals = 0u8;
+            let mut named = Vec::new();
             if let Some(dests) = r.filtered_alternates.get(vp) {
                 let upper = vp.to_ascii_uppercase();
                 let fsetting = format!("SC4S_DEST_{upper}_ALT_FILTER / routing.alt_filter.{vp}");
@@ -201,9 +270,21 @@ impl Routing {
                 let mut any = [false; 8];
                 for (i, d) in dests.iter().enumerate() {
                     let f = &filters[if filters.len() == 1 { 0 } else { i }];
-                    let mask = parse_filter(f)
+                    let parsed = parse_filter(f)
                         .map_err(|e| ConfigError::Invalid(format!("{fsetting}: {e}")))?;
                     let b = bit(&dsetting, d)?;
+                    let mask = match parsed {
+                        AltFilter::Levels(m) => m,
+                        AltFilter::Named(name) => {
+                            named.push(NamedAlt {
+                                bit: b,
+                                name,
+                                setting: fsetting.clone(),
+                                id: None,
+                            });
+                            [false; 8]
+                        }
+                    };
                     for s in 0..8 {
                         if mask[s] {
                             matched[s] |= b;
@@ -214,11 +295,15 @@ impl Routing {
                 for s in 0..8 {
                     if any[s] {
                         by_severity[s] = matched[s];
+                        finals |= 1 << s;
                     }
                 }
             }
             let idx = table.routes.len() as u16;
             table.routes.push(by_severity);
+            table.finals.push(finals);
+            table.has_named |= !named.is_empty();
+            table.named.push(named);
             // The key is `<vendor>_<product>`; either may hold `_` itself, so every split is
             // registered (a lookup joins nothing).
             for (i, _) in vp.match_indices('_') {
@@ -233,9 +318,49 @@ impl Routing {
         Ok(table)
     }
 
+    /// This table with the operator's destination selectors (`None`: without any).
+    pub fn with_selectors(&self, selectors: Option<Selectors>) -> Routing {
+        Routing {
+            selectors: selectors.map(Arc::new),
+            ..self.clone()
+        }
+    }
+
+    /// This table with its named ALT_FILTER filters resolved by `id_of` (the operator's
+    /// filters, [`sluice_proto::classify::local::Program::filter_id`]). An undefined name
+    /// is an error naming the setting.
+    pub fn resolve_filters(
+        &self,
+        id_of: impl Fn(&str) -> Option<u32>,
+    ) -> Result<Routing, ConfigError> {
+        let mut r = self.clone();
+        for alt in r.named.iter_mut().flatten() {
+            alt.id = Some(id_of(&alt.name).ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "{}: no filter {:?} is defined (sluice reads named filters from the \
+                     operator's local/config/filters/ and app_parsers/ files)",
+                    alt.setting, alt.name
+                ))
+            })?);
+        }
+        Ok(r)
+    }
+
+    /// Whether an event's destinations need more than the table: selectors or named
+    /// filters to run.
+    #[inline]
+    pub fn needs_eval(&self) -> bool {
+        self.selectors.is_some() || self.has_named
+    }
+
+    /// The selectors, when some can change an event's destinations.
+    pub fn selectors(&self) -> Option<&Selectors> {
+        self.selectors.as_deref()
+    }
+
     /// Whether every event gets the same destinations: the receivers then need not route.
     pub fn is_uniform(&self) -> bool {
-        self.routes.is_empty()
+        self.routes.is_empty() && self.selectors.is_none()
     }
 
     /// The destinations of events that are not routed (and of unnamed vendor_products).
@@ -251,6 +376,43 @@ impl Routing {
             Some(&i) => self.routes[i as usize][usize::from(severity & 7)],
             None => self.fallback,
         }
+    }
+
+    /// [`dests`](Self::dests) with what needs the event itself: the named ALT_FILTER
+    /// filters, then the selectors. `ask` answers for the classified event, and is asked
+    /// only what can still change the set.
+    #[inline]
+    pub fn dests_selected(
+        &self,
+        vendor: &[u8],
+        product: &[u8],
+        severity: u8,
+        mut ask: impl FnMut(Ask) -> bool,
+    ) -> u64 {
+        let sev = usize::from(severity & 7);
+        let (mut dests, is_final) = match self.by_vendor.get(vendor).and_then(|p| p.get(product)) {
+            Some(&i) => {
+                let i = i as usize;
+                let mut dests = self.routes[i][sev];
+                let mut is_final = self.finals[i] & (1 << sev) != 0;
+                for alt in &self.named[i] {
+                    let matched = alt.id.is_some_and(|id| ask(Ask::Filter(id)));
+                    if matched {
+                        // Filtered alternates replace the normal set; several add up.
+                        dests = if is_final { dests | alt.bit } else { alt.bit };
+                        is_final = true;
+                    }
+                }
+                (dests, is_final)
+            }
+            None => (self.fallback, false),
+        };
+        if let Some(s) = &self.selectors
+            && !is_final
+        {
+            dests = s.apply(dests, |a| ask(Ask::Selector(a)));
+        }
+        dests
     }
 }
 

@@ -3,44 +3,24 @@
 //! ([`sluice_proto::classify::VpsCache`]; SC4S's `p_vpst_cache` and `d_vpsc`).
 //!
 //! SC4S writes every event whose HOST is a name (not nil, not an address) to a sqlite file
-//! from a Python destination. Here, as for the name cache ([`crate::name_cache`]):
-//! * look-ups (the classifier, per message) load an immutable snapshot through `arc-swap`:
-//!   no lock, no allocation;
-//! * each event compares its host's entry in the snapshot with its own vendor and product
-//!   (one hash look-up); only a new or changed pair takes a lock and is queued;
-//! * a task merges the queue into a new snapshot every [`MERGE`] and writes the cache to
-//!   `$SC4S_VAR/vps.cache` every [`PERSIST`] when it changed, and at shutdown.
-//!
-//! The file is one `host<TAB>vendor<TAB>product` line per host, written to a temporary file
-//! and renamed, so a crash leaves the old or the new cache, never half of one.
+//! from a Python destination. Here it is a [`Learned`] table, as the name cache
+//! ([`crate::name_cache`]) is: lock-free look-ups, a queue only for a new or changed pair,
+//! merged and written by a task: `$SC4S_VAR/vps.cache`, one `host<TAB>vendor<TAB>product`
+//! line per host.
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
-use arc_swap::ArcSwap;
 use sluice_proto::classify::{VendorProduct, VpsCache, host_is_nil_or_ip};
 use tokio_util::sync::CancellationToken;
 
-/// How often queued entries become visible to look-ups.
-pub const MERGE: Duration = Duration::from_secs(1);
-/// How often a changed cache is written to its file.
-pub const PERSIST: Duration = Duration::from_secs(30);
+use crate::learned::{Learned, Persisted};
+pub use crate::learned::{MERGE, PERSIST};
 
-/// Host names (lower case) and their vendor and product.
-type Entries = HashMap<Box<[u8]>, VendorProduct>;
-
-/// The cache of one daemon.
+/// The cache of one daemon: host names (lower case) and their vendor and product.
 #[derive(Debug)]
-pub struct VendorProducts {
-    snapshot: ArcSwap<Entries>,
-    pending: Mutex<Entries>,
-    dirty: AtomicBool,
-    path: PathBuf,
-}
+pub struct VendorProducts(Learned<Box<[u8]>, VendorProduct>);
 
 /// The longest host name looked up without allocating (longer names are not cached).
 const HOST_MAX: usize = 255;
@@ -49,7 +29,7 @@ impl VpsCache for VendorProducts {
     fn lookup(&self, host: &[u8]) -> Option<VendorProduct> {
         let mut buf = [0u8; HOST_MAX];
         let key = lower(host, &mut buf)?;
-        self.snapshot.load().get(key).copied()
+        self.0.snapshot().get(key).copied()
     }
 }
 
@@ -65,54 +45,33 @@ fn lower<'b>(host: &[u8], buf: &'b mut [u8; HOST_MAX]) -> Option<&'b [u8]> {
 }
 
 impl VendorProducts {
-    /// Reads the cache at `path` (none yet: empty). Lines that cannot be read are skipped
-    /// with a warning: a cache is rebuilt by traffic.
+    /// Reads the cache at `path` (none yet: empty).
     pub fn open(path: &Path) -> std::io::Result<VendorProducts> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(e),
-        };
-        let mut entries = Entries::new();
-        for (n, line) in text.lines().enumerate() {
+        let parse = |line: &str| {
             let mut cols = line.split('\t');
-            let parsed = match (cols.next(), cols.next(), cols.next(), cols.next()) {
+            match (cols.next(), cols.next(), cols.next(), cols.next()) {
                 (Some(host), Some(v), Some(p), None) if valid_host(host.as_bytes()) => {
-                    VendorProduct::new(v.as_bytes(), p.as_bytes()).map(|vp| (host, vp))
+                    VendorProduct::new(v.as_bytes(), p.as_bytes())
+                        .map(|vp| (host.to_ascii_lowercase().into_bytes().into(), vp))
                 }
                 _ => None,
-            };
-            match parsed {
-                Some((host, vp)) => {
-                    entries.insert(host.to_ascii_lowercase().into_bytes().into(), vp);
-                }
-                None if line.is_empty() => {}
-                None => tracing::warn!(
-                    path = %path.display(),
-                    line = n + 1,
-                    "vendor-product cache: expected host<TAB>vendor<TAB>product; line skipped"
-                ),
             }
-        }
-        if let Some(dir) = path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir)?;
-        }
-        Ok(VendorProducts {
-            snapshot: ArcSwap::from_pointee(entries),
-            pending: Mutex::new(Entries::new()),
-            dirty: AtomicBool::new(false),
-            path: path.to_owned(),
-        })
+        };
+        Learned::open(
+            path,
+            "vendor-product cache",
+            "host<TAB>vendor<TAB>product",
+            parse,
+        )
+        .map(VendorProducts)
     }
 
     pub fn len(&self) -> usize {
-        self.snapshot.load().len()
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.0.is_empty()
     }
 
     /// Learns from one event: `host` is its final HOST (`None`: the sender's address),
@@ -135,13 +94,13 @@ impl VendorProducts {
         let same = |known: &VendorProduct| {
             known.vendor().as_bytes() == vendor && known.product().as_bytes() == product
         };
-        if self.snapshot.load().get(key).is_some_and(same) {
+        if self.0.snapshot().get(key).is_some_and(same) {
             return;
         }
         let Some(vp) = VendorProduct::new(vendor, product) else {
             return;
         };
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.0.pending();
         if pending.get(key).is_some_and(same) {
             return;
         }
@@ -150,40 +109,32 @@ impl VendorProducts {
 
     /// Makes the queued entries visible; `true` when something changed.
     pub fn merge(&self) -> bool {
-        let updates = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
-        if updates.is_empty() {
-            return false;
-        }
-        let mut entries = Entries::clone(&self.snapshot.load());
-        entries.extend(updates);
-        self.snapshot.store(Arc::new(entries));
-        self.dirty.store(true, Ordering::Release);
-        true
+        self.0.merge()
     }
 
     /// Writes the cache when it changed since the last write.
     pub fn persist(&self) -> std::io::Result<()> {
-        if !self.dirty.swap(false, Ordering::AcqRel) {
-            return Ok(());
-        }
-        let entries = self.snapshot.load();
-        let mut sorted: Vec<_> = entries.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(b.0));
-        let mut text = String::with_capacity(entries.len() * 48);
-        for (host, vp) in sorted {
-            text.push_str(&String::from_utf8_lossy(host));
-            text.push('\t');
-            text.push_str(vp.vendor());
-            text.push('\t');
-            text.push_str(vp.product());
-            text.push('\n');
-        }
-        let tmp = self.path.with_extension("cache.tmp");
-        let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &self.path));
-        if written.is_err() {
-            self.dirty.store(true, Ordering::Release);
-        }
-        written
+        self.0.persist(|host, vp, out| {
+            out.push_str(&String::from_utf8_lossy(host));
+            out.push('\t');
+            out.push_str(vp.vendor());
+            out.push('\t');
+            out.push_str(vp.product());
+        })
+    }
+}
+
+impl Persisted for VendorProducts {
+    fn merge(&self) {
+        self.0.merge();
+    }
+
+    fn persist(&self) -> std::io::Result<()> {
+        VendorProducts::persist(self)
+    }
+
+    fn describe(&self) -> (&'static str, &Path) {
+        (self.0.what(), self.0.path())
     }
 }
 
@@ -213,31 +164,7 @@ pub fn installed() -> Option<Arc<VendorProducts>> {
 
 /// Merges every [`MERGE`] and writes every [`PERSIST`] until `stop`, then writes once more.
 pub fn spawn(cache: Arc<VendorProducts>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut merge = tokio::time::interval(MERGE);
-        merge.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut since_write = Duration::ZERO;
-        loop {
-            tokio::select! {
-                _ = merge.tick() => {}
-                _ = stop.cancelled() => break,
-            }
-            cache.merge();
-            since_write += MERGE;
-            if since_write >= PERSIST {
-                since_write = Duration::ZERO;
-                write(&cache);
-            }
-        }
-        cache.merge();
-        write(&cache);
-    })
-}
-
-fn write(cache: &VendorProducts) {
-    if let Err(e) = cache.persist() {
-        tracing::warn!(path = %cache.path.display(), error = %e, "cannot write the vendor-product cache");
-    }
+    crate::learned::spawn(cache, stop)
 }
 
 #[cfg(test)]

@@ -153,6 +153,9 @@ pub struct Classifier {
     pub(crate) name_cache: Option<std::sync::Arc<dyn super::NameCache>>,
     /// The operator's app-parsers (`None` when there are none: nothing of them runs).
     pub(crate) app_parsers: Option<std::sync::Arc<super::local::Program>>,
+    /// The operator's program even without applications: its named filters serve the
+    /// routing (`SC4S_DEST_<VP>_ALT_FILTER`), not the classification.
+    named_filters: Option<std::sync::Arc<super::local::Program>>,
     pub(crate) loghost: String,
     /// `SC4S_USE_VPS_CACHE`: the vendor and product of each host's last event.
     pub(crate) vps_cache: Option<std::sync::Arc<dyn super::VpsCache>>,
@@ -242,6 +245,7 @@ impl Classifier {
             ignored_listeners: Vec::new(),
             name_cache: None,
             app_parsers,
+            named_filters: settings.app_parsers.clone(),
             loghost: settings.loghost.clone(),
             vps_cache: None,
         };
@@ -331,6 +335,57 @@ impl Classifier {
             ),
             None => super::local::run::Selection::default(),
         }
+    }
+
+    /// Whether selector application `app` ([`super::local::Selector::app`]) takes a
+    /// classified message; `false` without app-parsers. Its values live in `scratch`, which
+    /// may be another than the classification's.
+    pub fn selector_takes<'m, 't: 'm>(
+        &'t self,
+        app: u32,
+        msg: &crate::message::Message<'m>,
+        src: &super::SourceMeta<'_>,
+        class: &super::Classification<'m, 't>,
+        now_unix_secs: i64,
+        scratch: &'m super::local::Scratch,
+    ) -> bool {
+        self.app_parsers.as_ref().is_some_and(|p| {
+            super::local::run::selector_takes(
+                p,
+                app,
+                msg,
+                src,
+                class,
+                now_unix_secs,
+                &self.zone,
+                scratch.bump(),
+            )
+        })
+    }
+
+    /// Whether the operator's named filter `id` ([`super::local::Program::filter_id`])
+    /// matches a classified message; `false` without app-parsers.
+    pub fn named_filter_matches<'m, 't: 'm>(
+        &'t self,
+        id: u32,
+        msg: &crate::message::Message<'m>,
+        src: &super::SourceMeta<'_>,
+        class: &super::Classification<'m, 't>,
+        now_unix_secs: i64,
+        scratch: &'m super::local::Scratch,
+    ) -> bool {
+        self.named_filters.as_ref().is_some_and(|p| {
+            super::local::run::named_filter_matches(
+                p,
+                id,
+                msg,
+                src,
+                class,
+                now_unix_secs,
+                &self.zone,
+                scratch.bump(),
+            )
+        })
     }
 
     /// The active vendor families (built-ins first).

@@ -53,7 +53,9 @@ struct TopicTable {
     program_prefixes: ByFirstByte,
     body_prefixes: ByFirstByte,
     netsource: Vec<(Box<str>, u16)>,
-    raw_checks: Vec<(RawCheck, u16)>,
+    /// With the slot of [`TokenHits::raw`] that keeps the check's answer when several
+    /// applications (of any main topic) declare the same check.
+    raw_checks: Vec<(RawCheck, u16, Option<u8>)>,
     /// The operator's applications' HOST atoms: (prefix?, lower-case text, application).
     hosts: Vec<(bool, Box<[u8]>, u16)>,
     /// Their netmask atoms.
@@ -65,7 +67,7 @@ struct TopicTable {
     locals: Vec<u16>,
     /// [`When::Header`] checks: the shape bits one of which they need.
     header_checks: Vec<(Shape, RawCheck, u16)>,
-    checks: Vec<(Check, u16)>,
+    checks: Vec<(Check, &'static App, u16)>,
     /// Global token id (see [`TokenScan`]) → the applications that listed it; empty when
     /// the topic has no token applications.
     by_token: Vec<Vec<u16>>,
@@ -155,9 +157,9 @@ impl TopicTable {
                         self.body_prefixes.push(p.as_bytes(), i);
                     }
                 }
-                When::Raw(check) => self.raw_checks.push((check, i)),
+                When::Raw(check) => self.raw_checks.push((check, i, None)),
                 When::Header(need, check) => self.header_checks.push((need, check, i)),
-                When::Check(check) => self.checks.push((check, i)),
+                When::Check(check) => self.checks.push((check, app, i)),
                 When::Token(_) => {}
             }
         }
@@ -294,20 +296,37 @@ impl BitSet {
     }
 
     fn is_empty(&self) -> bool {
-        self.words.iter().all(|w| *w == 0)
+        self.words.iter().fold(0, |a, w| a | w) == 0
     }
 
-    fn iter(&self) -> impl Iterator<Item = u16> + '_ {
-        self.words.iter().enumerate().flat_map(|(at, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                (w != 0).then(|| {
-                    let bit = w.trailing_zeros();
-                    w &= w - 1;
-                    (at * 64) as u16 + bit as u16
-                })
-            })
-        })
+    fn iter(&self) -> Bits {
+        Bits {
+            words: self.words,
+            at: 0,
+        }
+    }
+}
+
+/// The members of a [`BitSet`], in increasing order (a plain loop over the words: the
+/// nested iterators it replaces cost more than the few candidates they yielded).
+struct Bits {
+    words: [u64; WORDS],
+    at: usize,
+}
+
+impl Iterator for Bits {
+    type Item = u16;
+
+    fn next(&mut self) -> Option<u16> {
+        while let Some(w) = self.words.get_mut(self.at) {
+            if *w != 0 {
+                let bit = w.trailing_zeros();
+                *w &= *w - 1;
+                return Some((self.at * 64) as u16 + bit as u16);
+            }
+            self.at += 1;
+        }
+        None
     }
 }
 
@@ -320,7 +339,14 @@ pub(crate) struct TokenHits {
     /// The operator's tokens found (their own scan).
     local_tokens: Option<BitSet>,
     shape: Option<Shape>,
+    /// The answers of the [`When::Raw`] checks several applications share (see
+    /// [`Engine::share_raw_checks`]), by slot.
+    raw: [Option<bool>; RAW_SLOTS],
 }
+
+/// How many shared [`When::Raw`] checks keep their answer per message (a check shared
+/// beyond that just runs once per application).
+const RAW_SLOTS: usize = 4;
 
 /// The tokens of every main topic and their searcher: one scan per message serves every
 /// topic (each used to scan the whole message for its own few tokens, up to four scans of
@@ -481,6 +507,7 @@ impl Engine {
         for t in main.iter_mut() {
             t.index_tokens(&patterns);
         }
+        Engine::share_raw_checks(&mut main);
         let mut local_patterns: Vec<Box<[u8]>> = Vec::new();
         if let Some(p) = &local {
             for a in &p.apps {
@@ -506,6 +533,34 @@ impl Engine {
             scan: TokenScan::new(&patterns),
             local_scan: TokenScan::new(&local_patterns),
             local,
+        }
+    }
+
+    /// Gives the [`When::Raw`] checks that more than one application of the main topics
+    /// declares (Cisco's and Arista's `: %` search) a slot in [`TokenHits::raw`]: each runs
+    /// once per message however many applications and topics ask.
+    fn share_raw_checks(main: &mut [TopicTable; MAIN_TOPICS.len()]) {
+        let all: Vec<RawCheck> = main
+            .iter()
+            .flat_map(|t| t.raw_checks.iter().map(|(c, _, _)| *c))
+            .collect();
+        let mut shared: Vec<RawCheck> = Vec::new();
+        for (i, c) in all.iter().enumerate() {
+            let repeated = all[i + 1..].iter().any(|d| std::ptr::fn_addr_eq(*c, *d));
+            if repeated
+                && !shared.iter().any(|d| std::ptr::fn_addr_eq(*c, *d))
+                && shared.len() < RAW_SLOTS
+            {
+                shared.push(*c);
+            }
+        }
+        for t in main.iter_mut() {
+            for (c, _, slot) in &mut t.raw_checks {
+                *slot = shared
+                    .iter()
+                    .position(|d| std::ptr::fn_addr_eq(*c, *d))
+                    .map(|s| s as u8);
+            }
         }
     }
 
@@ -545,8 +600,12 @@ impl Engine {
             table.program_prefixes.matches(p, &mut cands);
         }
         table.body_prefixes.matches(input.body, &mut cands);
-        for (check, i) in &table.raw_checks {
-            if check(input.msg.raw) {
+        for (check, i, slot) in &table.raw_checks {
+            let yes = match slot {
+                Some(s) => *hits.raw[usize::from(*s)].get_or_insert_with(|| check(input.msg.raw)),
+                None => check(input.msg.raw),
+            };
+            if yes {
                 cands.insert(*i);
             }
         }
@@ -558,16 +617,14 @@ impl Engine {
                 }
             }
         }
-        for (check, i) in &table.checks {
-            if let Entry::Builtin(_, app) = table.apps[usize::from(*i)]
-                && call_check(*check, app, input, out)
-            {
+        for (check, app, i) in &table.checks {
+            if call_check(*check, app, input, out) {
                 cands.insert(*i);
             }
         }
         let vp = input.netsource.vendor_product;
         let listener = input.src.listener_id;
-        if !vp.is_empty() || listener != super::DEFAULT_LISTENER {
+        if !table.netsource.is_empty() && (!vp.is_empty() || listener != super::DEFAULT_LISTENER) {
             for (v, i) in &table.netsource {
                 if netsource_is(v, vp, listener) {
                     cands.insert(*i);
@@ -588,9 +645,12 @@ impl Engine {
             if found.overflow {
                 cands.overflow = true;
             }
-            for pattern in found.iter() {
-                for &i in &table.by_token[usize::from(pattern)] {
-                    cands.insert(i);
+            // Most messages hold no token: then nothing to walk.
+            if !found.is_empty() {
+                for pattern in found.iter() {
+                    for &i in &table.by_token[usize::from(pattern)] {
+                        cands.insert(i);
+                    }
                 }
             }
         }
@@ -902,6 +962,61 @@ mod tests {
             scan.prefixes.len(),
             scan.scanner
         );
+    }
+
+    fn percent(raw: &[u8]) -> bool {
+        raw.contains(&b'%')
+    }
+
+    fn colon(raw: &[u8]) -> bool {
+        raw.contains(&b':')
+    }
+
+    static RAWS: Vendor = Vendor {
+        name: "r",
+        keys: &[] as &[Key],
+        apps: &[
+            App {
+                name: "almost",
+                topic: Topic::AlmostSyslog,
+                order: "a",
+                when: When::Raw(percent),
+                parse: nop,
+            },
+            App {
+                name: "syslog",
+                topic: Topic::Syslog,
+                order: "b",
+                when: When::Raw(percent),
+                parse: nop,
+            },
+            App {
+                name: "alone",
+                topic: Topic::Syslog,
+                order: "c",
+                when: When::Raw(colon),
+                parse: nop,
+            },
+        ],
+    };
+
+    /// A raw check that applications of two topics declare (Cisco's and Arista's `: %`
+    /// search) keeps its answer in one slot: a message pays for it once. One declared once
+    /// needs none.
+    #[test]
+    fn a_raw_check_several_applications_declare_shares_a_slot() {
+        let engine = Engine::new(vec![&RAWS], None);
+        let slots = |check: RawCheck| -> Vec<Option<u8>> {
+            engine
+                .main
+                .iter()
+                .flat_map(|t| &t.raw_checks)
+                .filter(|(c, _, _)| std::ptr::fn_addr_eq(*c, check))
+                .map(|(_, _, slot)| *slot)
+                .collect()
+        };
+        assert_eq!(slots(percent), vec![Some(0), Some(0)]);
+        assert_eq!(slots(colon), vec![None]);
     }
 
     /// The scan finds every token that occurs, overlapping or nested ones included.

@@ -146,6 +146,8 @@ fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processo
     }
     let app_parsers = crate::app_parsers::load(config, context_dir.as_deref())?;
     crate::app_parsers::log(&app_parsers);
+    let routing =
+        &crate::app_parsers::route_with(routing, &app_parsers, &config.destination_plan())?;
     let settings = Settings {
         listeners: config
             .listeners()?

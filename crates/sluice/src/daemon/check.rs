@@ -612,6 +612,10 @@ fn parse(c: &Check<'_>, out: &mut Out) {
             for l in crate::app_parsers::check_lines(&loaded) {
                 out.line(l);
             }
+            let plan = config.destination_plan();
+            for w in crate::app_parsers::selectors(&loaded, &plan).1 {
+                out.line(format!("  warning: app-parsers: {w}"));
+            }
         }
         // Building the blueprint below reports it as the error it is.
         Err(e) => out.line(format!("  app-parsers: {e:#}")),

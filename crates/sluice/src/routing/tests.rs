@@ -140,14 +140,25 @@ fn filtered_alternates_replace_the_normal_destinations() {
 
 #[test]
 fn unknown_filters_and_destinations_name_the_setting() {
+    // A name is looked up among the operator's filters; none defines this one.
     let e = routing(&with(&[
         ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "f_is_rfc5424_strict"),
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_other"),
+    ]))
+    .unwrap()
+    .resolve_filters(|_| None)
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
+    assert!(e.contains("f_is_rfc5424_strict"), "{e}");
+    // An inline expression other than level(...) is not supported.
+    let e = routing(&with(&[
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "program(\"asa\")"),
         ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_other"),
     ]))
     .unwrap_err()
     .to_string();
     assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
-    assert!(e.contains("f_is_rfc5424_strict"), "{e}");
     let e = routing(&with(&[(
         "SC4S_DEST_CISCO_ASA_ALTERNATES",
         "d_syslog_relay",
@@ -306,4 +317,229 @@ fn relay_and_kafka_destinations_route_like_hec_ones() {
         "debug: only the filtered alternate"
     );
     assert_eq!(r.dests(b"pan", b"ngfw", 3), 0b0001);
+}
+
+mod selector_routing {
+    use super::*;
+    use sluice_proto::classify::local::Selector;
+
+    fn sel(destination: &str, drop: bool, app: u32) -> Selector {
+        Selector {
+            destination: destination.into(),
+            drop,
+            app,
+            name: format!("sc4s-lp-{app}"),
+            file: "sel.conf".into(),
+            line: app + 1,
+        }
+    }
+
+    /// Every kind of destination, the extra ones in SELECT mode unless `global`.
+    fn all_kinds(global: bool) -> (Config, Vec<DestPlan>) {
+        let mode = if global { "GLOBAL" } else { "SELECT" };
+        let (c, _) = load(&[
+            ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "http://a:8088"),
+            ("SC4S_DEST_SPLUNK_HEC_OTHER_URL", "http://b:8088"),
+            ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", mode),
+            ("SC4S_DEST_SYSLOG_RELAY_HOST", "127.0.0.1"),
+            ("SC4S_DEST_SYSLOG_RELAY_MODE", mode),
+            ("SC4S_DEST_BSD_OLD_HOST", "127.0.0.1"),
+            ("SC4S_DEST_BSD_OLD_MODE", mode),
+            ("SLUICE_DEST_KAFKA_BUS_BROKERS", "127.0.0.1:9092"),
+            ("SLUICE_DEST_KAFKA_BUS_TOPIC", "t"),
+            ("SLUICE_DEST_KAFKA_BUS_MODE", mode),
+            ("SC4S_DEST_CISCO_ASA_ALTERNATES", "d_hec_fmt_other"),
+        ])
+        .unwrap();
+        let plan = c.destination_plan();
+        (c, plan)
+    }
+
+    fn bit(plan: &[DestPlan], name: &str) -> u64 {
+        1 << Config::resolve_destination(plan, "test", name).unwrap()
+    }
+
+    #[test]
+    fn a_selector_sends_matching_events_to_a_select_destination_of_every_kind() {
+        let (c, plan) = all_kinds(false);
+        let names = [
+            "d_hec_fmt_other",
+            "d_syslog_relay",
+            "d_bsd_old",
+            "d_kafka_bus",
+        ];
+        let sels: Vec<Selector> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| sel(n, false, i as u32))
+            .collect();
+        let (s, warnings) = Selectors::build(&sels, &plan);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let r = Routing::build(&c, &plan).unwrap().with_selectors(s);
+        assert!(!r.is_uniform());
+        let default = bit(&plan, "d_hec_fmt");
+        assert_eq!(r.fallback(), default);
+        for (i, n) in names.iter().enumerate() {
+            // Only application i takes the event: only its destination is added.
+            let got = r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(i as u32));
+            assert_eq!(got, default | bit(&plan, n), "{n}");
+        }
+        // No selector takes it: the table's set.
+        assert_eq!(r.dests_selected(b"pan", b"ngfw", 6, |_| false), default);
+        // The alternates already route cisco_asa to OTHER; a selector adds to that.
+        let other = bit(&plan, "d_hec_fmt_other");
+        assert_eq!(
+            r.dests_selected(b"cisco", b"asa", 6, |a| a == Ask::Selector(3)),
+            default | other | bit(&plan, "d_kafka_bus")
+        );
+    }
+
+    #[test]
+    fn the_default_hec_destination_answers_to_sc4s_names_and_drop_works_in_both_modes() {
+        for global in [false, true] {
+            let (c, plan) = all_kinds(global);
+            let sels = [
+                sel("d_hec_fmt", true, 0),
+                sel("d_syslog_relay", true, 1),
+                sel("d_syslog_relay", false, 2),
+            ];
+            let (s, warnings) = Selectors::build(&sels, &plan);
+            let r = Routing::build(&c, &plan).unwrap().with_selectors(s);
+            let default = bit(&plan, "d_hec_fmt");
+            let relay = bit(&plan, "d_syslog_relay");
+            let base = r.dests(b"pan", b"ngfw", 6);
+            // The drop selector of the default destination keeps the event from it.
+            assert_eq!(
+                r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(0)) & default,
+                0,
+                "global={global}"
+            );
+            // Select and drop of one destination: drop wins (SC4S drops after selecting).
+            assert_eq!(
+                r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(1)
+                    || a == Ask::Selector(2))
+                    & relay,
+                0
+            );
+            if global {
+                // GLOBAL: every event goes there already; the select is reported as
+                // having no effect.
+                assert_eq!(base & relay, relay);
+                assert!(
+                    warnings.iter().any(|w| w.contains("GLOBAL")),
+                    "{warnings:?}"
+                );
+                assert_eq!(r.dests_selected(b"pan", b"ngfw", 6, |_| false), base);
+            } else {
+                assert_eq!(base & relay, 0);
+                assert!(warnings.is_empty(), "{warnings:?}");
+                assert_eq!(
+                    r.dests_selected(b"pan", b"ngfw", 6, |a| a == Ask::Selector(2)),
+                    base | relay
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_destination_and_the_archive_are_warnings_with_file_and_line() {
+        let (c, _) = load(&[
+            ("SC4S_DEST_SPLUNK_HEC_DEFAULT_URL", "http://a:8088"),
+            ("SC4S_ARCHIVE_GLOBAL", "yes"),
+            ("SC4S_VAR", "/tmp/sluice-sel-test"),
+        ])
+        .unwrap();
+        let plan = c.destination_plan();
+        let (s, warnings) = Selectors::build(
+            &[sel("d_hec_fmt_nosuch", false, 4), sel("d_archive", true, 6)],
+            &plan,
+        );
+        assert!(s.is_none());
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("sel.conf:5"), "{}", warnings[0]);
+        assert!(warnings[0].contains("d_hec_fmt_nosuch"), "{}", warnings[0]);
+        assert!(warnings[1].contains("sel.conf:7"), "{}", warnings[1]);
+        assert!(warnings[1].contains("archive"), "{}", warnings[1]);
+    }
+
+    #[test]
+    fn filtered_alternates_are_final_and_selectors_do_not_see_those_events() {
+        let (c, _) = load(&with(&[
+            ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "SELECT"),
+            ("SC4S_DEST_SYSLOG_RELAY_HOST", "127.0.0.1"),
+            ("SC4S_DEST_SYSLOG_RELAY_MODE", "SELECT"),
+            ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_fmt_other"),
+            ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "level(debug)"),
+        ]))
+        .unwrap();
+        let plan = c.destination_plan();
+        let (s, _) = Selectors::build(
+            &[
+                sel("d_syslog_relay", false, 0),
+                sel("d_hec_fmt_other", true, 1),
+            ],
+            &plan,
+        );
+        let r = Routing::build(&c, &plan).unwrap().with_selectors(s);
+        let other = bit(&plan, "d_hec_fmt_other");
+        let relay = bit(&plan, "d_syslog_relay");
+        let default = bit(&plan, "d_hec_fmt");
+        // debug: filtered alternates only, the selectors are not asked.
+        assert_eq!(
+            r.dests_selected(b"cisco", b"asa", 7, |_| panic!("not asked")),
+            other
+        );
+        // info: the normal set, and the selectors apply.
+        assert_eq!(
+            r.dests_selected(b"cisco", b"asa", 6, |_| true),
+            default | relay
+        );
+    }
+
+    #[test]
+    fn without_selectors_nothing_is_asked() {
+        let (c, plan) = all_kinds(false);
+        let r = Routing::build(&c, &plan).unwrap().with_selectors(None);
+        assert!(r.selectors().is_none());
+        assert_eq!(
+            r.dests_selected(b"pan", b"ngfw", 6, |_| panic!("not asked")),
+            r.dests(b"pan", b"ngfw", 6)
+        );
+    }
+}
+
+#[test]
+fn a_named_alt_filter_is_resolved_against_the_operators_filters_and_run_per_event() {
+    let vars = with(&[
+        ("SC4S_DEST_SPLUNK_HEC_OTHER_MODE", "SELECT"),
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_fmt_other"),
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "f_asa_denies"),
+    ]);
+    let r = routing(&vars).unwrap();
+    assert!(r.needs_eval());
+    // Undefined: the error names the setting and the filter.
+    let e = r.resolve_filters(|_| None).unwrap_err().to_string();
+    assert!(e.contains("SC4S_DEST_CISCO_ASA_ALT_FILTER"), "{e}");
+    assert!(e.contains("f_asa_denies"), "{e}");
+    let r = r
+        .resolve_filters(|n| (n == "f_asa_denies").then_some(7))
+        .unwrap();
+    // The filter matches: OTHER only (filtered alternates replace the rest).
+    assert_eq!(
+        r.dests_selected(b"cisco", b"asa", 6, |a| a == Ask::Filter(7)),
+        0b10
+    );
+    // It does not: the normal destinations.
+    assert_eq!(r.dests_selected(b"cisco", b"asa", 6, |_| false), 0b01);
+    // Other vendors never run it.
+    assert_eq!(
+        r.dests_selected(b"pan", b"ngfw", 6, |_| panic!("not asked")),
+        0b01
+    );
+    // `filter(name)` is the same name.
+    let vars = with(&[
+        ("SC4S_DEST_CISCO_ASA_FILTERED_ALTERNATES", "d_hec_fmt_other"),
+        ("SC4S_DEST_CISCO_ASA_ALT_FILTER", "filter(f_asa_denies)"),
+    ]);
+    assert!(routing(&vars).unwrap().resolve_filters(|_| Some(1)).is_ok());
 }

@@ -99,6 +99,20 @@ pub struct AppSummary {
     pub prefilter: String,
 }
 
+/// One selector application: which destination it picks events for (or, `drop`, keeps
+/// events from).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selector {
+    /// The syslog-ng destination name after `sc4s-lp-dest-select-[drop-]`.
+    pub destination: String,
+    pub drop: bool,
+    /// The application's index, for [`crate::classify::Classifier::selector_takes`].
+    pub app: u32,
+    pub name: String,
+    pub file: String,
+    pub line: u32,
+}
+
 impl Program {
     /// The applications loaded, in the order they are tried within a context.
     pub fn applications(&self) -> Vec<AppSummary> {
@@ -130,6 +144,31 @@ impl Program {
     /// Applications that are declared but not loaded: (name, context, file, line).
     pub fn skipped(&self) -> &[(String, String, String, u32)] {
         &self.skipped
+    }
+
+    /// The selector applications (`sc4s-lp-dest-select-[drop-]<destination>`), in load
+    /// order; [`Selector::app`] is what [`crate::classify::Classifier::selector_takes`]
+    /// runs.
+    pub fn selectors(&self) -> Vec<Selector> {
+        self.apps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| {
+                let (drop, d) = match &a.context {
+                    Context::Select(d) => (false, d),
+                    Context::SelectDrop(d) => (true, d),
+                    _ => return None,
+                };
+                Some(Selector {
+                    destination: d.clone(),
+                    drop,
+                    app: i as u32,
+                    name: a.name.clone(),
+                    file: a.file.clone(),
+                    line: a.line,
+                })
+            })
+            .collect()
     }
 
     /// The destinations selectors name (`sc4s-lp-dest-select-<destination>`).

@@ -12,7 +12,7 @@ use crate::classify::{Classification, SourceMeta};
 use crate::message::{Format, Message};
 
 use super::eval::{Base, Key, Overlay, Splunk, Stage, State};
-use super::ir::{Context, Tmpl};
+use super::ir::{Context, Filter, Tmpl};
 pub(crate) use super::names::id::{NS_TIME_ZONE, NS_USE_RECV_TIME};
 use super::names::{NameId, id};
 use super::program::{Program, projected};
@@ -563,6 +563,50 @@ pub fn selects<'m, 't: 'm>(
         selected,
         dropped,
     }
+}
+
+/// Whether application `app` (a selector, [`Program::selectors`]) takes the classified
+/// message: its filter matches and its parsers succeed. Any other index takes nothing.
+#[allow(clippy::too_many_arguments)]
+pub fn selector_takes<'m, 't: 'm>(
+    program: &'t Program,
+    app: u32,
+    msg: &Message<'m>,
+    src: &SourceMeta<'_>,
+    class: &Classification<'m, 't>,
+    now: i64,
+    zone: &crate::time::Zone,
+    arena: &'m bumpalo::Bump,
+) -> bool {
+    let Some(a) = program.apps.get(app as usize) else {
+        return false;
+    };
+    if !matches!(a.context, Context::Select(_) | Context::SelectDrop(_)) {
+        return false;
+    }
+    let base = base_of_class(msg, src, class, now, zone, "", program);
+    let mut st = State::new(program, arena, base);
+    a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser)
+}
+
+/// Whether the named filter `id` ([`Program::filter_id`]) matches the classified message.
+#[allow(clippy::too_many_arguments)]
+pub fn named_filter_matches<'m, 't: 'm>(
+    program: &'t Program,
+    id: u32,
+    msg: &Message<'m>,
+    src: &SourceMeta<'_>,
+    class: &Classification<'m, 't>,
+    now: i64,
+    zone: &crate::time::Zone,
+    arena: &'m bumpalo::Bump,
+) -> bool {
+    if program.filters.get(id as usize).is_none() {
+        return false;
+    }
+    let base = base_of_class(msg, src, class, now, zone, "", program);
+    let mut st = State::new(program, arena, base);
+    st.filter(&Filter::Named(id))
 }
 
 /// What the selectors of one destination say about an event.

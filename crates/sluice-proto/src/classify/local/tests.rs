@@ -608,6 +608,70 @@ fn selectors_pick_events_for_a_destination() {
     );
     assert!(v.selected && v.dropped, "{v:?}");
     assert!(!verdict(asa, "d_hec_fmt").has_selectors);
+
+    // The same, one application at a time, as the router asks (with a scratch of its own).
+    let sels = p.selectors();
+    assert_eq!(sels.len(), 2);
+    assert!(!sels[0].drop && sels[1].drop);
+    assert_eq!(sels[0].destination, "d_hec_fmt_other");
+    assert_eq!(sels[0].line, 2);
+    let takes = |line: &str, app: u32| {
+        let msg = parse(
+            line.as_bytes(),
+            &ParseOptions {
+                now_unix_secs: NOW,
+                zone: &zone,
+            },
+        );
+        let scratch = super::Scratch::new();
+        let src = src_from([192, 0, 2, 10]);
+        let c = classify(&msg, &src, NOW, cx, &scratch);
+        let own = super::Scratch::new();
+        cx.selector_takes(app, &msg, &src, &c, NOW, &own)
+    };
+    assert!(takes(asa, sels[0].app));
+    assert!(!takes(asa, sels[1].app));
+    assert!(!takes("<134>Mar 31 02:08:27 h1 sshd[1]: x", sels[0].app));
+    // An index that is not a selector takes nothing.
+    assert!(!takes(asa, 999));
+}
+
+#[test]
+fn a_named_filter_runs_on_a_classified_event() {
+    // A file of filters only (local/config/filters/): no application, so the classifier
+    // runs none, but the filter is there for the routing.
+    let files = [(
+        "filters/f.conf",
+        "filter f_asa_info { 'cisco' eq \"${fields.sc4s_vendor}\" and level(info) };\n",
+    )];
+    let cx = classifier(&files);
+    assert!(cx.app_parsers().is_none());
+    let id = load(&files)
+        .unwrap()
+        .filter_id("f_asa_info")
+        .expect("defined");
+    let zone = Zone::utc();
+    let matches = |line: &str| {
+        let msg = parse(
+            line.as_bytes(),
+            &ParseOptions {
+                now_unix_secs: NOW,
+                zone: &zone,
+            },
+        );
+        let scratch = super::Scratch::new();
+        let src = src_from([192, 0, 2, 10]);
+        let c = classify(&msg, &src, NOW, cx, &scratch);
+        let own = super::Scratch::new();
+        cx.named_filter_matches(id, &msg, &src, &c, NOW, &own)
+    };
+    assert!(matches(
+        "<166>Mar 31 02:08:27 fw1 %ASA-6-302013: Built inbound"
+    ));
+    assert!(!matches(
+        "<167>Mar 31 02:08:27 fw1 %ASA-7-302013: Built inbound"
+    ));
+    assert!(!matches("<134>Mar 31 02:08:27 h1 sshd[1]: x"));
 }
 
 const LOCAL_TEMPLATE: &str = r#"

@@ -16,7 +16,7 @@ pub static VENDOR: Vendor = Vendor {
         topic: Topic::Syslog,
         order: "arista/app-syslog-arista_eos.conf",
         // PROGRAM, the header's `: `, then the `%` the filter requires.
-        when: When::Raw(|raw| crate::classify::vendors::util::colon_percent(raw).is_some()),
+        when: When::Raw(crate::classify::vendors::util::has_colon_percent),
         parse: eos,
     }],
 };

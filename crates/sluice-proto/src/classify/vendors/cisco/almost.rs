@@ -16,7 +16,7 @@ use std::sync::LazyLock;
 use crate::classify::registry::{App, HostEdit, Input, Out, Shape, TimeEdit, Topic, When};
 use crate::classify::value::Value;
 use crate::classify::vendors::almost_levelword::split_program;
-use crate::classify::vendors::util::{colon_percent, contains};
+use crate::classify::vendors::util::{colon_percent, contains, has_colon_percent};
 use crate::classify::vtime;
 use crate::message::{Format, Timestamp};
 use crate::time::Zone;
@@ -38,10 +38,6 @@ pub(crate) const CISCO_MS: App = App {
     when: When::Header(Shape::MONTH, |raw| ms_header(raw).is_some()),
     parse: cisco_ms,
 };
-
-fn has_colon_percent(raw: &[u8]) -> bool {
-    colon_percent(raw).is_some()
-}
 
 /// `^<\d+>`: the length of the PRI.
 fn pri_len(raw: &[u8]) -> Option<usize> {
@@ -503,10 +499,15 @@ fn ms_header(raw: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
         .iter()
         .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
         .count();
-    let level = rest.get(fac + 1..).map_or(0, |r| {
-        r.iter().take_while(|c| c.is_ascii_lowercase()).count()
-    });
-    if fac == 0 || rest.get(fac) != Some(&b'.') || level == 0 {
+    // The `.` first: a BSD line's HOST is a run of the same bytes, so most fail here.
+    if fac == 0 || rest.get(fac) != Some(&b'.') {
+        return None;
+    }
+    let level = rest[fac + 1..]
+        .iter()
+        .take_while(|c| c.is_ascii_lowercase())
+        .count();
+    if level == 0 {
         return None;
     }
     let after = rest[fac + 1 + level..].strip_prefix(b" ")?;
