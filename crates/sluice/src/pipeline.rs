@@ -14,6 +14,7 @@ use sluice_proto::{Message, ParseOptions, parse};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::group::stage::GroupStage;
 use crate::output::Submit;
 use crate::routing::{Ask, Routing};
 use crate::telemetry::InternalEvent;
@@ -41,7 +42,7 @@ pub struct Processor {
     /// event goes to the same destinations and nothing is looked up).
     pub routing: Option<Arc<Routing>>,
     /// Open multi-part groups; a reload hands them to the new processor.
-    pub groups: Arc<crate::group::GroupStage>,
+    pub groups: Arc<GroupStage>,
     /// `SC4S_USE_NAME_CACHE`: learns each sender's hostname (the classifier looks it up).
     pub names: Option<Arc<crate::name_cache::HostNames>>,
     /// `SC4S_USE_VPS_CACHE`: learns each host's vendor and product (the classifier looks
@@ -166,7 +167,7 @@ impl Processor {
         let opts = self.tables.group_options();
         match sluice_proto::classify::group::part(msg, class, src.source_ip, &opts) {
             Some(part) => {
-                self.groups.offer(&part, src, at);
+                self.groups.offer(&part, src, at.unix_micros);
                 counts.absorbed += 1;
                 true
             }

@@ -16,7 +16,7 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, packed};
 
 use super::local::prefilter::Atom;
 use super::local::{self, Context, Program, Stage};
-use super::registry::{App, Check, Input, Out, Shape, Topic, Vendor, When};
+use super::registry::{App, Check, Input, Out, Shape, SubTopics, Topic, Vendor, When};
 
 /// The main topics, indexed by [`main_slot`].
 const MAIN_TOPICS: [Topic; 6] = [
@@ -729,7 +729,12 @@ impl Engine {
     }
 
     /// Runs a sub-topic (linear: only messages of its parent get here).
-    pub(crate) fn run_sub<'m>(&self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    pub(crate) fn run_sub_topic<'m>(
+        &self,
+        name: &str,
+        input: &Input<'m, '_>,
+        out: &mut Out<'m>,
+    ) -> bool {
         let Some((sub, table)) = self.subs.iter().find(|(n, _)| &**n == name) else {
             return false;
         };
@@ -915,6 +920,12 @@ pub(crate) fn check_verdict(line: &str, app: &str) -> Option<bool> {
             .find(|(name, _)| *name == app)
             .map(|(_, yes)| *yes)
     })
+}
+
+impl SubTopics for Engine {
+    fn run_sub<'m>(&self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+        self.run_sub_topic(name, input, out)
+    }
 }
 
 #[cfg(test)]

@@ -62,6 +62,7 @@ pub mod xml;
 mod build;
 mod fallback;
 mod no_parse;
+mod options;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

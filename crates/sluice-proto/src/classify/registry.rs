@@ -303,14 +303,21 @@ pub struct Input<'m, 'a> {
     /// `SC4S_DEFAULT_TIMEZONE`.
     pub zone: &'a Zone,
     /// The SC4S settings vendor parsers read (`SC4S_OPTION_*`, ...).
-    pub options: &'a super::build::VendorOptions,
-    pub(crate) engine: &'a super::dispatch::Engine,
+    pub options: &'a super::options::VendorOptions,
+    pub(crate) engine: &'a dyn SubTopics,
     /// Where local applications keep their values (`None`: they do not run).
     pub(crate) arena: Option<&'m bumpalo::Bump>,
     /// `splunk_metadata.csv`, for local applications' `p_add_context_splunk`.
     pub(crate) metadata: &'a super::metadata::Metadata,
     /// The receiving host's name (`$LOGHOST` in local templates).
     pub(crate) loghost: &'a str,
+}
+
+/// Runs a sub-topic's applications on a message: the dispatch engine, seen from the
+/// registry (which stays a leaf of types and does not import the engine).
+pub(crate) trait SubTopics: Sync {
+    /// `true` when an application of sub-topic `name` took the message.
+    fn run_sub<'m>(&self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool;
 }
 
 impl std::fmt::Debug for Input<'_, '_> {

@@ -26,8 +26,9 @@ use sluice_proto::batch::EncodedBatch;
 use sluice_proto::delivery::{AbandonReason, Completion, Delivery, Rejection};
 use tokio_util::sync::CancellationToken;
 
+use super::start::{Started, start_destination};
 use super::{Output, OutputTask};
-use crate::config::ArchiveMode;
+use crate::config::{ArchiveMode, DestPlan};
 use crate::telemetry::RateLimit;
 use crate::telemetry::state::ARCHIVE_WRITE_ERRORS;
 
@@ -241,6 +242,20 @@ impl Output for ArchiveOutput {
     ) -> OutputTask {
         super::blocking_task("archive", move || self.run_blocking(queue, abort))
     }
+}
+
+/// Starts the archive destination (`d_archive`).
+pub(super) fn start(d: &DestPlan, dir: &Path, mode: ArchiveMode) -> anyhow::Result<Started> {
+    let archive = ArchiveOutput::open(dir, mode)
+        .map_err(|e| anyhow::anyhow!("{e}; set SC4S_VAR or archive.dir to a writable directory"))?;
+    tracing::info!(dir = %dir.display(), mode = ?mode, "archiving events (d_archive)");
+    let (dest, submit) = start_destination(&d.name, Box::new(archive), None)?;
+    Ok(Started {
+        dest,
+        submit,
+        health: None,
+        hec: None,
+    })
 }
 
 #[cfg(test)]

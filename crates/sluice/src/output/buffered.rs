@@ -54,7 +54,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::destination::{DestinationStats, Rescue};
+use super::stats::{DestinationStats, Rescue};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{BufferReplayed, BufferSpilled};
 use crate::window::{MemoryBudget, Window};

@@ -19,7 +19,9 @@ use sluice_proto::batch::EncodedBatch;
 use sluice_proto::delivery::{AbandonReason, Completion, Delivery};
 use tokio_util::sync::CancellationToken;
 
+use super::start::{Started, start_destination};
 use super::{Output, OutputTask};
+use crate::config::DestPlan;
 
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{DeliveryEvents, OutputWriteFailed};
@@ -157,4 +159,21 @@ impl Output for FileOutput {
     ) -> OutputTask {
         super::blocking_task("file", move || self.run_blocking(queue, abort))
     }
+}
+
+/// Starts the file destination (no HEC URL configured): events as JSON lines.
+pub(super) fn start(d: &DestPlan, path: &Path) -> anyhow::Result<Started> {
+    let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
+    let file = FileOutput::open(path, stats.clone())?;
+    tracing::info!(
+        path = %path.display(),
+        "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
+    );
+    let (dest, submit) = start_destination(&d.name, Box::new(file), None)?;
+    Ok(Started {
+        dest,
+        submit,
+        health: Some(stats),
+        hec: None,
+    })
 }

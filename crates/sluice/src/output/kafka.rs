@@ -43,8 +43,9 @@ use sluice_proto::delivery::{AbandonReason, Completion, Delivery, Rejection, Ret
 use sluice_proto::kafka::decode_record;
 use tokio_util::sync::CancellationToken;
 
+use super::start::{Limits, Started, open_buffer, start_destination};
 use super::{Output, OutputTask};
-use crate::config::KafkaDestination;
+use crate::config::{DestPlan, KafkaDestination};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{
     ForwardConnected, ForwardEvents, ForwardFailed, ForwardFiltered, ForwardRefused, ForwardSent,
@@ -706,6 +707,50 @@ impl DeadLetter {
         }
         .emit(events);
     }
+}
+
+/// Starts a Kafka destination: its producer, its disk buffer, and hand-back to that buffer.
+pub(super) fn start(
+    d: &DestPlan,
+    k: &KafkaDestination,
+    limits: &Limits<'_>,
+) -> anyhow::Result<Started> {
+    let events = Arc::new(ForwardEvents::register(
+        crate::telemetry::metrics(),
+        &d.name,
+        "kafka",
+    ));
+    let output = KafkaOutput::new(&d.name, d.id.var(), k, Arc::clone(&events))?;
+    let set_hand_back = output.hand_back_handle();
+    let up = Arc::clone(&events);
+    let opts = open_buffer(
+        d,
+        &k.buffer,
+        &KafkaDestination::var_prefix(d.id.var()),
+        1,
+        limits,
+        Box::new(move || up.is_up()),
+    )?;
+    tracing::info!(
+        destination = %d.name,
+        brokers = %k.brokers,
+        topic = %k.topic,
+        key = %k.key,
+        acks = k.acks.librdkafka(),
+        idempotence = k.idempotence,
+        "producing events to Kafka"
+    );
+    let (dest, submit) = start_destination(&d.name, Box::new(output), opts)?;
+    if let Some(b) = dest.buffer() {
+        let room = b.clone();
+        set_hand_back(Box::new(move || room.full().is_none()));
+    }
+    Ok(Started {
+        dest,
+        submit,
+        health: Some(events),
+        hec: None,
+    })
 }
 
 #[cfg(test)]

@@ -30,12 +30,16 @@ pub mod hec;
 pub mod kafka;
 pub mod relay;
 mod set;
+mod start;
+mod stats;
 
 pub use buffered::{BufferMetrics, BufferOptions};
-pub use destination::{Destination, DestinationStats, DrainSummary, Rescue, Submit};
+pub use destination::{Destination, Submit};
 pub use encoding::{Encoding, Encodings};
 pub use file::{FileOpenError, FileOutput, FileStats};
-pub use set::{DestinationSet, Limits};
+pub use set::DestinationSet;
+pub use start::Limits;
+pub use stats::{DestinationStats, DrainSummary, Rescue};
 
 /// What [`Output::run`] returns: a future the destination spawns.
 pub type OutputTask = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;

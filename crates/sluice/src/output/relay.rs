@@ -38,8 +38,9 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 use tokio_util::sync::CancellationToken;
 
+use super::start::{Limits, Started, open_buffer, start_destination};
 use super::{Output, OutputTask};
-use crate::config::{RelayDestination, RelayFilter, RelayKind, RelayTransport};
+use crate::config::{DestPlan, RelayDestination, RelayFilter, RelayKind, RelayTransport};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{
     ForwardConnected, ForwardEvents, ForwardFailed, ForwardFiltered, ForwardRefused, ForwardSent,
@@ -466,6 +467,50 @@ impl Output for RelayOutput {
 /// The filter's effect on the encoding: whether the receivers leave empty-MESSAGE events out.
 pub fn skips_empty_message(cfg: &RelayDestination) -> bool {
     cfg.filter == RelayFilter::NonEmptyMessage
+}
+
+/// Starts a relay destination (`d_syslog` / `d_bsd`): its output, its disk buffer, and
+/// hand-back to that buffer.
+pub(super) fn start(
+    d: &DestPlan,
+    r: &RelayDestination,
+    limits: &Limits<'_>,
+) -> anyhow::Result<Started> {
+    let events = Arc::new(ForwardEvents::register(
+        crate::telemetry::metrics(),
+        &d.name,
+        r.kind.name_word(),
+    ));
+    let output = RelayOutput::new(&d.name, d.id.var(), r, Arc::clone(&events))?;
+    let set_hand_back = output.hand_back_handle();
+    let up = Arc::clone(&events);
+    let opts = open_buffer(
+        d,
+        &r.buffer,
+        &RelayDestination::var_prefix(r.kind, d.id.var()),
+        1,
+        limits,
+        Box::new(move || up.is_up()),
+    )?;
+    tracing::info!(
+        destination = %d.name,
+        target = %format_args!("{}:{}", r.host, r.port()),
+        transport = r.transport.label(),
+        framed = r.framed(),
+        "relaying events (SC4S d_{})",
+        d.name
+    );
+    let (dest, submit) = start_destination(&d.name, Box::new(output), opts)?;
+    if let Some(b) = dest.buffer() {
+        let room = b.clone();
+        set_hand_back(Box::new(move || room.full().is_none()));
+    }
+    Ok(Started {
+        dest,
+        submit,
+        health: Some(events),
+        hec: None,
+    })
 }
 
 #[cfg(test)]

@@ -9,21 +9,14 @@
 
 use std::sync::Arc;
 
-use anyhow::Context;
 use sluice_hec::HecOutput;
 use sluice_proto::batch::BatchPolicy;
 use tokio::time::Instant;
 
-use super::archive::ArchiveOutput;
-use super::kafka::KafkaOutput;
-use super::relay::RelayOutput;
-use super::{BufferOptions, Destination, DrainSummary, FileOutput, FileStats, Submit};
-use crate::config::{
-    BufferSettings, DestId, DestKind, DestPlan, KafkaDestination, RelayDestination,
-};
-use crate::telemetry::events::{ForwardEvents, HecEvents};
-use crate::telemetry::state::{BufferState, DestinationState, Destinations, OutputState};
-use crate::window::{MemoryBudget, Window};
+use super::start::{Limits, Started};
+use super::{Destination, DrainSummary, Submit};
+use crate::config::{DestId, DestKind, DestPlan};
+use crate::telemetry::state::{BufferState, DestinationState, Destinations};
 
 /// The running destinations, in plan order (destination `i` is bit `i`).
 #[derive(Debug)]
@@ -33,12 +26,6 @@ pub struct DestinationSet {
     pub hec: Vec<(String, HecOutput)>,
     /// What `/metrics` and `/health` read of each destination, in plan order.
     pub state: Destinations,
-}
-
-/// The input windows and memory budget the buffers watch.
-pub struct Limits<'a> {
-    pub windows: &'a [Arc<Window>],
-    pub memory: &'a Arc<MemoryBudget>,
 }
 
 impl DestinationSet {
@@ -55,150 +42,21 @@ impl DestinationSet {
         let mut state = Vec::with_capacity(plan.len());
         let (_, encoding_of) = super::Encodings::from_plan(plan, unrouted);
         for (i, d) in plan.iter().enumerate() {
-            let mut health: Option<Arc<dyn OutputState>> = None;
-            let (dest, submit) = match &d.kind {
-                DestKind::Hec { hec, buffer } => {
-                    let events =
-                        Arc::new(HecEvents::register(crate::telemetry::metrics(), &d.name));
-                    let output =
-                        HecOutput::new(hec.client_config_for(d.id.var(), &d.table)?, events)
-                            .with_context(|| {
-                                format!("cannot set up the HEC client of destination {}", d.name)
-                            })?;
-                    let up = Arc::clone(output.health());
-                    health = Some(up.clone());
-                    let opts = open_buffer(
-                        d,
-                        buffer,
-                        &format!("SC4S_DEST_SPLUNK_HEC_{}_", d.id),
-                        hec.workers,
-                        limits,
-                        Box::new(move || up.healthy()),
-                    )?;
-                    let (dest, submit) = match opts {
-                        Some(o) => {
-                            Destination::start_buffered(&d.name, Box::new(output.clone()), o)
-                                .map_err(|e| {
-                                    anyhow::anyhow!(
-                                        "cannot start the disk buffer of destination {}: {e}",
-                                        d.name
-                                    )
-                                })?
-                        }
-                        None => Destination::start(&d.name, Box::new(output.clone())),
-                    };
-                    if let Some(b) = dest.buffer() {
-                        // What HEC cannot take goes to the buffer rather than waiting in
-                        // memory, while the buffer has room.
-                        let room = b.clone();
-                        output.hand_back_when(move || room.full().is_none());
-                    }
-                    hec_outputs.push((d.name.clone(), output));
-                    (dest, submit)
-                }
-                DestKind::File(path) => {
-                    let stats = Arc::new(FileStats::register(crate::telemetry::metrics()));
-                    let file = FileOutput::open(path, stats.clone())?;
-                    tracing::info!(
-                        path = %path.display(),
-                        "no HEC URL configured (SC4S_DEST_SPLUNK_HEC_DEFAULT_URL): writing events as JSON lines"
-                    );
-                    health = Some(stats);
-                    Destination::start(&d.name, Box::new(file))
-                }
-                DestKind::Relay(r) => {
-                    let events = Arc::new(ForwardEvents::register(
-                        crate::telemetry::metrics(),
-                        &d.name,
-                        r.kind.name_word(),
-                    ));
-                    let output = RelayOutput::new(&d.name, d.id.var(), r, Arc::clone(&events))?;
-                    health = Some(events.clone());
-                    let set_hand_back = output.hand_back_handle();
-                    let up = Arc::clone(&events);
-                    let opts = open_buffer(
-                        d,
-                        &r.buffer,
-                        &RelayDestination::var_prefix(r.kind, d.id.var()),
-                        1,
-                        limits,
-                        Box::new(move || up.is_up()),
-                    )?;
-                    tracing::info!(
-                        destination = %d.name,
-                        target = %format_args!("{}:{}", r.host, r.port()),
-                        transport = r.transport.label(),
-                        framed = r.framed(),
-                        "relaying events (SC4S d_{})",
-                        d.name
-                    );
-                    let (dest, submit) = match opts {
-                        Some(o) => Destination::start_buffered(&d.name, Box::new(output), o)
-                            .map_err(|e| {
-                                anyhow::anyhow!(
-                                    "cannot start the disk buffer of destination {}: {e}",
-                                    d.name
-                                )
-                            })?,
-                        None => Destination::start(&d.name, Box::new(output)),
-                    };
-                    if let Some(b) = dest.buffer() {
-                        let room = b.clone();
-                        set_hand_back(Box::new(move || room.full().is_none()));
-                    }
-                    (dest, submit)
-                }
-                DestKind::Kafka(k) => {
-                    let events = Arc::new(ForwardEvents::register(
-                        crate::telemetry::metrics(),
-                        &d.name,
-                        "kafka",
-                    ));
-                    let output = KafkaOutput::new(&d.name, d.id.var(), k, Arc::clone(&events))?;
-                    health = Some(events.clone());
-                    let set_hand_back = output.hand_back_handle();
-                    let up = Arc::clone(&events);
-                    let opts = open_buffer(
-                        d,
-                        &k.buffer,
-                        &KafkaDestination::var_prefix(d.id.var()),
-                        1,
-                        limits,
-                        Box::new(move || up.is_up()),
-                    )?;
-                    tracing::info!(
-                        destination = %d.name,
-                        brokers = %k.brokers,
-                        topic = %k.topic,
-                        key = %k.key,
-                        acks = k.acks.librdkafka(),
-                        idempotence = k.idempotence,
-                        "producing events to Kafka"
-                    );
-                    let (dest, submit) = match opts {
-                        Some(o) => Destination::start_buffered(&d.name, Box::new(output), o)
-                            .map_err(|e| {
-                                anyhow::anyhow!(
-                                    "cannot start the disk buffer of destination {}: {e}",
-                                    d.name
-                                )
-                            })?,
-                        None => Destination::start(&d.name, Box::new(output)),
-                    };
-                    if let Some(b) = dest.buffer() {
-                        let room = b.clone();
-                        set_hand_back(Box::new(move || room.full().is_none()));
-                    }
-                    (dest, submit)
-                }
-                DestKind::Archive { dir, mode } => {
-                    let archive = ArchiveOutput::open(dir, *mode).map_err(|e| {
-                        anyhow::anyhow!("{e}; set SC4S_VAR or archive.dir to a writable directory")
-                    })?;
-                    tracing::info!(dir = %dir.display(), mode = ?mode, "archiving events (d_archive)");
-                    Destination::start(&d.name, Box::new(archive))
-                }
+            let Started {
+                dest,
+                submit,
+                health,
+                hec,
+            } = match &d.kind {
+                DestKind::Hec { hec, buffer } => super::hec::start(d, hec, buffer, limits)?,
+                DestKind::File(path) => super::file::start(d, path)?,
+                DestKind::Relay(r) => super::relay::start(d, r, limits)?,
+                DestKind::Kafka(k) => super::kafka::start(d, k, limits)?,
+                DestKind::Archive { dir, mode } => super::archive::start(d, dir, *mode)?,
             };
+            if let Some(output) = hec {
+                hec_outputs.push((d.name.clone(), output));
+            }
             let submit = submit.with_encoding(encoding_of.get(i).copied().unwrap_or(0));
             // The receivers batch by the default destination's settings. Another HEC
             // destination, or the default one in SELECT mode, gets parts of those batches:
@@ -288,78 +146,4 @@ impl DestinationSet {
         }
         sum
     }
-}
-
-/// Opens a destination's disk buffer when it has one: takes its lock, replays what an
-/// earlier run left. Errors name the variable to change; `vars` is the start of the
-/// destination's variables (`SC4S_DEST_SPLUNK_HEC_DEFAULT_`).
-fn open_buffer(
-    d: &DestPlan,
-    b: &BufferSettings,
-    vars: &str,
-    workers: usize,
-    limits: &Limits<'_>,
-    output_up: Box<dyn Fn() -> bool + Send + Sync>,
-) -> anyhow::Result<Option<BufferOptions>> {
-    if !b.enable {
-        tracing::info!(
-            destination = %d.name,
-            "disk buffer off ({vars}DISKBUFF_ENABLE=no): an outage is held in memory up to \
-             the input windows"
-        );
-        return Ok(None);
-    }
-    let size = b.effective_size_vars(vars, workers);
-    let table = if d.id == DestId::Default {
-        "buffer".to_owned()
-    } else {
-        format!("{}.buffer", d.table)
-    };
-    // The buffer reports what happens to the destination's buffer events, which count it.
-    let observer = Arc::new(crate::telemetry::events::DiskBufferEvents::register(
-        crate::telemetry::metrics(),
-        &d.name,
-    ));
-    let buffer = sluice_buffer::Buffer::open_observed(
-        b.buffer_config(size.bytes),
-        &[d.name.as_str()],
-        observer,
-    )
-    .map_err(|e| {
-        anyhow::anyhow!(
-            "cannot open the disk buffer of destination {}: {e}; set {vars}DISKBUFF_DIR \
-                 ({table}.dir) to a writable directory, or {vars}DISKBUFF_ENABLE=no",
-            d.name,
-        )
-    })?;
-    let r = buffer.recovery();
-    tracing::info!(
-        destination = %d.name,
-        dir = %b.dir.display(),
-        mode = if b.reliable { "reliable" } else { "normal" },
-        max_bytes = size.bytes,
-        size = %size.how,
-        memory_bytes = b.effective_memory_vars(vars, workers).map(|m| m.bytes),
-        replay_events = r.replayed_events,
-        corrupt_records = r.corrupt_records,
-        "disk buffer open"
-    );
-    if r.replayed_events > 0 {
-        tracing::info!(
-            destination = %d.name,
-            events = r.replayed_events,
-            records = r.replayed_records,
-            "delivering what the disk buffer kept from the last run"
-        );
-    }
-    Ok(Some(BufferOptions {
-        buffer,
-        reliable: b.reliable,
-        windows: limits.windows.to_vec(),
-        memory: limits.memory.clone(),
-        high_water: b.high_water,
-        queue: workers,
-        replay_memory: b.effective_memory_vars(vars, workers).map(|m| m.bytes),
-        output_up,
-    }))
 }

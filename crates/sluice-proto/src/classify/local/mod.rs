@@ -31,6 +31,7 @@ mod program;
 mod re;
 pub(crate) mod run;
 mod span;
+mod stage;
 #[cfg(test)]
 mod tests;
 

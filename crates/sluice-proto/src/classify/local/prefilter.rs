@@ -10,10 +10,10 @@
 use regex_syntax::hir::literal::Extractor;
 use regex_syntax::hir::{Hir, HirKind, Look};
 
-use super::eval::Stage;
 use super::ir::{CmpOp, Filter, Pattern, Subject};
 use super::names::{Reference, id};
 use super::re::translate;
+use super::stage::Stage;
 
 /// One necessary condition.
 #[derive(Clone, Debug, PartialEq, Eq)]

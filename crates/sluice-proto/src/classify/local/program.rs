@@ -5,13 +5,13 @@ use std::collections::HashMap;
 
 use super::compile::Compiler;
 use super::decl::{Decl, read_file};
-use super::eval::Stage;
 use super::gate::Gate;
 use super::ir::{Context, Filter, FilterId, Stmt, TemplateId, Tmpl};
 use super::lex::RawSlice;
 use super::names::{NameId, Names, id};
 use super::prefilter::{Atom, derive};
 use super::span::{Diagnostic, Files, Problem, Severity, SourceFile};
+use super::stage::Stage;
 use super::{LoadOptions, prelude};
 
 /// One compiled application.

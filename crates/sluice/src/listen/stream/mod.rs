@@ -5,6 +5,7 @@
 //! the port open to new senders; [`proxy`] reads PROXY protocol headers.
 
 pub mod conn;
+pub mod context;
 pub mod edge;
 pub mod parallel;
 pub mod port;

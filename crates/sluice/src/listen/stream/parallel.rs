@@ -21,7 +21,7 @@ use sluice_proto::classify::SourceMeta;
 use sluice_proto::framing::Frame;
 use tokio_util::sync::CancellationToken;
 
-use crate::listen::stream::conn::TcpContext;
+use crate::listen::stream::context::TcpContext;
 use crate::pipeline::LocalCounts;
 
 /// One read's complete frames.
@@ -134,7 +134,7 @@ async fn work(
         };
         // After a stop the frames are still delivered (without permits), like the
         // connection task does with what it already read.
-        crate::listen::stream::conn::deliver(
+        crate::listen::stream::context::deliver(
             &job.data,
             &job.frames,
             &src,

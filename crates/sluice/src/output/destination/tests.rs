@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use sluice_proto::batch::HoldKind;
-use sluice_proto::delivery::{Rejection, RetryReason};
+use sluice_proto::delivery::{CompletionKind, Rejection, RetryReason};
 
 use super::*;
 use crate::output::OutputTask;

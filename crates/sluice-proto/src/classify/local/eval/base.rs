@@ -12,6 +12,7 @@ use crate::message::{Format, Message, Timestamp};
 use crate::time::Zone;
 
 use super::super::names::{NameId, Names, id};
+pub(crate) use super::super::stage::Stage;
 use super::Overlay;
 
 /// SC4S's `.splunk.*` and `fields.sc4s_*` as the pipeline holds them.
@@ -24,17 +25,6 @@ pub(crate) struct Splunk<'a> {
     pub vendor: Option<Value<'a, 'a>>,
     pub product: Option<Value<'a, 'a>>,
     pub class: Option<Value<'a, 'a>>,
-}
-
-/// How the context sees MESSAGE, HOST and PROGRAM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Stage {
-    /// Before a syslog parser ran (`sc4s-almost-syslog`, `sc4s-raw-syslog`): the source's
-    /// `no-parse` view, MESSAGE is the whole line, HOST the sender.
-    NoParse,
-    /// After the header was parsed; HOST is lower case (SC4S lowercases it before the
-    /// signature topics).
-    Parsed,
 }
 
 #[derive(Clone, Copy)]

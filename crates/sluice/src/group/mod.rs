@@ -10,14 +10,12 @@
 //! events straight to the destination, as the metrics task does; at shutdown, after the
 //! receivers stopped, [`flush_open`] submits every open group, so nothing held is lost.
 
-use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sluice_proto::batch::BatchBuilder;
-use sluice_proto::classify::group::{GroupLimits, Grouper, Joined, Part, Rule, finish_joined};
+use sluice_proto::classify::group::{Joined, finish_joined};
 use sluice_proto::classify::local::Scratch;
-use sluice_proto::classify::{SourceMeta, Transport, classify};
+use sluice_proto::classify::{SourceMeta, classify};
 use sluice_proto::event::encode_event;
 use sluice_proto::{ParseOptions, parse};
 use tokio_util::sync::CancellationToken;
@@ -25,71 +23,12 @@ use tokio_util::sync::CancellationToken;
 use crate::output::Submit;
 use crate::pipeline::{Processor, RecvTime, SharedProcessor};
 
+pub mod stage;
+
+pub use stage::{GroupStage, Origin};
+
 /// How often open groups are checked for completion and timeouts.
 pub const TICK: Duration = Duration::from_millis(250);
-
-/// Where a group's first part came from: its joined event is classified as received there.
-#[derive(Clone, Debug)]
-pub struct Origin {
-    pub transport: Transport,
-    pub dest_port: u16,
-    pub source_ip: IpAddr,
-    pub listener_id: Arc<str>,
-    /// The group's rule (some set more than the joined text).
-    pub rule: Rule,
-}
-
-#[derive(Debug)]
-struct State {
-    grouper: Grouper<Origin>,
-    ready: Vec<Joined<Origin>>,
-}
-
-/// The open groups of every receiver; kept across reloads.
-#[derive(Debug)]
-pub struct GroupStage {
-    state: Mutex<State>,
-}
-
-impl Default for GroupStage {
-    fn default() -> Self {
-        GroupStage {
-            state: Mutex::new(State {
-                grouper: Grouper::new(GroupLimits::default()),
-                ready: Vec::new(),
-            }),
-        }
-    }
-}
-
-impl GroupStage {
-    /// Takes `part` of a message received from `src` at `at`.
-    pub fn offer(&self, part: &Part<'_>, src: &SourceMeta<'_>, at: RecvTime) {
-        let origin = Origin {
-            transport: src.transport,
-            dest_port: src.dest_port,
-            source_ip: src.source_ip,
-            listener_id: Arc::from(src.listener_id),
-            rule: part.rule,
-        };
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let State { grouper, ready } = &mut *s;
-        grouper.offer(part, &origin, at.unix_micros / 1000, ready);
-    }
-
-    /// The joined events that are complete, or timed out at `now_ms`; every open group
-    /// with `all`.
-    fn take(&self, now_ms: i64, all: bool) -> Vec<Joined<Origin>> {
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let State { grouper, ready } = &mut *s;
-        if all {
-            grouper.drain(ready);
-        } else if !grouper.is_empty() {
-            grouper.expire(now_ms, ready);
-        }
-        std::mem::take(ready)
-    }
-}
 
 /// Encodes joined events with `processor` (classified again, not grouped again) and submits
 /// them. Returns how many were submitted.
