@@ -21,6 +21,7 @@
 mod compile;
 mod decl;
 mod eval;
+mod gate;
 mod ir;
 mod lex;
 mod names;
@@ -192,7 +193,7 @@ impl Program {
 
     /// Whether some application is of `context`.
     pub fn has(&self, context: &Context) -> bool {
-        self.apps.iter().any(|a| &a.context == context)
+        !self.apps_of(context).is_empty()
     }
 
     /// A named filter (`filter f_name { ... };`), for settings that name one.

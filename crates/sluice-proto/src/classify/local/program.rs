@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use super::compile::Compiler;
 use super::decl::{Decl, read_file};
+use super::gate::Gate;
 use super::ir::{Context, Filter, FilterId, Stmt, TemplateId, Tmpl};
 use super::lex::RawSlice;
 use super::names::{NameId, Names, id};
@@ -24,6 +25,9 @@ pub(crate) struct LocalApp {
     pub parser: Vec<Stmt>,
     /// What the filter needs (`None`: every message of the context runs it).
     pub atoms: Option<Vec<Atom>>,
+    /// The [`Atom::Token`]s of `atoms`, as searchers built once: building one per message
+    /// cost more than the search.
+    pub tokens: Vec<memchr::memmem::Finder<'static>>,
 }
 
 /// Everything the app-parser files declare, compiled.
@@ -39,6 +43,9 @@ pub struct Program {
     pub(crate) diagnostics: Vec<Diagnostic>,
     /// Applications declared but not loaded: (name, context topic, file, line).
     pub(crate) skipped: Vec<(String, String, String, u32)>,
+    /// The applications of each context, in order: a message walks its context's, not
+    /// every application, and a context with none costs one lookup.
+    by_context: Vec<(Context, Box<[u32]>, Gate)>,
 }
 
 /// Names whose value lives in the classification itself (set as the application takes the
@@ -67,6 +74,19 @@ impl Program {
 
     pub fn named_filter(&self, name: &str) -> Option<FilterId> {
         self.named_filters.get(name).copied()
+    }
+
+    /// The applications of `context`, in order (empty when it has none).
+    pub(crate) fn apps_of(&self, context: &Context) -> &[u32] {
+        self.context(context).map_or(&[], |(v, _)| v)
+    }
+
+    /// The applications of `context`, in order, and the check of their union.
+    pub(crate) fn context(&self, context: &Context) -> Option<(&[u32], &Gate)> {
+        self.by_context
+            .iter()
+            .find(|(c, _, _)| c == context)
+            .map(|(_, v, g)| (&v[..], g))
     }
 
     /// Compiles `files` (in order: SC4S's include order, files of the directory before
@@ -129,6 +149,16 @@ impl Program {
                         Some(f) => derive(f, &c.filters, stage),
                         None => None,
                     };
+                    let tokens = atoms
+                        .iter()
+                        .flatten()
+                        .filter_map(|a| match a {
+                            Atom::Token(t) => {
+                                Some(memchr::memmem::Finder::new(&t[..]).into_owned())
+                            }
+                            _ => None,
+                        })
+                        .collect();
                     compiled.push(LocalApp {
                         name: a.name,
                         context,
@@ -137,6 +167,7 @@ impl Program {
                         filter,
                         parser,
                         atoms,
+                        tokens,
                     });
                 }
                 Err(p) => {
@@ -196,7 +227,22 @@ impl Program {
             .enumerate()
             .map(|(i, (n, _))| (n.clone(), i as TemplateId))
             .collect();
+        let mut by_context: Vec<(Context, Vec<u32>)> = Vec::new();
+        for (i, a) in compiled.iter().enumerate() {
+            match by_context.iter_mut().find(|(c, _)| *c == a.context) {
+                Some((_, v)) => v.push(i as u32),
+                None => by_context.push((a.context.clone(), vec![i as u32])),
+            }
+        }
+        let by_context = by_context
+            .into_iter()
+            .map(|(c, v)| {
+                let gate = Gate::new(v.iter().map(|&i| &compiled[i as usize]));
+                (c, v.into_boxed_slice(), gate)
+            })
+            .collect();
         Ok(Program {
+            by_context,
             names: c.names,
             filters: c.filters,
             chains: c.chains,

@@ -12,6 +12,7 @@ use crate::classify::{Classification, SourceMeta};
 use crate::message::{Format, Message};
 
 use super::eval::{Base, Key, Overlay, Splunk, Stage, State};
+use super::gate::View;
 use super::ir::{Context, Filter, Tmpl};
 pub(crate) use super::names::id::{NS_TIME_ZONE, NS_USE_RECV_TIME};
 use super::names::{NameId, id};
@@ -303,11 +304,30 @@ pub(crate) fn run_context<'m>(
     input: &Input<'m, '_>,
     out: &mut Out<'m>,
 ) -> bool {
-    for (i, a) in program.apps.iter().enumerate() {
-        if &a.context != context || !prefilter_holds(a, input, out) {
+    let Some((apps, gate)) = program.context(context) else {
+        return false;
+    };
+    // An earlier local application may have changed what the atoms read: no gate then.
+    if out.local.is_none() {
+        let view = View {
+            program: input.program,
+            body: Some(input.body_in(out)),
+            host: input.host,
+            no_host_holds: false,
+            vendor_product: Some(input.netsource.vendor_product),
+            raw: input.msg.raw,
+            tokens_hold: false,
+            ip: input.src.source_ip,
+        };
+        if !gate.admits(&view) {
+            return false;
+        }
+    }
+    for &i in apps {
+        if !prefilter_holds(&program.apps[i as usize], input, out) {
             continue;
         }
-        if run_app(program, i as u32, input, out, Stage::Parsed, None) {
+        if run_app(program, i, input, out, Stage::Parsed, None) {
             return true;
         }
     }
@@ -330,12 +350,12 @@ pub(crate) fn prefilter_holds(
         return true;
     }
     let host = input.host;
-    let body = input.body_in(out);
-    atoms.iter().any(|atom| match atom {
+    let fields = atoms.iter().any(|atom| match atom {
         Atom::Program(p) => input.program == Some(&p[..]),
         Atom::ProgramPrefix(p) => input.program.is_some_and(|x| x.starts_with(p)),
-        Atom::BodyPrefix(p) => body.starts_with(p),
-        Atom::Token(t) => memchr::memmem::find(input.msg.raw, t).is_some(),
+        Atom::BodyPrefix(p) => input.body_in(out).starts_with(p),
+        // Searched below, with the searchers built at load.
+        Atom::Token(_) => false,
         Atom::HostExact(h) => host.is_some_and(|x| x.eq_ignore_ascii_case(h)),
         Atom::HostPrefix(h) => {
             host.is_some_and(|x| x.len() >= h.len() && x[..h.len()].eq_ignore_ascii_case(h))
@@ -348,7 +368,72 @@ pub(crate) fn prefilter_holds(
             };
             ip & mask == *net
         }
-    })
+    });
+    fields || a.tokens.iter().any(|f| f.find(input.msg.raw).is_some())
+}
+
+/// The fields a classified message's atoms read (see [`class_prefilter_holds`]).
+fn class_view<'a>(
+    msg: &'a Message<'_>,
+    src: &SourceMeta<'_>,
+    class: &'a Classification<'_, '_>,
+) -> View<'a> {
+    let (program, _, message) = final_fields(msg, class);
+    let two_part = matches!(class.edit.message, Some(Value::Concat(..)));
+    View {
+        program,
+        body: (!two_part).then_some(message),
+        host: class.host_bytes(msg),
+        no_host_holds: true,
+        vendor_product: None,
+        raw: msg.raw,
+        tokens_hold: class.edit.message.is_some() || class.edit.program.is_some(),
+        ip: src.source_ip,
+    }
+}
+
+/// Whether application `a`'s atoms admit a classified message (`sc4s-postfilter`,
+/// `sc4s-finalfilter`, selectors): the fields its filter reads are the finished ones, so a
+/// message no application of the context can match builds no state and renders nothing.
+/// Where the finished fields cannot be told cheaply (an overlay that may shadow them, an
+/// edited or two-part MESSAGE, no HOST) the atom holds.
+pub(crate) fn class_prefilter_holds(
+    a: &super::program::LocalApp,
+    msg: &Message<'_>,
+    src: &SourceMeta<'_>,
+    class: &Classification<'_, '_>,
+) -> bool {
+    use super::prefilter::Atom;
+    let Some(atoms) = &a.atoms else {
+        return true;
+    };
+    if class.local.is_some() {
+        return true;
+    }
+    let (program, _, message) = final_fields(msg, class);
+    let two_part = matches!(class.edit.message, Some(Value::Concat(..)));
+    let edited = class.edit.message.is_some() || class.edit.program.is_some();
+    let host = class.host_bytes(msg);
+    let fields = atoms.iter().any(|atom| match atom {
+        Atom::Program(p) => program == Some(&p[..]),
+        Atom::ProgramPrefix(p) => program.is_some_and(|x| x.starts_with(p)),
+        Atom::BodyPrefix(p) => two_part || message.starts_with(p),
+        Atom::Token(_) => edited,
+        Atom::HostExact(h) => host.is_none_or(|x| x.eq_ignore_ascii_case(h)),
+        Atom::HostPrefix(h) => {
+            host.is_none_or(|x| x.len() >= h.len() && x[..h.len()].eq_ignore_ascii_case(h))
+        }
+        // The class view has no listener netsource: the filter decides.
+        Atom::NetSource(_) => true,
+        Atom::Net { net, mask } => {
+            let ip = match src.source_ip.to_canonical() {
+                std::net::IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
+                std::net::IpAddr::V6(v6) => u128::from(v6),
+            };
+            ip & mask == *net
+        }
+    });
+    fields || a.tokens.iter().any(|f| f.find(msg.raw).is_some())
 }
 
 /// The netsource a `sc4s-vps` application set, as strings borrowed from the overlay.
@@ -462,8 +547,15 @@ pub(crate) fn run_on_class<'m, 't: 'm>(
     arena: &'m bumpalo::Bump,
     metadata: &Metadata,
 ) -> bool {
-    for (i, a) in program.apps.iter().enumerate() {
-        if &a.context != context {
+    let Some((apps, gate)) = program.context(context) else {
+        return false;
+    };
+    if class.local.is_none() && !gate.admits(&class_view(msg, src, class)) {
+        return false;
+    }
+    for &i in apps {
+        let a = &program.apps[i as usize];
+        if !class_prefilter_holds(a, msg, src, class) {
             continue;
         }
         let changes = {
@@ -471,7 +563,7 @@ pub(crate) fn run_on_class<'m, 't: 'm>(
             let mut st = State::new(program, arena, base);
             st.metadata = Some(metadata);
             let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
-            ok.then(|| Changes::of(&st, Some(i as u32)))
+            ok.then(|| Changes::of(&st, Some(i)))
         };
         if let Some(c) = changes {
             apply_class(c, class, program);
@@ -548,6 +640,9 @@ pub fn selects<'m, 't: 'm>(
             continue;
         }
         any |= !drop;
+        if !class_prefilter_holds(a, msg, src, class) {
+            continue;
+        }
         let base = base_of_class(msg, src, class, now, zone, "", program);
         let mut st = State::new(program, arena, base);
         if a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser) {
@@ -581,7 +676,9 @@ pub fn selector_takes<'m, 't: 'm>(
     let Some(a) = program.apps.get(app as usize) else {
         return false;
     };
-    if !matches!(a.context, Context::Select(_) | Context::SelectDrop(_)) {
+    if !matches!(a.context, Context::Select(_) | Context::SelectDrop(_))
+        || !class_prefilter_holds(a, msg, src, class)
+    {
         return false;
     }
     let base = base_of_class(msg, src, class, now, zone, "", program);

@@ -1,0 +1,227 @@
+//! One check per context that tells whether a message can satisfy any of the context's
+//! applications: the union of their atoms ([`super::prefilter`]), indexed at load. A message
+//! that cannot (most, on a busy receiver) skips the context without a walk over its
+//! applications, a state, or a rendered template; one that can walks them as before, each
+//! checked against its own atoms.
+
+use memchr::memmem::Finder;
+
+use super::prefilter::Atom;
+use super::program::LocalApp;
+
+/// Bit `b` of a 256-bit set.
+fn has_bit(set: &[u64; 4], b: u8) -> bool {
+    set[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+}
+
+fn set_bit(set: &mut [u64; 4], b: u8) {
+    set[usize::from(b >> 6)] |= 1 << (b & 63);
+}
+
+/// The union of the atoms of one context's applications.
+#[derive(Debug, Default)]
+pub(crate) struct Gate {
+    /// An application without atoms: every message may match.
+    always: bool,
+    programs: Vec<Box<[u8]>>,
+    program_prefixes: Vec<Box<[u8]>>,
+    /// First bytes of `programs` and `program_prefixes` (an empty prefix sets `always`).
+    program_first: [u64; 4],
+    body_prefixes: Vec<Box<[u8]>>,
+    body_first: [u64; 4],
+    /// (prefix?, lower-case text).
+    hosts: Vec<(bool, Box<[u8]>)>,
+    /// Lower-case first bytes of `hosts`.
+    host_first: [u64; 4],
+    netsources: Vec<Box<str>>,
+    nets: Vec<(u128, u128)>,
+    tokens: Vec<Finder<'static>>,
+}
+
+/// The fields of a message the atoms read, as one context sees them.
+pub(crate) struct View<'a> {
+    pub program: Option<&'a [u8]>,
+    /// MESSAGE; `None`: cannot be told cheaply (every body prefix holds).
+    pub body: Option<&'a [u8]>,
+    /// HOST; `None`: none.
+    pub host: Option<&'a [u8]>,
+    /// Whether a HOST atom holds when there is no HOST.
+    pub no_host_holds: bool,
+    /// `None`: a netsource atom holds (the view has none to compare).
+    pub vendor_product: Option<&'a str>,
+    pub raw: &'a [u8],
+    /// Whether a token atom holds without a search (the fields were edited).
+    pub tokens_hold: bool,
+    pub ip: std::net::IpAddr,
+}
+
+impl Gate {
+    pub fn new<'a>(apps: impl Iterator<Item = &'a LocalApp>) -> Gate {
+        let mut g = Gate::default();
+        for a in apps {
+            let Some(atoms) = &a.atoms else {
+                g.always = true;
+                continue;
+            };
+            for atom in atoms {
+                match atom {
+                    Atom::Program(p) | Atom::ProgramPrefix(p) => {
+                        match p.first() {
+                            Some(&b) => set_bit(&mut g.program_first, b),
+                            None => g.always = true,
+                        }
+                        if matches!(atom, Atom::Program(_)) {
+                            g.programs.push(p.clone());
+                        } else {
+                            g.program_prefixes.push(p.clone());
+                        }
+                    }
+                    Atom::BodyPrefix(p) => {
+                        match p.first() {
+                            Some(&b) => set_bit(&mut g.body_first, b),
+                            None => g.always = true,
+                        }
+                        g.body_prefixes.push(p.clone());
+                    }
+                    Atom::Token(t) => {
+                        g.tokens.push(Finder::new(&t[..]).into_owned());
+                    }
+                    Atom::HostExact(h) | Atom::HostPrefix(h) => {
+                        match h.first() {
+                            Some(&b) => {
+                                set_bit(&mut g.host_first, b.to_ascii_lowercase());
+                                set_bit(&mut g.host_first, b.to_ascii_uppercase());
+                            }
+                            None => g.always = true,
+                        }
+                        g.hosts.push((
+                            matches!(atom, Atom::HostPrefix(_)),
+                            h.to_ascii_lowercase().into(),
+                        ));
+                    }
+                    Atom::NetSource(v) => g.netsources.push(v.clone()),
+                    Atom::Net { net, mask } => g.nets.push((*net, *mask)),
+                }
+            }
+        }
+        g
+    }
+
+    /// Whether some application of the context may match a message with these fields.
+    pub fn admits(&self, v: &View<'_>) -> bool {
+        if self.always {
+            return true;
+        }
+        if let Some(p) = v.program
+            && p.first().is_some_and(|&b| has_bit(&self.program_first, b))
+            && (self.programs.iter().any(|x| **x == *p)
+                || self.program_prefixes.iter().any(|x| p.starts_with(x)))
+        {
+            return true;
+        }
+        if !self.body_prefixes.is_empty() && v.body.is_none_or(|b| self.body_hit(b)) {
+            return true;
+        }
+        if !self.hosts.is_empty()
+            && match v.host {
+                None => v.no_host_holds,
+                Some(h) => self.host_hit(h),
+            }
+        {
+            return true;
+        }
+        if !self.netsources.is_empty()
+            && v.vendor_product
+                .is_none_or(|vp| self.netsources.iter().any(|x| **x == *vp))
+        {
+            return true;
+        }
+        if !self.nets.is_empty() {
+            let ip = match v.ip.to_canonical() {
+                std::net::IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
+                std::net::IpAddr::V6(v6) => u128::from(v6),
+            };
+            if self.nets.iter().any(|(net, mask)| ip & mask == *net) {
+                return true;
+            }
+        }
+        if !self.tokens.is_empty() {
+            return v.tokens_hold || self.tokens.iter().any(|f| f.find(v.raw).is_some());
+        }
+        false
+    }
+
+    fn body_hit(&self, b: &[u8]) -> bool {
+        b.first().is_some_and(|&f| has_bit(&self.body_first, f))
+            && self.body_prefixes.iter().any(|x| b.starts_with(x))
+    }
+
+    fn host_hit(&self, h: &[u8]) -> bool {
+        h.first().is_some_and(|&f| has_bit(&self.host_first, f))
+            && self.hosts.iter().any(|(prefix, x)| {
+                if *prefix {
+                    h.len() >= x.len() && h[..x.len()].eq_ignore_ascii_case(x)
+                } else {
+                    h.eq_ignore_ascii_case(x)
+                }
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::local::ir::Context;
+    use crate::classify::local::tests::load;
+
+    const APPS: &str = r#"
+application a-host[sc4s-vps] { filter { host("fw-dmz-*" type(glob)); }; };
+application a-net[sc4s-vps] { filter { netmask(10.77.0.0/16); }; };
+application a-pgm[sc4s-postfilter] { filter { program("acme" type(string)); }; };
+application a-tok[sc4s-postfilter] { filter { message("devid=" type(string) flags(substring)); }; };
+application a-any[sc4s-finalfilter] { filter { level(err); }; };
+"#;
+
+    fn view<'a>(program: &'a [u8], host: Option<&'a [u8]>, raw: &'a [u8], ip: [u8; 4]) -> View<'a> {
+        View {
+            program: Some(program),
+            body: Some(raw),
+            host,
+            no_host_holds: false,
+            vendor_product: Some(""),
+            raw,
+            tokens_hold: false,
+            ip: std::net::IpAddr::from(ip),
+        }
+    }
+
+    #[test]
+    fn a_context_admits_what_one_of_its_applications_may_take() {
+        let p = load(&[("a.conf", APPS)]).expect("loads");
+        let (apps, vps) = p.context(&Context::Vps).expect("vps apps");
+        assert_eq!(apps.len(), 2);
+        let (_, post) = p.context(&Context::PostFilter).expect("postfilter apps");
+        let (_, last) = p.context(&Context::FinalFilter).expect("finalfilter apps");
+        assert!(p.context(&Context::Fallback).is_none());
+
+        let none = view(b"prg0", Some(b"localhost"), b"hello", [192, 0, 2, 1]);
+        assert!(!vps.admits(&none));
+        assert!(!post.admits(&none));
+        // An application without atoms admits everything.
+        assert!(last.admits(&none));
+
+        assert!(vps.admits(&view(b"x", Some(b"FW-DMZ-01"), b"", [192, 0, 2, 1])));
+        assert!(vps.admits(&view(b"x", Some(b"h"), b"", [10, 77, 3, 4])));
+        assert!(!vps.admits(&view(b"x", None, b"", [10, 78, 3, 4])));
+        let mut no_host = view(b"x", None, b"", [10, 78, 3, 4]);
+        no_host.no_host_holds = true;
+        assert!(vps.admits(&no_host));
+
+        assert!(post.admits(&view(b"acme", None, b"", [192, 0, 2, 1])));
+        assert!(!post.admits(&view(b"acmex", None, b"", [192, 0, 2, 1])));
+        assert!(post.admits(&view(b"x", None, b"a devid=3 b", [192, 0, 2, 1])));
+        let mut edited = view(b"x", None, b"", [192, 0, 2, 1]);
+        edited.tokens_hold = true;
+        assert!(post.admits(&edited));
+    }
+}
