@@ -283,6 +283,14 @@ pub struct NetSource<'t> {
     pub vendor_product: &'t str,
 }
 
+impl NetSource<'_> {
+    /// Whether the listener or `vendor_product_by_source` named this source: SC4S's netsource
+    /// filters accept either `sc4s_vendor_product` (`vendor_product`) or the pair of fields.
+    pub fn names(&self, vendor_product: &str, vendor: &str, product: &str) -> bool {
+        self.vendor_product == vendor_product || (self.vendor == vendor && self.product == product)
+    }
+}
+
 /// What an application sees: the parsed message after the header repairs and after what
 /// earlier applications (an almost-syslog repair, a parent topic) changed.
 #[derive(Clone, Copy)]

@@ -223,10 +223,7 @@ fn waf<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "barracuda_syslog"
-            || (ns.vendor == "barracuda" && ns.product == "syslog"))
-    {
+    if out.identified || !(ns.names("barracuda_syslog", "barracuda", "syslog")) {
         return false;
     }
     out.key(&KEYS[SYSLOG]);

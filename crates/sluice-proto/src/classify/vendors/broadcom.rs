@@ -201,7 +201,7 @@ fn dlp<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 fn dlp_netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if !(ns.vendor_product == "symantec_dlp" || (ns.vendor == "symantec" && ns.product == "dlp")) {
+    if !(ns.names("symantec_dlp", "symantec", "dlp")) {
         return false;
     }
     out.key(&KEYS[DLP]);

@@ -30,9 +30,7 @@ static KEYS: &[Key] =
 fn is_brocade<'m>(input: &Input<'m, '_>, out: &Out<'m>) -> bool {
     let ns = input.netsource;
     !out.identified
-        && (ns.vendor_product == "brocade_syslog"
-            || (ns.vendor == "brocade" && ns.product == "syslog")
-            || input.src.listener_id == "BROCADE")
+        && (ns.names("brocade_syslog", "brocade", "syslog") || input.src.listener_id == "BROCADE")
 }
 
 fn syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

@@ -26,10 +26,7 @@ static KEYS: &[Key] = &[
 
 fn terastation<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "buffalo_terastation"
-            || (ns.vendor == "buffalo" && ns.product == "terastation"))
-    {
+    if out.identified || !(ns.names("buffalo_terastation", "buffalo", "terastation")) {
         return false;
     }
     out.key(&KEYS[0]);

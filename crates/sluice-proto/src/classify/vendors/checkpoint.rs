@@ -619,7 +619,7 @@ fn netsource_fw<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         return false;
     }
     let ns = input.netsource;
-    if ns.vendor_product != "checkpoint_fw" && !(ns.vendor == "checkpoint" && ns.product == "fw") {
+    if !ns.names("checkpoint_fw", "checkpoint", "fw") {
         return false;
     }
     out.key(&KEYS[FW]);

@@ -26,10 +26,7 @@ static KEYS: &[Key] =
 
 fn clearswift<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "clearswift"
-            || (ns.vendor == "clearswift" && ns.product == "clearswift"))
-    {
+    if out.identified || !(ns.names("clearswift", "clearswift", "clearswift")) {
         return false;
     }
     out.key(&KEYS[0]);

@@ -145,14 +145,11 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     crate::classify::vendors::util::find(hay, needle).is_some()
 }
 
-fn netsource_is(input: &Input<'_, '_>, vendor: &str, product: &str, vp: &str) -> bool {
-    let ns = input.netsource;
-    ns.vendor_product == vp || (ns.vendor == vendor && ns.product == product)
-}
-
 fn cmc<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     if out.identified
-        || !(netsource_is(input, "dell", "poweredge_cmc", "dell_poweredge_cmc")
+        || !(input
+            .netsource
+            .names("dell_poweredge_cmc", "dell", "poweredge_cmc")
             || input.src.listener_id == "DELL_POWEREDGE_CMC")
     {
         return false;
@@ -167,7 +164,9 @@ fn rsa<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     static RUNTIME: LazyLock<Gated> =
         LazyLock::new(|| Gated::new(r"\s*audit\.runtime\.(com\.rsa|sa\.ims)"));
     if out.identified
-        || !(netsource_is(input, "dell", "rsa_secureid", "dell_rsa_secureid")
+        || !(input
+            .netsource
+            .names("dell_rsa_secureid", "dell", "rsa_secureid")
             || input.src.listener_id == "DELL_RSA_SECUREID")
     {
         return false;

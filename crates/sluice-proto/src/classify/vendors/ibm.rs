@@ -38,10 +38,7 @@ static KEYS: &[Key] = &[
 
 fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "ibm_datapower"
-            || (ns.vendor == "ibm" && ns.product == "datapower"))
-    {
+    if out.identified || !(ns.names("ibm_datapower", "ibm", "datapower")) {
         return false;
     }
     datapower(input.body, out);

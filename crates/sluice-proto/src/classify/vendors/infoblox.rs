@@ -85,9 +85,7 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     });
     let ns = input.netsource;
     // Unlike most netsource applications this one also relabels identified messages.
-    if !(ns.vendor_product == "infoblox_nios"
-        || (ns.vendor == "infoblox" && ns.product == "nios")
-        || input.src.listener_id == "INFOBLOX")
+    if !(ns.names("infoblox_nios", "infoblox", "nios") || input.src.listener_id == "INFOBLOX")
         || input.body.starts_with(b"CEF:0")
     {
         return false;

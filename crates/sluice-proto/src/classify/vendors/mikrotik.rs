@@ -28,10 +28,7 @@ static KEYS: &[Key] = &[
 
 fn routeros<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "mikrotik_routeros"
-            || (ns.vendor == "mikrotik" && ns.product == "routeros"))
-    {
+    if out.identified || !(ns.names("mikrotik_routeros", "mikrotik", "routeros")) {
         return false;
     }
     out.key(&KEYS[0]);

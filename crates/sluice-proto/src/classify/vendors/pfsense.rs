@@ -40,8 +40,7 @@ fn filter<'m>(input: &Input<'m, '_>, out: &Out<'m>) -> bool {
         return input.src.listener_id == "PFSENSE" && !out.identified;
     }
     !out.identified
-        && (ns.vendor_product == "pfsense_firewall"
-            || (ns.vendor == "pfsense" && ns.product == "firewall")
+        && (ns.names("pfsense_firewall", "pfsense", "firewall")
             || input.src.listener_id == "PFSENSE")
 }
 

@@ -59,8 +59,7 @@ fn pps_program(p: &[u8]) -> bool {
 
 fn pps<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    let by_source =
-        ns.vendor_product == "proofpoint_pps" || (ns.vendor == "proofpoint" && ns.product == "pps");
+    let by_source = ns.names("proofpoint_pps", "proofpoint", "pps");
     let filter = input.program.is_some_and(pps_program);
     if !(by_source || filter) {
         return false;

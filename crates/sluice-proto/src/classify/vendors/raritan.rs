@@ -22,9 +22,7 @@ static KEYS: &[Key] =
 
 fn dsx<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "raritan_dsx" || (ns.vendor == "raritan" && ns.product == "dsx"))
-    {
+    if out.identified || !(ns.names("raritan_dsx", "raritan", "dsx")) {
         return false;
     }
     out.key(&KEYS[0]);

@@ -22,10 +22,7 @@ static KEYS: &[Key] =
 
 fn apc<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "schneider_apc"
-            || (ns.vendor == "schneider" && ns.product == "apc"))
-    {
+    if out.identified || !(ns.names("schneider_apc", "schneider", "apc")) {
         return false;
     }
     out.key(&KEYS[0]);

@@ -28,8 +28,7 @@ fn bracketed(m: &[u8]) -> bool {
 fn ntp<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let ns = input.netsource;
     if out.identified
-        || !(ns.vendor_product == "spectracom_ntp"
-            || (ns.vendor == "spectracom" && ns.product == "ntp"))
+        || !(ns.names("spectracom_ntp", "spectracom", "ntp"))
         || !bracketed(input.body)
     {
         return false;

@@ -49,9 +49,7 @@ fn sta<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         .expect("static regex")
     });
     let ns = input.netsource;
-    if out.identified
-        || !(ns.vendor_product == "thales_sta" || (ns.vendor == "thales" && ns.product == "sta"))
-    {
+    if out.identified || !(ns.names("thales_sta", "thales", "sta")) {
         return false;
     }
     let Some(c) = INNER.caps(input.body) else {
