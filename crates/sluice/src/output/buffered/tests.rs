@@ -199,12 +199,17 @@ impl Output for Paced {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn normal_mode_does_not_spill_for_an_output_that_keeps_up() {
+/// Submits `batches` batches of ten at once, each holding ten permits of `window`, to a
+/// normal-mode buffered destination with a queue of one in front of a [`Paced`] output; waits
+/// until all are delivered. Returns the events that went to disk and the drain's summary.
+async fn submit_to_paced(
+    window: Arc<Window>,
+    per_batch: Duration,
+    batches: u32,
+) -> (u64, crate::output::DrainSummary) {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = BufferConfig::new(dir.path());
     cfg.max_bytes = 64 << 20;
-    let window = Window::new("udp", 1000);
     let delivered = Arc::new(AtomicU64::new(0));
     let opts = BufferOptions {
         buffer: Buffer::open(cfg, &["default"]).unwrap(),
@@ -217,61 +222,11 @@ async fn normal_mode_does_not_spill_for_an_output_that_keeps_up() {
         output_up: Box::new(|| true),
     };
     let output = Paced {
-        per_batch: Duration::from_millis(5),
+        per_batch,
         delivered: delivered.clone(),
     };
     let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
-    // Ten batches at once: the queue of one is full for a few round trips, far less than
-    // the grace, so nothing goes to disk.
-    for tag in 0..10u32 {
-        let body = (0..10)
-            .map(|i| format!("{{\"e\":\"{tag}-{i}\"}}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let mut b = EncodedBatch::from_lines(Bytes::from(body)).unwrap();
-        let permit = window.acquire(10, &CancellationToken::new()).await.unwrap();
-        b.hold(HoldKind::Events, permit);
-        submit.submit(b);
-    }
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while delivered.load(Ordering::SeqCst) < 100 {
-        assert!(std::time::Instant::now() < deadline, "not all delivered");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    assert_eq!(dest.buffer().unwrap().spilled_events(), 0);
-    drop(submit);
-    let s = dest.drain(Instant::now() + Duration::from_secs(5)).await;
-    assert_eq!((s.delivered, s.lost), (100, 0), "{s:?}");
-}
-
-/// A TCP load faster than the output: the stream window is past its high-water mark and
-/// batches queue up behind a queue of one, but the output takes one every few milliseconds.
-/// It is busy, not behind: the receivers are held back by the window, nothing goes to disk.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn normal_mode_holds_streams_back_rather_than_spilling_for_a_busy_output() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = BufferConfig::new(dir.path());
-    cfg.max_bytes = 64 << 20;
-    let window = Window::pushing_back("tcp", 1000);
-    let delivered = Arc::new(AtomicU64::new(0));
-    let opts = BufferOptions {
-        buffer: Buffer::open(cfg, &["default"]).unwrap(),
-        reliable: false,
-        windows: vec![window.clone()],
-        memory: MemoryBudget::new(1 << 30),
-        high_water: 0.5,
-        queue: 1,
-        replay_memory: None,
-        output_up: Box::new(|| true),
-    };
-    let output = Paced {
-        per_batch: Duration::from_millis(20),
-        delivered: delivered.clone(),
-    };
-    let (dest, submit) = Destination::start_buffered("default", Box::new(output), opts).unwrap();
-    // 60 batches of 10 at once: 600 of 1000 permits held (past the 0.5 mark) and 1.2 s of
-    // work behind a queue of one, twelve times the grace.
-    for tag in 0..60u32 {
+    for tag in 0..batches {
         let body = (0..10)
             .map(|i| format!("{{\"e\":\"{tag}-{i}\"}}"))
             .collect::<Vec<_>>()
@@ -282,13 +237,38 @@ async fn normal_mode_holds_streams_back_rather_than_spilling_for_a_busy_output()
         submit.submit(b);
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while delivered.load(Ordering::SeqCst) < 600 {
+    while delivered.load(Ordering::SeqCst) < u64::from(batches) * 10 {
         assert!(std::time::Instant::now() < deadline, "not all delivered");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(dest.buffer().unwrap().spilled_events(), 0);
+    let spilled = dest.buffer().unwrap().spilled_events();
     drop(submit);
-    let s = dest.drain(Instant::now() + Duration::from_secs(5)).await;
+    (
+        spilled,
+        dest.drain(Instant::now() + Duration::from_secs(5)).await,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_mode_does_not_spill_for_an_output_that_keeps_up() {
+    // Ten batches at once: the queue of one is full for a few round trips, far less than
+    // the grace, so nothing goes to disk.
+    let window = Window::new("udp", 1000);
+    let (spilled, s) = submit_to_paced(window, Duration::from_millis(5), 10).await;
+    assert_eq!(spilled, 0);
+    assert_eq!((s.delivered, s.lost), (100, 0), "{s:?}");
+}
+
+/// A TCP load faster than the output: the stream window is past its high-water mark and
+/// batches queue up behind a queue of one, but the output takes one every few milliseconds.
+/// It is busy, not behind: the receivers are held back by the window, nothing goes to disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_mode_holds_streams_back_rather_than_spilling_for_a_busy_output() {
+    // 60 batches of 10 at once: 600 of 1000 permits held (past the 0.5 mark) and 1.2 s of
+    // work behind a queue of one, twelve times the grace.
+    let window = Window::pushing_back("tcp", 1000);
+    let (spilled, s) = submit_to_paced(window, Duration::from_millis(20), 60).await;
+    assert_eq!(spilled, 0);
     assert_eq!((s.delivered, s.lost), (600, 0), "{s:?}");
 }
 
