@@ -14,19 +14,26 @@
 # receiver's CPU from /proc (including the drain) and counts what the sink accepted.
 #
 # Scenarios ($SCENARIOS, default all four):
-#   udp-nix  one loggen sender, 800-byte nix:syslog lines, $UDP_RATE/s for $DURATION s, 4 sockets
+#   udp-nix  800-byte nix:syslog lines (an sshd login, which no vendor parser takes) from
+#            sluice's own sender at $UDP_RATE/s for $DURATION s, 4 sockets. Not loggen: SC4S
+#            has a parser for loggen's `prg00000` lines (syslogng:loggen, rendered as JSON),
+#            so since the catalogue landed loggen measures a vendor match, not nix:syslog
+#   udp-loggen  one loggen sender, 800-byte lines, $UDP_RATE/s (syslogng:loggen at HEAD)
 #   udp-mix  the raw messages of both SC4S vendor corpora replayed over UDP at $UDP_RATE/s
 #            (sluice's own sender: loggen cannot loop a file at an exact rate); one message per
 #            datagram; the multi-part cases are left out
 #   tcp      10 loggen connections offering $TCP_RATE/s each, LF framing, port 514's settings
+#            (loggen lines: syslogng:loggen at HEAD, as for udp-loggen)
+#   tcp-nix  the nix:syslog line of udp-nix from sluice's sender over 10 connections at
+#            $TCP_RATE/s each
 #   tls      10 loggen connections (-U, TLS 1.2) as fast as they go, SC4S_SOURCE_TLS_ENABLE=yes
 # Each scenario runs $ROUNDS rounds of base then this checkout, the order swapped every round
 # (base, head, head, base, ...), then syslog-ng once (not for udp-mix: syslog-ng configured
 # like SC4S here has no vendor parsers, so a mix costs it what nix lines cost).
 #
 # Environment: ROUNDS (2), DURATION (20), UDP_RATE (200000), TCP_RATE (100000 per connection),
-# CONNECTIONS (10), SCENARIOS ("udp-nix udp-mix tcp tls"), PEER (yes: measure syslog-ng too),
-# RCVBUF (syslog-ng's so-rcvbuf, 67108864), LOAD_MAX (1.5: wait while the 1-minute load average
+# CONNECTIONS (10), SCENARIOS ("udp-nix udp-mix tcp tls"; also udp-loggen, tcp-nix), PEER (yes: measure
+# syslog-ng too), RCVBUF (syslog-ng's so-rcvbuf, 67108864), LOAD_MAX (1.5: wait while the 1-minute load average
 # is above it), LOAD_WAIT (600 s at most), BASE_BIN / HEAD_BIN (use these binaries instead of
 # building), CARGO_TARGET_DIR (default target/before-after).
 #
@@ -124,6 +131,13 @@ with open(sys.argv[1], "w") as w:
             n += 1
 print(f"{n} vendor messages in the mix", file=sys.stderr)
 EOF
+python3 - "$out/nix.txt" <<'EOF'
+import sys
+line = ("<38>Nov 28 12:00:00 host1 sshd[1234]: Accepted publickey for alice from 10.0.0.1 "
+        "port 52222 ssh2: RSA SHA256:4Mfq3X0d2Q ")
+line += "PADD" * ((799 - len(line)) // 4)
+open(sys.argv[1], "w").write(line[:799] + "\n")
+EOF
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
     -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
     -addext basicConstraints=critical,CA:FALSE \
@@ -148,8 +162,10 @@ wait_listen() {  # port proto pid log
 # The bench arguments of a scenario (sender side only).
 scenario_args() {
     case $1 in
-        udp-nix) echo "--transport udp --sender loggen --size 800 --rates $UDP_RATE" ;;
+        udp-nix) echo "--transport udp --sender sluice --replay $out/nix.txt --rates $UDP_RATE" ;;
+        udp-loggen) echo "--transport udp --sender loggen --size 800 --rates $UDP_RATE" ;;
         udp-mix) echo "--transport udp --sender sluice --replay $out/mix.txt --rates $UDP_RATE" ;;
+        tcp-nix) echo "--transport tcp --sender sluice --replay $out/nix.txt --rates ${CONNECTIONS}x$TCP_RATE" ;;
         tcp) echo "--transport tcp --sender loggen --size 800 --rates ${CONNECTIONS}x$TCP_RATE" ;;
         tls) echo "--transport tls --sender loggen --size 800 --connections $CONNECTIONS --rates max" ;;
     esac
@@ -168,7 +184,7 @@ start_sluice() {
             SC4S_LISTEN_DEFAULT_RFC5426_PORT=disabled SC4S_LISTEN_DEFAULT_RFC6587_PORT=disabled
         case $scenario in
             udp-*) export SC4S_LISTEN_DEFAULT_UDP_PORT=$port SC4S_LISTEN_DEFAULT_TCP_PORT=disabled ;;
-            tcp) export SC4S_LISTEN_DEFAULT_TCP_PORT=$port SC4S_LISTEN_DEFAULT_UDP_PORT=disabled ;;
+            tcp|tcp-nix) export SC4S_LISTEN_DEFAULT_TCP_PORT=$port SC4S_LISTEN_DEFAULT_UDP_PORT=disabled ;;
             # A UDP port nobody sends to: commits before the TLS-only listener (c9181ed)
             # refuse a configuration without a UDP or TCP port.
             tls) export SC4S_LISTEN_DEFAULT_UDP_PORT=$(free_port) SC4S_LISTEN_DEFAULT_TCP_PORT=disabled \
@@ -188,7 +204,7 @@ start_syslog_ng() {
     local state; state=$(mktemp -d "$tmp/sng.XXXXXX")
     case $scenario in
         udp-*) sed -e "s|@PORT@|$port|g" -e "s|@RCVBUF@|$RCVBUF|g" scripts/syslog-ng-sc4s.conf ;;
-        tcp) sed -e '/# TLS-BEGIN/,/# TLS-END/d' -e "s|@TRANSPORT@|tcp|g" -e "s|@DRIVER@|network|g" \
+        tcp|tcp-nix) sed -e '/# TLS-BEGIN/,/# TLS-END/d' -e "s|@TRANSPORT@|tcp|g" -e "s|@DRIVER@|network|g" \
                 -e "s|@PORT@|$port|g" scripts/syslog-ng-stream.conf ;;
         tls) sed -e "s|@TRANSPORT@|tls|g" -e "s|@DRIVER@|network|g" -e "s|@TLS_DIR@|$tmp|g" \
                 -e "s|@PORT@|$port|g" scripts/syslog-ng-stream.conf ;;
@@ -251,8 +267,10 @@ import glob, json, os, statistics, sys
 out, base, head, duration, scenarios = sys.argv[1:6]
 titles = {
     "udp-nix": "UDP nix:syslog, offered {r}/s",
+    "udp-loggen": "UDP loggen lines, offered {r}/s",
     "udp-mix": "UDP vendor mix, offered {r}/s",
     "tcp": "TCP 10 connections",
+    "tcp-nix": "TCP nix:syslog, 10 connections",
     "tls": "TLS 10 connections",
 }
 def steps(scenario, who):
