@@ -189,10 +189,20 @@ pub enum When {
 }
 
 /// What the text after a message's `<PRI>` (`<\d+>`) starts with: the first-byte classes
-/// the almost-syslog header checks test, read once per message ([`When::Header`]). `t` is
-/// that text with one leading space removed. Without a PRI no bit is set.
+/// the almost-syslog header checks test, and how a BSD-like stamp there ends, read once per
+/// message ([`When::Header`]). `t` is that text with one leading space removed. Without a PRI
+/// no bit is set.
+///
+/// The stamp bits come from one walk over `\w\w\w *\d{1,2} ` at the start of `t` (the
+/// loosest form any header check accepts), then either `hh:mm:ss HOST ` (HOST a run of
+/// non-space bytes) or a year. They let a plain BSD line (`Nov 28 16:00:00 host1 sshd[1]: ...`)
+/// skip the four checks that would each read its header again only to refuse it at HOST
+/// or after it. Each bit is a necessary condition of the checks registered with it; the
+/// checks' tests prove it over generated headers ([`assert_needs_shape`]).
+///
+/// [`assert_needs_shape`]: crate::classify::testutil::assert_needs_shape
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Shape(u8);
+pub struct Shape(u16);
 
 impl Shape {
     /// The text starts with a space.
@@ -205,6 +215,15 @@ impl Shape {
     pub const ALPHA: Shape = Shape(8);
     /// `t` starts with an ASCII digit.
     pub const DIGIT: Shape = Shape(16);
+    /// MONTH, the clock stamp, and HOST holds a `.` (Cisco's `facility.level` in its place).
+    pub const HOST_DOT: Shape = Shape(32);
+    /// The clock stamp, HOST, a space and a digit (a relay's IPv4 address after HOST).
+    pub const HOST_THEN_DIGIT: Shape = Shape(64);
+    /// The clock stamp, HOST, a space and a byte a syslog level word starts with
+    /// (`alert crit debug emerg err error info notice warning`).
+    pub const HOST_THEN_LEVEL: Shape = Shape(128);
+    /// MONTH, a day, a space, four digits and a space (`Mmm dd yyyy hh:mm:ss...`).
+    pub const YEAR: Shape = Shape(256);
 
     /// Either bit set.
     pub const fn or(self, other: Shape) -> Shape {
@@ -235,10 +254,13 @@ impl Shape {
         };
         let b = |i: usize| t.get(i).copied().unwrap_or(0);
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        if b(0).is_ascii_uppercase() && b(1).is_ascii_lowercase() && b(2).is_ascii_lowercase() {
+        let month =
+            b(0).is_ascii_uppercase() && b(1).is_ascii_lowercase() && b(2).is_ascii_lowercase();
+        if month {
             bits |= Shape::MONTH.0;
         }
-        if word(b(0)) && word(b(1)) && word(b(2)) && b(3) == b' ' {
+        let word3 = word(b(0)) && word(b(1)) && word(b(2));
+        if word3 && b(3) == b' ' {
             bits |= Shape::WORD3.0;
         }
         if b(0).is_ascii_alphabetic() {
@@ -247,8 +269,55 @@ impl Shape {
         if b(0).is_ascii_digit() {
             bits |= Shape::DIGIT.0;
         }
+        if word3 {
+            bits |= stamp_bits(t, month);
+        }
         Shape(bits)
     }
+}
+
+/// The stamp bits of [`Shape`] for `t`, which starts with three word bytes.
+fn stamp_bits(t: &[u8], month: bool) -> u16 {
+    let b = |i: usize| t.get(i).copied().unwrap_or(0);
+    let mut i = 3;
+    while b(i) == b' ' {
+        i += 1;
+    }
+    let day = (i..i + 3).take_while(|&k| b(k).is_ascii_digit()).count();
+    if !(1..=2).contains(&day) || b(i + day) != b' ' {
+        return 0;
+    }
+    i += day + 1;
+    let d = |k: usize| b(k).is_ascii_digit();
+    if month && d(i) && d(i + 1) && d(i + 2) && d(i + 3) && b(i + 4) == b' ' {
+        return Shape::YEAR.0;
+    }
+    let clock = d(i)
+        && d(i + 1)
+        && b(i + 2) == b':'
+        && d(i + 3)
+        && d(i + 4)
+        && b(i + 5) == b':'
+        && d(i + 6)
+        && d(i + 7)
+        && b(i + 8) == b' ';
+    if !clock {
+        return 0;
+    }
+    let host = &t[(i + 9).min(t.len())..];
+    let end = host.iter().position(|&c| c == b' ').unwrap_or(host.len());
+    let mut bits = 0;
+    if month && host[..end].contains(&b'.') {
+        bits |= Shape::HOST_DOT.0;
+    }
+    if end > 0 && end < host.len() {
+        match host.get(end + 1).copied().unwrap_or(0) {
+            c if c.is_ascii_digit() => bits |= Shape::HOST_THEN_DIGIT.0,
+            b'a' | b'c' | b'd' | b'e' | b'i' | b'n' | b'w' => bits |= Shape::HOST_THEN_LEVEL.0,
+            _ => {}
+        }
+    }
+    bits
 }
 
 /// A [`When::Check`]: `true` when the application could take the message.

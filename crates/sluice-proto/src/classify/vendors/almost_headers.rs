@@ -33,14 +33,14 @@ pub(crate) static BUILTIN: Vendor = Vendor {
             name: "app-almost-syslogz-bsd-isotime",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-bsd-isotime.conf",
-            when: When::Header(Shape::MONTH, |raw| bsd_isotime_header(raw).is_some()),
+            when: When::Header(Shape::YEAR, |raw| bsd_isotime_header(raw).is_some()),
             parse: bsd_isotime,
         },
         App {
             name: "app-almost-syslogz-hip",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-hip.conf",
-            when: When::Header(Shape::WORD3, |raw| hip_header(raw).is_some()),
+            when: When::Header(Shape::HOST_THEN_DIGIT, |raw| hip_header(raw).is_some()),
             parse: hip,
         },
         App {
@@ -417,7 +417,7 @@ mod tests {
         use crate::classify::registry::Shape;
         use crate::classify::testutil::assert_needs_shape;
         assert_needs_shape(
-            Shape::MONTH,
+            Shape::YEAR,
             |raw| bsd_isotime_header(raw).is_some(),
             &[
                 "<13>Mar 15 2024 10:00:00.123+0000 host rest",
@@ -425,7 +425,7 @@ mod tests {
             ],
         );
         assert_needs_shape(
-            Shape::WORD3,
+            Shape::HOST_THEN_DIGIT,
             |raw| hip_header(raw).is_some(),
             &[
                 "<13>Mar 31 02:08:27 host 10.0.0.9 prog: x",

@@ -16,8 +16,9 @@ pub(crate) static BUILTIN: Vendor = Vendor {
         order: "almost-syslog/app-almost-syslogy-wlevelword.conf",
         // `hh:mm:ss host <level word> ` right after the first `:`, checked in place (as
         // tokens, ` info ` and ` err` would be searched for in every message).
-        // `header`, which `levelword` needs, reads `\w\w\w ` after the PRI.
-        when: When::Header(Shape::WORD3, level_word_follows_host),
+        // `header`, which `levelword` needs, reads `\w\w\w +\d{1,2} hh:mm:ss HOST ` and a
+        // level word after the PRI: the shape bit is its necessary condition.
+        when: When::Header(Shape::HOST_THEN_LEVEL, level_word_follows_host),
         parse: levelword,
     }],
 };
@@ -241,11 +242,12 @@ mod tests {
         assert_eq!(c.sourcetype, "nix:syslog");
     }
 
-    /// `levelword` takes nothing `header` refuses, and `header` needs `\w\w\w `.
+    /// `levelword` takes nothing `header` refuses, and `header` needs the stamp, HOST and a
+    /// level word's first byte.
     #[test]
-    fn needs_a_word_after_the_pri() {
+    fn needs_a_stamp_host_and_level_word() {
         crate::classify::testutil::assert_needs_shape(
-            crate::classify::registry::Shape::WORD3,
+            crate::classify::registry::Shape::HOST_THEN_LEVEL,
             |raw| super::header(raw).is_some(),
             &[
                 "<13>Mar 31 02:08:27 host info something",

@@ -35,7 +35,7 @@ pub(crate) const CISCO_MS: App = App {
     name: "app-almost-syslog-cisco_ms",
     topic: Topic::AlmostSyslog,
     order: "cisco/app-almost-syslog-cisco_ms.conf",
-    when: When::Header(Shape::MONTH, |raw| ms_header(raw).is_some()),
+    when: When::Header(Shape::HOST_DOT, |raw| ms_header(raw).is_some()),
     parse: cisco_ms,
 };
 
@@ -721,9 +721,9 @@ mod tests {
     }
 
     #[test]
-    fn ms_header_needs_a_month_shape() {
+    fn ms_header_needs_a_dotted_host_shape() {
         crate::classify::testutil::assert_needs_shape(
-            crate::classify::registry::Shape::MONTH,
+            crate::classify::registry::Shape::HOST_DOT,
             |raw| ms_header(raw).is_some(),
             &[
                 "<13>Mar 31 02:08:27 local7.info host message",
