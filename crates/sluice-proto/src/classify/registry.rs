@@ -224,6 +224,11 @@ impl Shape {
     pub const HOST_THEN_LEVEL: Shape = Shape(128);
     /// MONTH, a day, a space, four digits and a space (`Mmm dd yyyy hh:mm:ss...`).
     pub const YEAR: Shape = Shape(256);
+    /// `yyyy-mm-dd[ T]hh:mm:ss,` after an optional `1` and spaces (an ISO stamp with a comma
+    /// before its fraction).
+    pub const ISO_COMMA: Shape = Shape(512);
+    /// `t` starts `yyyy-mm-ddThh:mmZ ` (an ISO stamp to the minute, in UTC).
+    pub const ISO_MINUTE_Z: Shape = Shape(1024);
 
     /// Either bit set.
     pub const fn or(self, other: Shape) -> Shape {
@@ -269,11 +274,69 @@ impl Shape {
         if b(0).is_ascii_digit() {
             bits |= Shape::DIGIT.0;
         }
+        if b(0).is_ascii_digit() || b(0) == b' ' {
+            bits |= iso_bits(t);
+        }
         if word3 {
             bits |= stamp_bits(t, month);
         }
         Shape(bits)
     }
+}
+
+/// The ISO stamp bits of [`Shape`] for `t`.
+fn iso_bits(t: &[u8]) -> u16 {
+    let mut bits = 0;
+    let b = |s: &[u8], i: usize| s.get(i).copied().unwrap_or(0);
+    let d = |s: &[u8], i: usize| b(s, i).is_ascii_digit();
+    let date = |s: &[u8]| {
+        d(s, 0)
+            && d(s, 1)
+            && d(s, 2)
+            && d(s, 3)
+            && b(s, 4) == b'-'
+            && d(s, 5)
+            && d(s, 6)
+            && b(s, 7) == b'-'
+            && d(s, 8)
+            && d(s, 9)
+    };
+    // `yyyy-mm-ddThh:mmZ `: exactly, from the first byte.
+    if date(t)
+        && b(t, 10) == b'T'
+        && d(t, 11)
+        && d(t, 12)
+        && b(t, 13) == b':'
+        && d(t, 14)
+        && d(t, 15)
+        && b(t, 16) == b'Z'
+        && b(t, 17) == b' '
+    {
+        bits |= Shape::ISO_MINUTE_Z.0;
+    }
+    // `1? *` then the date, an optional ` ` or `T`, `hh:mm:ss` and a comma.
+    let s = t.strip_prefix(b"1").unwrap_or(t);
+    let s = &s[s.iter().take_while(|&&c| c == b' ').count()..];
+    if date(s) {
+        let at = if matches!(b(s, 10), b' ' | b'T') {
+            11
+        } else {
+            10
+        };
+        if d(s, at)
+            && d(s, at + 1)
+            && b(s, at + 2) == b':'
+            && d(s, at + 3)
+            && d(s, at + 4)
+            && b(s, at + 5) == b':'
+            && d(s, at + 6)
+            && d(s, at + 7)
+            && b(s, at + 8) == b','
+        {
+            bits |= Shape::ISO_COMMA.0;
+        }
+    }
+    bits
 }
 
 /// The stamp bits of [`Shape`] for `t`, which starts with three word bytes.

@@ -194,6 +194,7 @@ pub fn assert_needs_shape(need: super::registry::Shape, check: fn(&[u8]) -> bool
         "2024-03-15",
         "T",
         "10:00:00",
+        "04:55",
         ",123",
         ".123",
         "+0000",

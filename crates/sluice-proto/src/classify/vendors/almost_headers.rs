@@ -54,9 +54,7 @@ pub(crate) static BUILTIN: Vendor = Vendor {
             name: "app-almost-syslogz-isodate",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-isodate.conf",
-            when: When::Header(Shape::DIGIT.or(Shape::SPACE), |raw| {
-                isodate_header(raw).is_some()
-            }),
+            when: When::Header(Shape::ISO_COMMA, |raw| isodate_header(raw).is_some()),
             parse: isodate,
         },
     ],
@@ -438,7 +436,7 @@ mod tests {
             &["<13>myhost prog: hello", "<13> h-1.x prog: x"],
         );
         assert_needs_shape(
-            Shape::DIGIT.or(Shape::SPACE),
+            Shape::ISO_COMMA,
             |raw| isodate_header(raw).is_some(),
             &[
                 "<13>2024-03-15 10:00:00,123 host rest",

@@ -19,7 +19,7 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-almost-syslog-guardicore_centra",
             topic: Topic::AlmostSyslog,
             order: "guardicore/app-almost-syslog-guardicore_centra.conf",
-            when: When::Header(Shape::DIGIT, |raw| centra_header(raw).is_some()),
+            when: When::Header(Shape::ISO_MINUTE_Z, |raw| centra_header(raw).is_some()),
             parse: almost_syslog,
         },
         App {
@@ -172,7 +172,7 @@ mod tests {
             Some(&b"CEF:0|a"[..])
         );
         assert_needs_shape(
-            Shape::DIGIT,
+            Shape::ISO_MINUTE_Z,
             |raw| centra_header(raw).is_some(),
             &[
                 "<14>2024-05-21T04:55Z h CEF:0|x",
