@@ -443,6 +443,51 @@ fn log_field(log: &str, line_marker: &str, key: &str) -> String {
         .to_owned()
 }
 
+/// What [`send_then_sigterm`] saw.
+struct Stopped {
+    sent: u64,
+    /// From SIGTERM to the exit.
+    took: Duration,
+    log: String,
+    /// The daemon's own count at its clean stop.
+    received: u64,
+}
+
+/// Sends 100,000 UDP events (scaled) at 50k/s with loggen, then SIGTERM as soon as the sender
+/// is done, while the events are still on their way through; asserts exit 0.
+fn send_then_sigterm(d: &mut Daemon) -> Stopped {
+    let n = ((100_000.0 * scale()) as u64).max(10_000);
+    let sent = loggen(&[
+        "-i",
+        "-D",
+        "-r",
+        "50000",
+        "-n",
+        &n.to_string(),
+        "-s",
+        "300",
+        "127.0.0.1",
+        &d.port.to_string(),
+    ]);
+    let stopping = Instant::now();
+    let status = d.terminate();
+    // `terminate` lets the log reader drain for 100 ms after the exit.
+    let took = stopping
+        .elapsed()
+        .saturating_sub(Duration::from_millis(100));
+    let log = d.log();
+    assert!(status.success(), "nothing lost: exit 0; log:\n{log}");
+    let received = log_field(&log, "stopped cleanly", "received")
+        .parse()
+        .unwrap();
+    Stopped {
+        sent,
+        took,
+        log,
+        received,
+    }
+}
+
 /// Issue 24: SIGTERM right after 100,000 events while HEC refuses everything, with the
 /// default drain timeout (30 s). The output is failing, so the stop does not wait for it:
 /// what it holds goes to the buffer at once, the exit is 0, and the next start delivers
@@ -466,31 +511,12 @@ fn sigterm_with_hec_down_stops_at_once(reliable: bool) {
             )
     };
     let mut d = Daemon::start(opts(&down));
-    let n = ((100_000.0 * scale()) as u64).max(10_000);
-    let sent = loggen(&[
-        "-i",
-        "-D",
-        "-r",
-        "50000",
-        "-n",
-        &n.to_string(),
-        "-s",
-        "300",
-        "127.0.0.1",
-        &d.port.to_string(),
-    ]);
-    // SIGTERM as soon as the sender is done: the events are still on their way through.
-    let stopping = Instant::now();
-    let status = d.terminate();
-    // `terminate` lets the log reader drain for 100 ms after the exit.
-    let took = stopping
-        .elapsed()
-        .saturating_sub(Duration::from_millis(100));
-    let log = d.log();
-    assert!(status.success(), "nothing lost: exit 0; log:\n{log}");
-    let received: u64 = log_field(&log, "stopped cleanly", "received")
-        .parse()
-        .unwrap();
+    let Stopped {
+        sent,
+        took,
+        log,
+        received,
+    } = send_then_sigterm(&mut d);
     let drain = log_field(&log, "stopped cleanly", "elapsed");
     eprintln!(
         "{mode} mode, HEC down: sent {sent}, received {received}; SIGTERM to exit {took:?} \
@@ -538,33 +564,16 @@ fn sigterm_with_hec_up_and_a_buffer_drains_before_the_exit() {
         "SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_DIR",
         buffer.path().display().to_string(),
     ));
-    let n = ((100_000.0 * scale()) as u64).max(10_000);
-    let sent = loggen(&[
-        "-i",
-        "-D",
-        "-r",
-        "50000",
-        "-n",
-        &n.to_string(),
-        "-s",
-        "300",
-        "127.0.0.1",
-        &d.port.to_string(),
-    ]);
-    let stopping = Instant::now();
-    let status = d.terminate();
-    let took = stopping
-        .elapsed()
-        .saturating_sub(Duration::from_millis(100));
-    let log = d.log();
-    assert!(status.success(), "exit 0; log:\n{log}");
+    let Stopped {
+        sent,
+        took,
+        log,
+        received,
+    } = send_then_sigterm(&mut d);
     assert!(
         !log.contains("the output is failing"),
         "a healthy output is drained, not cut short: {log}"
     );
-    let received: u64 = log_field(&log, "stopped cleanly", "received")
-        .parse()
-        .unwrap();
     eprintln!("HEC up, buffer on: sent {sent}, received {received}; SIGTERM to exit {took:?}");
     assert!(
         took < Duration::from_secs(30),
