@@ -597,3 +597,118 @@ fn run_check_and_a_reload_reject_a_bad_configuration_with_the_same_message() {
     assert_eq!(m.sum("sluice_reload_total", &["result=\"failed\""]), 3.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `n` Linux syslog lines with loggen-style sequence numbers from `first`, over one TCP
+/// connection (a program no vendor knows: nix:syslog).
+fn send_nix_tcp(d: &Daemon, first: u64, n: u64) {
+    use std::io::Write;
+    let mut body = String::new();
+    for seq in first..first + n {
+        body.push_str(&format!(
+            "<13>Nov 26 09:00:00 host01 app[1234]: seq: {seq:010}, thread: 0000, runid: 5, stamp: x\n"
+        ));
+    }
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", d.port)).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+}
+
+/// The reply of an accepted `sluice reload` (POST /reload).
+fn reload_ok(d: &Daemon) -> String {
+    let out = Command::new(sluice_bin())
+        .args(["reload", "--port", &d.status_port.to_string()])
+        .env_remove("SLUICE_PID_FILE")
+        .output()
+        .expect("sluice reload");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}; log:\n{}", d.log());
+    stdout
+}
+
+/// Issue 26: a reload adds a second HEC destination (GLOBAL) and a later one removes it,
+/// without a restart. Events sent after the first reload reach both sinks; events after the
+/// second only the default one, and the removed destination is drained and closed. Every
+/// event reaches the default sink exactly once; the second gets exactly the events sent
+/// while it was configured. A reload whose new destination cannot start is refused whole.
+#[test]
+fn a_reload_adds_and_removes_a_hec_destination() {
+    let _heavy = heavy();
+    const N: u64 = 2_000;
+    let a = sink();
+    let b = sink();
+    let d = Daemon::start(
+        DaemonOpts::default()
+            .hec(&a)
+            .env("SC4S_DEST_SPLUNK_HEC_DEFAULT_BATCH_TIMEOUT", 50)
+            .env_file(""),
+    );
+    send_nix_tcp(&d, 0, N);
+    assert!(a.wait_for(N, Duration::from_secs(30)), "{}", d.log());
+
+    let second = format!(
+        "SC4S_DEST_SPLUNK_HEC_SECOND_URL={}\nSC4S_DEST_SPLUNK_HEC_SECOND_TOKEN={}\n\
+         SC4S_DEST_SPLUNK_HEC_SECOND_BATCH_TIMEOUT=50",
+        b.base_url(),
+        b.token()
+    );
+    d.rewrite_env_file(&second);
+    let reply = reload_ok(&d);
+    assert!(reply.contains("destinations opened second"), "{reply}");
+    send_nix_tcp(&d, N, N);
+    assert!(a.wait_for(2 * N, Duration::from_secs(30)), "{}", d.log());
+    assert!(b.wait_for(N, Duration::from_secs(30)), "{}", d.log());
+    let delivered =
+        |m: &sluice_suite::Metrics| m.sum("sluice_delivered_total", &["destination=\"second\""]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while delivered(&d.metrics()) < N as f64 {
+        assert!(
+            Instant::now() < deadline,
+            "/metrics shows the new destination's deliveries"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A destination that cannot start (its disk buffer cannot be created): refused whole,
+    // nothing changes.
+    d.rewrite_env_file(&format!(
+        "{second}\nSC4S_DEST_SPLUNK_HEC_THIRD_URL=http://127.0.0.1:1\n\
+         SC4S_DEST_SPLUNK_HEC_THIRD_TOKEN=x\nSC4S_DEST_SPLUNK_HEC_THIRD_DISKBUFF_DIR=/proc/sluice-no"
+    ));
+    let out = Command::new(sluice_bin())
+        .args(["reload", "--port", &d.status_port.to_string()])
+        .env_remove("SLUICE_PID_FILE")
+        .output()
+        .expect("sluice reload");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("third") || stdout.contains("THIRD"),
+        "the error names the destination: {stdout}"
+    );
+
+    d.rewrite_env_file("");
+    let reply = reload_ok(&d);
+    assert!(reply.contains("destinations closed second"), "{reply}");
+    send_nix_tcp(&d, 2 * N, N);
+    assert!(a.wait_for(3 * N, Duration::from_secs(30)), "{}", d.log());
+    d.wait_for_log(
+        "removed destination drained and closed",
+        Duration::from_secs(30),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        b.accepted_events(),
+        N,
+        "the removed destination got only its share"
+    );
+    let ra = a.seq_report(None);
+    assert_eq!((ra.distinct, ra.duplicates), (3 * N, 0), "{ra:?}");
+    assert_eq!(a.accepted_events(), 3 * N);
+    let rb = b.seq_report(None);
+    assert_eq!((rb.distinct, rb.duplicates), (N, 0), "{rb:?}");
+    let seqs: BTreeSet<u64> = seq_and_index(&b).into_iter().map(|(s, _)| s).collect();
+    assert_eq!(seqs.first(), Some(&N));
+    assert_eq!(seqs.last(), Some(&(2 * N - 1)));
+    let m = d.metrics();
+    assert_eq!(m.sum("sluice_reload_total", &["result=\"failed\""]), 1.0);
+    assert_eq!(m.sum("sluice_reload_total", &["result=\"ok\""]), 2.0);
+}

@@ -83,10 +83,16 @@ impl Blueprint {
     /// Builds what `config` describes: reads the context files, builds the classifier, the
     /// routing table and the listener topology. Errors name the setting or file.
     pub fn build(config: &Config) -> anyhow::Result<Blueprint> {
+        Blueprint::build_on(config, config.destination_plan())
+    }
+
+    /// [`build`](Self::build) with the destinations laid out on `destinations`' bits (a
+    /// reload keeps each running destination's bit: see
+    /// [`DestinationSet::align`](crate::output::DestinationSet::align)).
+    pub fn build_on(config: &Config, destinations: Vec<DestPlan>) -> anyhow::Result<Blueprint> {
         let topology = Topology::from_config(config)?;
-        let destinations = config.destination_plan();
         let routing = Arc::new(Routing::build(config, &destinations)?);
-        let processor = processor(config, &routing)?;
+        let processor = processor(config, &routing, &destinations)?;
         Ok(Blueprint {
             topology,
             destinations,
@@ -120,7 +126,11 @@ pub(crate) fn default_context_dir() -> Option<std::path::PathBuf> {
 }
 
 /// The receivers' processor for `config`, with `routing` (the table of [`Blueprint`]).
-fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processor> {
+fn processor(
+    config: &Config,
+    routing: &Arc<Routing>,
+    plan: &[DestPlan],
+) -> anyhow::Result<Processor> {
     let zone = Zone::from_name(&config.parse.default_timezone).map_err(|e| {
         anyhow::anyhow!(
             "SC4S_DEFAULT_TIMEZONE={:?}: {e}",
@@ -146,8 +156,7 @@ fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processo
     }
     let app_parsers = crate::app_parsers::load(config, context_dir.as_deref())?;
     crate::app_parsers::log(&app_parsers);
-    let routing =
-        &crate::app_parsers::route_with(routing, &app_parsers, &config.destination_plan())?;
+    let routing = &crate::app_parsers::route_with(routing, &app_parsers, plan)?;
     let settings = Settings {
         listeners: config
             .listeners()?
@@ -230,11 +239,7 @@ fn processor(config: &Config, routing: &Arc<Routing>) -> anyhow::Result<Processo
         names,
         vps,
         // The extra encodings (relay lines, Kafka records) the destinations need.
-        encodings: crate::output::Encodings::from_plan(
-            &config.destination_plan(),
-            routing.fallback(),
-        )
-        .0,
+        encodings: crate::output::Encodings::from_plan(plan, routing.fallback()).0,
     })
 }
 

@@ -207,7 +207,7 @@ async fn run_async(
         ports: running.ports(),
         windows: vec![udp_window, tcp_window],
         memory,
-        destinations: Arc::new(ArcSwap::from_pointee(destinations.state.clone())),
+        destinations: destinations.state.clone(),
         stopping: stopping.clone(),
         config: reloader.stats(),
     });
@@ -470,7 +470,8 @@ async fn serve(
         output.ended().await;
         return true;
     };
-    let mut reap = tokio::time::interval(Duration::from_secs(5));
+    // Also how often destinations a reload removed are looked at (see `retire_grace`).
+    let mut reap = tokio::time::interval(Duration::from_secs(1));
     loop {
         tokio::select! {
             _ = term.recv() => {
@@ -482,12 +483,19 @@ async fn serve(
                 return false;
             }
             _ = hup.recv() => {
-                let _ = reloader.reload(running, "SIGHUP");
+                let _ = reloader.reload(running, output, "SIGHUP");
             }
             Some(ReloadRequest(reply)) = requests.recv() => {
-                let _ = reply.send(reloader.reload(running, "POST /reload"));
+                let _ = reply.send(reloader.reload(running, output, "POST /reload"));
             }
-            _ = reap.tick() => running.reap(),
+            _ = reap.tick() => {
+                running.reap();
+                let config = reloader.config();
+                output.retire_due(
+                    crate::output::retire_grace(config.hec.batch_timeout),
+                    config.shutdown.drain_timeout,
+                );
+            }
             () = output.ended() => return true,
         }
     }

@@ -27,6 +27,7 @@ use anyhow::Context;
 use super::build::{Blueprint, Sources};
 use crate::admin::ReloadReply;
 use crate::config::Config;
+use crate::output::{Aligned, DestinationSet, Encodings};
 use crate::telemetry::InternalEvent;
 use crate::telemetry::events::{ConfigReloadFailed, ConfigReloaded};
 use crate::telemetry::state::ConfigState;
@@ -69,15 +70,6 @@ fn keep_restart_only(running: &Config, mut new: Config) -> (Config, Vec<String>)
         "the HEC output and its batching (SC4S_DEST_SPLUNK_HEC_DEFAULT_*, [hec])"
     );
     restart_only!(output, "the output file (SLUICE_OUTPUT_FILE, [output])");
-    restart_only!(
-        destinations,
-        "the additional HEC destinations (SC4S_DEST_SPLUNK_HEC_<ID>_*, [destinations])"
-    );
-    restart_only!(
-        routing,
-        "the alternate destinations (SC4S_DEST_<VENDOR_PRODUCT>_ALTERNATES, \
-         _FILTERED_ALTERNATES, SC4S_DEST_SPLUNK_HEC_GLOBAL, [routing])"
-    );
     restart_only!(
         archive,
         "the archive (SC4S_ARCHIVE_GLOBAL, SC4S_DEST_<VENDOR_PRODUCT>_ARCHIVE, [archive])"
@@ -142,10 +134,15 @@ impl Reloader {
     }
 
     /// Reloads; logs and counts the outcome.
-    pub fn reload(&mut self, running: &mut Running, cause: &str) -> ReloadReply {
+    pub fn reload(
+        &mut self,
+        running: &mut Running,
+        destinations: &mut DestinationSet,
+        cause: &str,
+    ) -> ReloadReply {
         tracing::info!(cause, "reloading the configuration");
         let started = std::time::Instant::now();
-        match self.try_reload(running, started) {
+        match self.try_reload(running, destinations, started) {
             Ok(summary) => {
                 ConfigReloaded { summary: &summary }.emit(crate::telemetry::metrics());
                 Ok(summary)
@@ -161,6 +158,7 @@ impl Reloader {
     fn try_reload(
         &mut self,
         running: &mut Running,
+        destinations: &mut DestinationSet,
         started: std::time::Instant,
     ) -> anyhow::Result<String> {
         let (new, report) = self.sources.load()?;
@@ -174,13 +172,28 @@ impl Reloader {
                 );
             }
         }
-        let (config, mut restart) = keep_restart_only(&self.config, new);
+        let (mut config, mut restart) = keep_restart_only(&self.config, new);
+        let aligned = match align_destinations(&self.config, &mut config, destinations)? {
+            Ok(a) => a,
+            Err(why) => {
+                restart.push(why);
+                destinations.align(&config.destination_plan())?
+            }
+        };
+        if !aligned.changed.is_empty() {
+            restart.push(format!(
+                "the settings of destination {} (a destination a reload adds or removes is \
+                 opened or closed at once; one whose settings change keeps running as it is)",
+                aligned.changed.join(", ")
+            ));
+        }
         let hash = config_hash(&config)?;
         let Blueprint {
             topology,
             mut processor,
+            routing,
             ..
-        } = Blueprint::build(&config)?;
+        } = Blueprint::build_on(&config, aligned.plan.clone())?;
         let transition = running.plan().transition(topology);
         restart.extend(transition.needs_restart.iter().cloned());
         // Multi-part messages still open complete under the new processor.
@@ -188,15 +201,26 @@ impl Reloader {
         // Ports about to close still receive until they do, with the new processor: it must
         // know their listener ids too.
         super::build::register_listeners(&mut processor, running.plan().listener_ids());
-        let summary = summarize(&transition);
+        let mut summary = summarize(&transition);
         let new_tls = transition.new_tls;
+        // New destinations start before anything changes; if the rest fails they are
+        // dropped unused (their queues close, they end).
+        let opening = destinations.prepare(&aligned)?;
         let prepared = running.prepare(transition)?;
         if !new_tls && let Some(tls) = running.tls() {
             tls.reload()
                 .map_err(|e| anyhow::anyhow!("TLS certificate: {e}"))?;
         }
-        // Past this point nothing is rejected: the new configuration goes into service.
+        // Past this point nothing is rejected: the new configuration goes into service. The
+        // receivers' handle reaches the new destinations before the new routing names them.
+        let (opened, closed) = destinations.commit(opening, routing.fallback());
         running.processor().store(Arc::new(processor));
+        if !opened.is_empty() {
+            summary.push_str(&format!(", destinations opened {}", opened.join(",")));
+        }
+        if !closed.is_empty() {
+            summary.push_str(&format!(", destinations closed {}", closed.join(",")));
+        }
         let errors = running.commit(prepared);
         for v in &report.unsupported {
             tracing::warn!("set but not supported by sluice (ignored): {v}");
@@ -228,6 +252,39 @@ impl Reloader {
         }
         Ok(reply)
     }
+}
+
+/// Checks that `new`'s destinations can be applied to the running `set` by a reload: the
+/// destinations that keep running must keep the encoding they were started with (a relay or
+/// Kafka destination of a new format, or the last one of a format removed, shifts them). If
+/// not, `new` keeps `running`'s destinations and routing and the reason is returned as `Err`,
+/// to be reported as needing a restart.
+fn align_destinations(
+    running: &Config,
+    new: &mut Config,
+    set: &DestinationSet,
+) -> anyhow::Result<Result<Aligned, String>> {
+    let aligned = set.align(&new.destination_plan())?;
+    let before = set.plan();
+    let (_, old_index) = Encodings::from_plan(&before, 0);
+    let (_, new_index) = Encodings::from_plan(&aligned.plan, 0);
+    let kept = (0..before.len().min(aligned.plan.len()))
+        .filter(|&i| !aligned.removed.contains(&i) && before[i] == aligned.plan[i]);
+    if kept
+        .into_iter()
+        .all(|i| old_index.get(i) == new_index.get(i))
+    {
+        return Ok(Ok(aligned));
+    }
+    new.destinations = running.destinations.clone();
+    new.relays = running.relays.clone();
+    new.kafka = running.kafka.clone();
+    new.routing = running.routing.clone();
+    Ok(Err(
+        "the destinations and their routing (a relay or Kafka destination of another format \
+         was added or removed: the receivers' encodings change)"
+            .to_owned(),
+    ))
 }
 
 /// Variables of `env_file` that the process environment sets to another value.

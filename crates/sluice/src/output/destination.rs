@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
+
 use sluice_proto::batch::{BatchBuilder, BatchPolicy, EncodedBatch, HoldKind, UNROUTED};
 use sluice_proto::delivery::{AbandonReason, Completion, CompletionSink, Delivery};
 use tokio::task::JoinHandle;
@@ -184,6 +186,28 @@ struct Targets {
     routed_nowhere: Arc<RoutingEvents>,
 }
 
+impl Targets {
+    /// Destination `i` is `parts[i]`'s (first) target.
+    fn of(parts: &[Submit], unrouted: u64, routed_nowhere: Arc<RoutingEvents>) -> Targets {
+        let targets: Vec<Target> = parts
+            .iter()
+            .flat_map(|s| s.inner.load().targets.clone())
+            .collect();
+        assert!(targets.len() <= 64, "at most 64 destinations");
+        let all = if targets.len() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << targets.len()) - 1
+        };
+        Targets {
+            targets,
+            unrouted: unrouted & all,
+            all,
+            routed_nowhere,
+        }
+    }
+}
+
 /// What receivers hold to hand finished batches to the destinations. Cheap to clone.
 ///
 /// With one destination and no routing, a batch goes to it as is. Otherwise each event
@@ -193,9 +217,14 @@ struct Targets {
 /// (its events' window permits, its memory) are shared by the parts: they are released when
 /// the last part is delivered or persisted, so an event is safe only once every destination
 /// it was sent to has it.
+///
+/// The destinations behind a handle can change while it is held: a reload that adds or
+/// removes a destination [`retargets`](Self::retarget) every clone at once (one atomic load
+/// per batch). A destination keeps its bit for its life, so a batch routed before the reload
+/// still finds its destinations after it.
 #[derive(Clone, Debug)]
 pub struct Submit {
-    inner: Arc<Targets>,
+    inner: Arc<ArcSwap<Targets>>,
 }
 
 impl Submit {
@@ -204,7 +233,8 @@ impl Submit {
     /// the delivery completes at once as `Abandoned { reason: OutputGone }` — counted and
     /// logged.
     pub fn submit(&self, mut batch: EncodedBatch) {
-        let t = &self.inner;
+        let guard = self.inner.load();
+        let t: &Targets = &guard;
         if batch.dests().is_empty() && t.unrouted.count_ones() == 1 {
             t.targets[t.unrouted.trailing_zeros() as usize].send(batch);
             return;
@@ -269,47 +299,52 @@ impl Submit {
     }
 
     /// The first destination's completion sink.
-    pub fn stats(&self) -> &Arc<DestinationStats> {
-        &self.inner.targets[0].stats
+    pub fn stats(&self) -> Arc<DestinationStats> {
+        Arc::clone(&self.inner.load().targets[0].stats)
     }
 
     /// One handle over several destinations, each started on its own: destination `i` of
     /// an event's set is `parts[i]`'s. Unrouted events go to the destinations in `unrouted`.
     /// At most 64 destinations.
     pub fn fan_out(parts: Vec<Submit>, unrouted: u64) -> Submit {
-        let targets: Vec<Target> = parts
-            .into_iter()
-            .flat_map(|s| match Arc::try_unwrap(s.inner) {
-                Ok(t) => t.targets,
-                Err(shared) => shared.targets.clone(),
-            })
-            .collect();
-        assert!(targets.len() <= 64, "at most 64 destinations");
-        let all = if targets.len() == 64 {
-            u64::MAX
-        } else {
-            (1u64 << targets.len()) - 1
-        };
+        let routed_nowhere = Arc::new(crate::telemetry::metrics().routed_nowhere());
         Submit {
-            inner: Arc::new(Targets {
-                targets,
-                unrouted: unrouted & all,
-                all,
-                routed_nowhere: Arc::new(crate::telemetry::metrics().routed_nowhere()),
-            }),
+            inner: Arc::new(ArcSwap::from_pointee(Targets::of(
+                &parts,
+                unrouted,
+                routed_nowhere,
+            ))),
         }
+    }
+
+    /// Points this handle, and every clone of it, at `parts` (destination `i` is `parts[i]`),
+    /// as [`fan_out`](Self::fan_out) would. Batches submitted after it returns go to the new
+    /// set; one being split at the moment finishes with the old one.
+    pub fn retarget(&self, parts: &[Submit], unrouted: u64) {
+        let routed_nowhere = Arc::clone(&self.inner.load().routed_nowhere);
+        self.inner
+            .store(Arc::new(Targets::of(parts, unrouted, routed_nowhere)));
+    }
+
+    /// A handle of one destination that is gone: what is sent to it completes at once as
+    /// `Abandoned { reason: OutputGone }`, counted in `stats` and logged. For the bit of a
+    /// destination a reload removed, once it has been drained.
+    pub fn gone(stats: Arc<DestinationStats>) -> Submit {
+        let (tx, _) = async_channel::unbounded();
+        let sink: Arc<dyn CompletionSink> = stats.clone();
+        Submit::single(tx, stats, sink)
     }
 
     /// A handle to destination `i` alone (sluice's own metrics go to the default one).
     pub fn only(&self, i: usize) -> Option<Submit> {
-        let t = self.inner.targets.get(i)?;
-        Some(Submit::of(t.clone()))
+        let t = self.inner.load().targets.get(i)?.clone();
+        Some(Submit::of(t))
     }
 
     /// This destination (a handle of one) with a batcher of its own, making batches by
     /// `policy` out of what it is sent (see [`batcher`]). Needs the runtime.
     pub fn rebatched(self, policy: BatchPolicy) -> Submit {
-        let Some(t) = self.inner.targets.first().cloned() else {
+        let Some(t) = self.inner.load().targets.first().cloned() else {
             return self;
         };
         let (tx, rx) = async_channel::unbounded();
@@ -328,28 +363,25 @@ impl Submit {
     /// This destination (a handle of one) sending encoding `k` of the batches it is given
     /// ([`EncodedBatch::into_encoding`]). Call before [`rebatched`](Self::rebatched).
     pub fn with_encoding(self, k: usize) -> Submit {
-        let Some(t) = self.inner.targets.first() else {
+        let Some(t) = self.inner.load().targets.first().cloned() else {
             return self;
         };
-        Submit::of(Target {
-            encoding: k,
-            ..t.clone()
-        })
+        Submit::of(Target { encoding: k, ..t })
     }
 
     /// Events dropped because their destination set was empty.
     pub fn routed_nowhere(&self) -> u64 {
-        self.inner.routed_nowhere.events()
+        self.inner.load().routed_nowhere.events()
     }
 
     fn of(target: Target) -> Submit {
         Submit {
-            inner: Arc::new(Targets {
+            inner: Arc::new(ArcSwap::from_pointee(Targets {
                 targets: vec![target],
                 unrouted: 1,
                 all: 1,
                 routed_nowhere: Arc::new(crate::telemetry::metrics().routed_nowhere()),
-            }),
+            })),
         }
     }
 

@@ -37,7 +37,7 @@ pub use buffered::{BufferMetrics, BufferOptions};
 pub use destination::{Destination, Submit};
 pub use encoding::{Encoding, Encodings};
 pub use file::{FileOpenError, FileOutput, FileStats};
-pub use set::DestinationSet;
+pub use set::{Aligned, DestinationSet, retire_grace};
 pub use start::Limits;
 pub use stats::{DestinationStats, DrainSummary, Rescue};
 
