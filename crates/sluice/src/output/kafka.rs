@@ -43,7 +43,7 @@ use sluice_proto::delivery::{AbandonReason, Completion, Delivery, Rejection, Ret
 use sluice_proto::kafka::decode_record;
 use tokio_util::sync::CancellationToken;
 
-use super::start::{Limits, Started, open_buffer, start_destination};
+use super::start::{Limits, Started, start_forwarding};
 use super::{Output, OutputTask};
 use crate::config::{DestPlan, KafkaDestination};
 use crate::telemetry::InternalEvent;
@@ -722,15 +722,6 @@ pub(super) fn start(
     ));
     let output = KafkaOutput::new(&d.name, d.id.var(), k, Arc::clone(&events))?;
     let set_hand_back = output.hand_back_handle();
-    let up = Arc::clone(&events);
-    let opts = open_buffer(
-        d,
-        &k.buffer,
-        &KafkaDestination::var_prefix(d.id.var()),
-        1,
-        limits,
-        Box::new(move || up.is_up()),
-    )?;
     tracing::info!(
         destination = %d.name,
         brokers = %k.brokers,
@@ -740,17 +731,15 @@ pub(super) fn start(
         idempotence = k.idempotence,
         "producing events to Kafka"
     );
-    let (dest, submit) = start_destination(&d.name, Box::new(output), opts)?;
-    if let Some(b) = dest.buffer() {
-        let room = b.clone();
-        set_hand_back(Box::new(move || room.full().is_none()));
-    }
-    Ok(Started {
-        dest,
-        submit,
-        health: Some(events),
-        hec: None,
-    })
+    start_forwarding(
+        d,
+        Box::new(output),
+        set_hand_back,
+        &k.buffer,
+        &KafkaDestination::var_prefix(d.id.var()),
+        limits,
+        events,
+    )
 }
 
 #[cfg(test)]

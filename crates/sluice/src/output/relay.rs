@@ -38,7 +38,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 use tokio_util::sync::CancellationToken;
 
-use super::start::{Limits, Started, open_buffer, start_destination};
+use super::start::{Limits, Started, start_forwarding};
 use super::{Output, OutputTask};
 use crate::config::{DestPlan, RelayDestination, RelayFilter, RelayKind, RelayTransport};
 use crate::telemetry::InternalEvent;
@@ -483,15 +483,6 @@ pub(super) fn start(
     ));
     let output = RelayOutput::new(&d.name, d.id.var(), r, Arc::clone(&events))?;
     let set_hand_back = output.hand_back_handle();
-    let up = Arc::clone(&events);
-    let opts = open_buffer(
-        d,
-        &r.buffer,
-        &RelayDestination::var_prefix(r.kind, d.id.var()),
-        1,
-        limits,
-        Box::new(move || up.is_up()),
-    )?;
     tracing::info!(
         destination = %d.name,
         target = %format_args!("{}:{}", r.host, r.port()),
@@ -500,17 +491,15 @@ pub(super) fn start(
         "relaying events (SC4S d_{})",
         d.name
     );
-    let (dest, submit) = start_destination(&d.name, Box::new(output), opts)?;
-    if let Some(b) = dest.buffer() {
-        let room = b.clone();
-        set_hand_back(Box::new(move || room.full().is_none()));
-    }
-    Ok(Started {
-        dest,
-        submit,
-        health: Some(events),
-        hec: None,
-    })
+    start_forwarding(
+        d,
+        Box::new(output),
+        set_hand_back,
+        &r.buffer,
+        &RelayDestination::var_prefix(r.kind, d.id.var()),
+        limits,
+        events,
+    )
 }
 
 #[cfg(test)]

@@ -114,3 +114,31 @@ pub(super) fn open_buffer(
         output_up,
     }))
 }
+
+/// Starts a forwarding destination (a relay, Kafka) over `output`: behind its disk buffer
+/// when `buffer` enables one (`vars` is the start of its variables), its health from `events`,
+/// and the output's hand-back to the buffer wired through `set_hand_back` (the output then
+/// returns what it cannot deliver while the buffer has room).
+pub(super) fn start_forwarding(
+    d: &DestPlan,
+    output: Box<dyn Output>,
+    set_hand_back: impl Fn(Box<dyn Fn() -> bool + Send + Sync>),
+    buffer: &BufferSettings,
+    vars: &str,
+    limits: &Limits<'_>,
+    events: Arc<crate::telemetry::events::ForwardEvents>,
+) -> anyhow::Result<Started> {
+    let up = Arc::clone(&events);
+    let opts = open_buffer(d, buffer, vars, 1, limits, Box::new(move || up.is_up()))?;
+    let (dest, submit) = start_destination(&d.name, output, opts)?;
+    if let Some(b) = dest.buffer() {
+        let room = b.clone();
+        set_hand_back(Box::new(move || room.full().is_none()));
+    }
+    Ok(Started {
+        dest,
+        submit,
+        health: Some(events),
+        hec: None,
+    })
+}
