@@ -71,7 +71,8 @@ impl Priority {
     }
 }
 
-const FACILITY_NAMES: [&str; 24] = [
+/// syslog's facility names by number, as syslog-ng writes them (`$FACILITY`).
+pub const FACILITY_NAMES: [&str; 24] = [
     "kern",
     "user",
     "mail",
@@ -98,9 +99,38 @@ const FACILITY_NAMES: [&str; 24] = [
     "local7",
 ];
 
-const SEVERITY_NAMES: [&str; 8] = [
+/// syslog's level names by number, as syslog-ng writes them (`$LEVEL`).
+pub const SEVERITY_NAMES: [&str; 8] = [
     "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
 ];
+
+/// The level a syslog-ng configuration names: a `$LEVEL` name, one of syslog-ng's aliases
+/// (`panic`, `error`, `warn`), or its number; case and surrounding space ignored.
+pub fn severity_by_name(word: &str) -> Option<u8> {
+    let w = word.trim().to_ascii_lowercase();
+    let w = match w.as_str() {
+        "panic" => "emerg",
+        "error" => "err",
+        "warn" => "warning",
+        other => other,
+    };
+    SEVERITY_NAMES
+        .iter()
+        .position(|l| *l == w)
+        .or_else(|| w.parse::<usize>().ok().filter(|n| *n < 8))
+        .map(|l| l as u8)
+}
+
+/// The facility a syslog-ng configuration names: a `$FACILITY` name or its number; case and
+/// surrounding space ignored.
+pub fn facility_by_name(word: &str) -> Option<u8> {
+    let w = word.trim().to_ascii_lowercase();
+    FACILITY_NAMES
+        .iter()
+        .position(|f| *f == w)
+        .or_else(|| w.parse::<usize>().ok().filter(|n| *n < 24))
+        .map(|f| f as u8)
+}
 
 /// An instant with the UTC offset it was written in.
 ///

@@ -67,22 +67,8 @@ pub struct Routing {
 /// A filter's verdict by severity.
 type SeverityMask = [bool; 8];
 
-const LEVELS: [&str; 8] = [
-    "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
-];
-
 fn level(word: &str) -> Option<usize> {
-    let w = word.trim().to_ascii_lowercase();
-    let w = match w.as_str() {
-        "panic" => "emerg",
-        "error" => "err",
-        "warn" => "warning",
-        other => other,
-    };
-    LEVELS
-        .iter()
-        .position(|l| *l == w)
-        .or_else(|| w.parse::<usize>().ok().filter(|n| *n < 8))
+    sluice_proto::message::severity_by_name(word).map(usize::from)
 }
 
 /// One ALT_FILTER entry: decided by severity, or a filter of the operator's files.

@@ -449,63 +449,17 @@ fn ranges(text: &str) -> Vec<(&str, &str)> {
 }
 
 fn level(name: &str, at: Span) -> PResult<u8> {
-    const LEVELS: [&str; 8] = [
-        "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
-    ];
-    let w = name.trim().to_ascii_lowercase();
-    let w = match w.as_str() {
-        "panic" => "emerg",
-        "error" => "err",
-        "warn" => "warning",
-        other => other,
-    };
-    LEVELS
-        .iter()
-        .position(|l| *l == w)
-        .or_else(|| w.parse::<usize>().ok().filter(|n| *n < 8))
-        .map(|l| l as u8)
-        .ok_or_else(|| {
-            Problem::error(
-                at,
-                format!("{name:?} is not a syslog level (emerg .. debug)"),
-            )
-        })
+    crate::message::severity_by_name(name).ok_or_else(|| {
+        Problem::error(
+            at,
+            format!("{name:?} is not a syslog level (emerg .. debug)"),
+        )
+    })
 }
 
-pub(crate) const FACILITIES: [&str; 24] = [
-    "kern",
-    "user",
-    "mail",
-    "daemon",
-    "auth",
-    "syslog",
-    "lpr",
-    "news",
-    "uucp",
-    "cron",
-    "authpriv",
-    "ftp",
-    "ntp",
-    "security",
-    "console",
-    "solaris-cron",
-    "local0",
-    "local1",
-    "local2",
-    "local3",
-    "local4",
-    "local5",
-    "local6",
-    "local7",
-];
-
 fn facility(name: &str, at: Span) -> PResult<u32> {
-    let w = name.trim().to_ascii_lowercase();
-    FACILITIES
-        .iter()
-        .position(|f| *f == w)
-        .or_else(|| w.parse::<usize>().ok().filter(|n| *n < 24))
-        .map(|f| f as u32)
+    crate::message::facility_by_name(name)
+        .map(u32::from)
         .ok_or_else(|| Problem::error(at, format!("{name:?} is not a syslog facility")))
 }
 

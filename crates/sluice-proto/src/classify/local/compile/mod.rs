@@ -16,7 +16,7 @@ use super::span::{PResult, Problem, Span};
 
 #[cfg(test)]
 pub(crate) use filter::filter_for_tests;
-pub(crate) use filter::{FACILITIES, opt_text, val_text};
+pub(crate) use filter::{opt_text, val_text};
 
 /// A value inside a driver's or an option's parentheses.
 #[derive(Debug)]

@@ -250,21 +250,12 @@ pub(crate) fn pri_rewrite(s: &Stmt, v: &[u8], current: u8) -> Option<u8> {
     match s {
         Stmt::SetPri(_) => text.parse::<u8>().ok().filter(|p| *p <= 191),
         Stmt::SetFacility(_) => {
-            let f = super::super::compile::FACILITIES
-                .iter()
-                .position(|f| *f == text)
-                .or_else(|| text.parse::<usize>().ok().filter(|n| *n < 24))?;
-            Some(((f as u8) << 3) | (current & 7))
+            let f = crate::message::facility_by_name(&text)?;
+            Some((f << 3) | (current & 7))
         }
         Stmt::SetSeverity(_) => {
-            const LEVELS: [&str; 8] = [
-                "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
-            ];
-            let l = LEVELS
-                .iter()
-                .position(|l| *l == text)
-                .or_else(|| text.parse::<usize>().ok().filter(|n| *n < 8))?;
-            Some((current & !7) | l as u8)
+            let l = crate::message::severity_by_name(&text)?;
+            Some((current & !7) | l)
         }
         _ => None,
     }
