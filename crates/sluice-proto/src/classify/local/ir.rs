@@ -435,6 +435,27 @@ pub enum Context {
 }
 
 impl Context {
+    /// How many contexts have no name of their own ([`slot`](Self::slot)).
+    pub const SLOTS: usize = 10;
+
+    /// A fixed index for each context that has no name of its own; `None` for the named
+    /// ones (sub-topics, destination selectors).
+    pub fn slot(&self) -> Option<usize> {
+        Some(match self {
+            Context::AlmostSyslog => 0,
+            Context::Raw => 1,
+            Context::Vps => 2,
+            Context::Sdata => 3,
+            Context::Pgm => 4,
+            Context::Syslog => 5,
+            Context::NetSource => 6,
+            Context::Fallback => 7,
+            Context::PostFilter => 8,
+            Context::FinalFilter => 9,
+            Context::Sub(_) | Context::Select(_) | Context::SelectDrop(_) => return None,
+        })
+    }
+
     /// The context a topic name stands for; `Err` names why sluice cannot run it.
     pub fn parse(topic: &str) -> Result<Context, String> {
         Ok(match topic {

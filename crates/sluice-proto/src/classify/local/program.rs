@@ -46,6 +46,10 @@ pub struct Program {
     /// The applications of each context, in order: a message walks its context's, not
     /// every application, and a context with none costs one lookup.
     by_context: Vec<(Context, Box<[u32]>, Gate)>,
+    /// Where each context without a name of its own sits in `by_context` (see
+    /// [`Context::slot`]): the classifier asks for them several times per message, and a
+    /// comparison walk cost more than the gates behind it.
+    slots: [Option<u8>; Context::SLOTS],
 }
 
 /// Names whose value lives in the classification itself (set as the application takes the
@@ -83,10 +87,11 @@ impl Program {
 
     /// The applications of `context`, in order, and the check of their union.
     pub(crate) fn context(&self, context: &Context) -> Option<(&[u32], &Gate)> {
-        self.by_context
-            .iter()
-            .find(|(c, _, _)| c == context)
-            .map(|(_, v, g)| (&v[..], g))
+        let found = match context.slot() {
+            Some(k) => self.slots[k].map(|i| &self.by_context[usize::from(i)]),
+            None => self.by_context.iter().find(|(c, _, _)| c == context),
+        };
+        found.map(|(_, v, g)| (&v[..], g))
     }
 
     /// Compiles `files` (in order: SC4S's include order, files of the directory before
@@ -234,15 +239,22 @@ impl Program {
                 None => by_context.push((a.context.clone(), vec![i as u32])),
             }
         }
-        let by_context = by_context
+        let by_context: Vec<(Context, Box<[u32]>, Gate)> = by_context
             .into_iter()
             .map(|(c, v)| {
                 let gate = Gate::new(v.iter().map(|&i| &compiled[i as usize]));
                 (c, v.into_boxed_slice(), gate)
             })
             .collect();
+        let mut slots = [None; Context::SLOTS];
+        for (i, (c, _, _)) in by_context.iter().enumerate() {
+            if let (Some(k), Ok(i)) = (c.slot(), u8::try_from(i)) {
+                slots[k] = Some(i);
+            }
+        }
         Ok(Program {
             by_context,
+            slots,
             names: c.names,
             filters: c.filters,
             chains: c.chains,
