@@ -250,13 +250,8 @@ fn an_invalid_file_is_rejected_whole_and_the_old_configuration_keeps_running() {
     );
 
     // `sluice reload` (POST /reload) gets the same answer and exits 1.
-    let out = Command::new(sluice_bin())
-        .args(["reload", "--port", &d.status_port.to_string()])
-        .env_remove("SLUICE_PID_FILE")
-        .output()
-        .expect("sluice reload");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let (code, stdout) = reload_cli(&d);
+    assert_eq!(code, Some(1), "{stdout}");
     assert!(stdout.contains("line 2"), "{stdout}");
 
     let sent = load.join().expect("loggen");
@@ -542,13 +537,8 @@ fn check_error(d: &Daemon, url: &str, token: &str) -> String {
 
 /// The message of a rejected `sluice reload` (POST /reload), without its prefix.
 fn reload_error(d: &Daemon) -> String {
-    let out = Command::new(sluice_bin())
-        .args(["reload", "--port", &d.status_port.to_string()])
-        .env_remove("SLUICE_PID_FILE")
-        .output()
-        .expect("sluice reload");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let (code, stdout) = reload_cli(d);
+    assert_eq!(code, Some(1), "{stdout}");
     stdout
         .trim_end()
         .strip_prefix("reload failed (422): ")
@@ -614,14 +604,22 @@ fn send_nix_tcp(d: &Daemon, first: u64, n: u64) {
 
 /// The reply of an accepted `sluice reload` (POST /reload).
 fn reload_ok(d: &Daemon) -> String {
+    let (code, stdout) = reload_cli(d);
+    assert_eq!(code, Some(0), "{stdout}; log:\n{}", d.log());
+    stdout
+}
+
+/// `sluice reload` (POST /reload) against `d`: its exit code and what it printed.
+fn reload_cli(d: &Daemon) -> (Option<i32>, String) {
     let out = Command::new(sluice_bin())
         .args(["reload", "--port", &d.status_port.to_string()])
         .env_remove("SLUICE_PID_FILE")
         .output()
         .expect("sluice reload");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stdout}; log:\n{}", d.log());
-    stdout
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 /// Issue 26: a reload adds a second HEC destination (GLOBAL) and a later one removes it,
@@ -673,13 +671,8 @@ fn a_reload_adds_and_removes_a_hec_destination() {
         "{second}\nSC4S_DEST_SPLUNK_HEC_THIRD_URL=http://127.0.0.1:1\n\
          SC4S_DEST_SPLUNK_HEC_THIRD_TOKEN=x\nSC4S_DEST_SPLUNK_HEC_THIRD_DISKBUFF_DIR=/proc/sluice-no"
     ));
-    let out = Command::new(sluice_bin())
-        .args(["reload", "--port", &d.status_port.to_string()])
-        .env_remove("SLUICE_PID_FILE")
-        .output()
-        .expect("sluice reload");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let (code, stdout) = reload_cli(&d);
+    assert_eq!(code, Some(1), "{stdout}");
     assert!(
         stdout.contains("third") || stdout.contains("THIRD"),
         "the error names the destination: {stdout}"
