@@ -7,7 +7,6 @@
 use memchr::memmem::Finder;
 
 use super::prefilter::Atom;
-use super::program::LocalApp;
 
 /// Bit `b` of a 256-bit set.
 fn has_bit(set: &[u64; 4], b: u8) -> bool {
@@ -56,10 +55,12 @@ pub(crate) struct View<'a> {
 }
 
 impl Gate {
-    pub fn new<'a>(apps: impl Iterator<Item = &'a LocalApp>) -> Gate {
+    /// The gate of a context's applications, from each one's prefilter atoms (`None`: the
+    /// application needs every message).
+    pub fn new<'a>(apps: impl Iterator<Item = Option<&'a [Atom]>>) -> Gate {
         let mut g = Gate::default();
-        for a in apps {
-            let Some(atoms) = &a.atoms else {
+        for atoms in apps {
+            let Some(atoms) = atoms else {
                 g.always = true;
                 continue;
             };

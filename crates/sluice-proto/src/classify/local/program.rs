@@ -242,7 +242,7 @@ impl Program {
         let by_context: Vec<(Context, Box<[u32]>, Gate)> = by_context
             .into_iter()
             .map(|(c, v)| {
-                let gate = Gate::new(v.iter().map(|&i| &compiled[i as usize]));
+                let gate = Gate::new(v.iter().map(|&i| compiled[i as usize].atoms.as_deref()));
                 (c, v.into_boxed_slice(), gate)
             })
             .collect();
