@@ -154,8 +154,9 @@ fn bench(c: &mut Criterion) {
 
 criterion_group!(benches, bench);
 
-/// `APP_PARSERS_LOOP=<without|with> <n>`: classifies the loggen line `n` times through the
-/// classifier without or with the 20 applications and exits, for
+/// `APP_PARSERS_LOOP=<side> <n>`: classifies one line `n` times and exits: the loggen line
+/// through the classifier `without` or `with` the 20 applications, or the key=value line
+/// through the `builtin` McAfee parser or the `local` application; for
 /// `valgrind --tool=callgrind` (two values of `n`: the difference of the instruction counts
 /// over the difference of `n` is the per-message cost, setup excluded).
 fn instruction_loop(side: &str, n: u64) {
@@ -166,9 +167,15 @@ fn instruction_loop(side: &str, n: u64) {
     };
     let cx = match side {
         "with" => with_apps(TWENTY_APPS),
+        "local" => with_apps(LOCAL_APP),
         _ => Classifier::default(),
     };
-    let msg = parse(LOGGEN_LINE, &opts);
+    let line = match side {
+        "builtin" => format!("<30>Apr 05 14:32:41 mwg-proxy-01 mwg: {PAIRS}"),
+        "local" => format!("<30>Apr 05 14:32:41 mwg-proxy-01 acmewg: {PAIRS}"),
+        _ => String::from_utf8_lossy(LOGGEN_LINE).into_owned(),
+    };
+    let msg = parse(line.as_bytes(), &opts);
     let src = corpus::udp_source();
     let mut scratch = Scratch::new();
     for _ in 0..n {

@@ -82,7 +82,12 @@ impl Template {
 
     /// The template for an SC4S template name, if sluice implements it.
     pub fn from_sc4s_name(name: &str) -> Option<Template> {
-        ALL.into_iter().find(|t| t.sc4s_name() == name)
+        Self::from_sc4s_bytes(name.as_bytes())
+    }
+
+    /// [`Template::from_sc4s_name`] of a name as bytes (as an app-parser sets it).
+    pub fn from_sc4s_bytes(name: &[u8]) -> Option<Template> {
+        ALL.into_iter().find(|t| t.sc4s_name().as_bytes() == name)
     }
 
     /// Every implemented name, for error messages.

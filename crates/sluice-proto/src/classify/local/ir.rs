@@ -314,6 +314,30 @@ pub(crate) struct KvParser {
     /// `None`: whitespace (and a `, ` or `; ` after a value).
     pub pair_separator: Option<Box<[u8]>>,
     pub stray_words: Option<NameId>,
+    /// The configuration's names under `prefix`, as (the rest of the name, its id), filled
+    /// once everything is compiled; `None` (an empty prefix): ask [`super::names::Names`].
+    /// Most keys a kv-parser finds are no configured name, and a look at these few costs
+    /// less than building each key's full name and looking it up.
+    pub known: Option<Vec<(Box<[u8]>, NameId)>>,
+}
+
+impl KvParser {
+    /// Fills [`KvParser::known`] from the final set of names.
+    pub(crate) fn index_names(&mut self, names: &super::names::Names) {
+        self.known = (!self.prefix.is_empty()).then(|| names.under(&self.prefix));
+    }
+}
+
+/// Calls `f` on every statement of `stmts`, the branches of `if` included.
+pub(crate) fn for_each_stmt_mut(stmts: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
+    for s in stmts {
+        if let Stmt::If { branches, .. } = s {
+            for b in branches {
+                for_each_stmt_mut(b, f);
+            }
+        }
+        f(s);
+    }
 }
 
 #[derive(Debug)]

@@ -198,15 +198,19 @@ impl Macro {
 /// The interned names of one compiled configuration.
 #[derive(Debug)]
 pub(crate) struct Names {
-    ids: HashMap<Box<str>, NameId>,
+    ids: HashMap<Box<str>, NameId, BuildNameHasher>,
     names: Vec<Box<str>>,
+    /// One bit per name's hash (a Bloom filter): most keys a parser finds are not names
+    /// of the configuration, and this tells so before the table is probed.
+    bloom: [u64; 16],
 }
 
 impl Default for Names {
     fn default() -> Self {
         let mut n = Names {
-            ids: HashMap::new(),
+            ids: HashMap::default(),
             names: Vec::new(),
+            bloom: [0; 16],
         };
         for name in id::FIXED {
             n.intern(name);
@@ -225,16 +229,94 @@ impl Names {
         let i = self.names.len() as NameId;
         self.names.push(name.into());
         self.ids.insert(name.into(), i);
+        let b = Self::bloom_bit(name);
+        self.bloom[b >> 6] |= 1 << (b & 63);
         i
     }
 
     pub fn get(&self, name: &str) -> Option<NameId> {
         let name = if name == "MSG" { "MESSAGE" } else { name };
+        let b = Self::bloom_bit(name);
+        if self.bloom[b >> 6] & (1 << (b & 63)) == 0 {
+            return None;
+        }
         self.ids.get(name).copied()
+    }
+
+    fn bloom_bit(name: &str) -> usize {
+        use std::hash::BuildHasher;
+        (BuildNameHasher.hash_one(name) >> 54) as usize
+    }
+
+    /// The names that start with `prefix`, as (the rest, id).
+    pub fn under(&self, prefix: &str) -> Vec<(Box<[u8]>, NameId)> {
+        let mut v: Vec<(Box<[u8]>, NameId)> = self
+            .names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                let rest = n.strip_prefix(prefix)?;
+                Some((rest.as_bytes().into(), i as NameId))
+            })
+            .collect();
+        // `MSG` is `MESSAGE` ([`Names::get`]).
+        if let Some(rest) = "MSG".strip_prefix(prefix) {
+            v.push((rest.as_bytes().into(), id::MESSAGE));
+        }
+        v
     }
 
     pub fn name(&self, id: NameId) -> &str {
         &self.names[id as usize]
+    }
+}
+
+/// Hashes names for [`Names`]: parsers look up every key they find (a kv-parser's
+/// 17 pairs are 17 lookups per message), and SipHash cost more than the rest of a lookup.
+/// The table holds only the configuration's names, so a sender's keys cannot grow it.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct BuildNameHasher;
+
+impl std::hash::BuildHasher for BuildNameHasher {
+    type Hasher = NameHasher;
+    fn build_hasher(&self) -> NameHasher {
+        NameHasher(0)
+    }
+}
+
+/// FxHash's mixing, eight bytes at a time.
+pub(crate) struct NameHasher(u64);
+
+impl NameHasher {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
+    }
+}
+
+impl std::hash::Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let (chunks, rest) = bytes.as_chunks::<8>();
+        for c in chunks {
+            self.add(u64::from_le_bytes(*c));
+        }
+        if !rest.is_empty() {
+            // Byte by byte: a copy of a variable length is a call to memcpy.
+            let w = rest
+                .iter()
+                .rev()
+                .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+            self.add(w);
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::compile::Compiler;
 use super::decl::{Decl, read_file};
 use super::gate::Gate;
-use super::ir::{Context, Filter, FilterId, Stmt, TemplateId, Tmpl};
+use super::ir::{Context, Filter, FilterId, Stmt, TemplateId, Tmpl, for_each_stmt_mut};
 use super::lex::RawSlice;
 use super::names::{NameId, Names, id};
 use super::prefilter::{Atom, derive};
@@ -51,6 +51,9 @@ pub struct Program {
     /// comparison walk cost more than the gates behind it.
     slots: [Option<u8>; Context::SLOTS],
 }
+
+/// One more than the largest id [`projected`] holds.
+pub(crate) const PROJECTED: usize = id::CLASS as usize + 1;
 
 /// Names whose value lives in the classification itself (set as the application takes the
 /// message), not in the overlay.
@@ -252,12 +255,26 @@ impl Program {
                 slots[k] = Some(i);
             }
         }
+        // Now that every name is interned, kv-parsers learn which of their keys are names.
+        let names = c.names;
+        let mut chains = c.chains;
+        let mut index = |s: &mut Stmt| {
+            if let Stmt::Kv(k) = s {
+                k.index_names(&names);
+            }
+        };
+        for chain in &mut chains {
+            for_each_stmt_mut(chain, &mut index);
+        }
+        for a in &mut compiled {
+            for_each_stmt_mut(&mut a.parser, &mut index);
+        }
         Ok(Program {
             by_context,
             slots,
-            names: c.names,
+            names,
             filters: c.filters,
-            chains: c.chains,
+            chains,
             templates: c.templates,
             template_ids,
             apps: compiled,

@@ -119,6 +119,19 @@ impl Re {
         self.captures_from(hay, 0)
     }
 
+    /// Where the whole pattern next matches from `at`, for a pattern of the `regex` engine
+    /// without groups (`None` otherwise: ask [`Re::captures_from`]). It skips the capture
+    /// slots and their allocation, which cost more than the search for a short value.
+    pub fn find_plain(&self, hay: &[u8], at: usize) -> Option<Option<(usize, usize)>> {
+        match &self.inner {
+            Inner::Std(r) if r.captures_len() == 1 => Some(
+                r.find_at(hay, at.min(hay.len()))
+                    .map(|m| (m.start(), m.end())),
+            ),
+            _ => None,
+        }
+    }
+
     /// [`Re::captures`] starting the search at `at`.
     pub fn captures_from<'h>(&self, hay: &'h [u8], at: usize) -> Option<(Cow<'h, [u8]>, Groups)> {
         match &self.inner {

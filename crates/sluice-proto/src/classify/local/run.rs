@@ -16,7 +16,7 @@ use super::gate::View;
 use super::ir::{Context, Filter, Tmpl};
 pub(crate) use super::names::id::{NS_TIME_ZONE, NS_USE_RECV_TIME};
 use super::names::{NameId, id};
-use super::program::{Program, projected};
+use super::program::{PROJECTED, Program, projected};
 
 /// The local part of a classification: what local applications left, and the program that
 /// names it.
@@ -131,13 +131,15 @@ fn template_name(t: Template, program: &Program) -> &str {
 
 /// The template an SC4S template name stands for.
 pub(crate) fn template_for(name: &[u8], program: &Program) -> Option<Template> {
+    // SC4S's own names first, as bytes: almost every application names one of them.
+    if let Some(t) = Template::from_sc4s_bytes(name) {
+        return Some(t);
+    }
     let name = std::str::from_utf8(name).ok()?;
-    Template::from_sc4s_name(name).or_else(|| {
-        program
-            .template_by_name(name)
-            .and_then(|i| u16::try_from(i).ok())
-            .map(Template::Local)
-    })
+    program
+        .template_by_name(name)
+        .and_then(|i| u16::try_from(i).ok())
+        .map(Template::Local)
 }
 
 /// The view of a message being classified, for an application of `context`.
@@ -227,7 +229,9 @@ pub(crate) fn run_app<'m>(
 
 /// What an application that took a message changed, out of its state.
 struct Changes<'m> {
-    fields: Vec<(NameId, Option<&'m [u8]>)>,
+    /// The latest value of each projected field the application set, by id (a later set
+    /// of the same field wins, as in the classification it is written to).
+    fields: [Option<Option<&'m [u8]>>; PROJECTED],
     stamp: Option<crate::message::Timestamp>,
     identified: bool,
     overlay: &'m Overlay<'m>,
@@ -235,14 +239,15 @@ struct Changes<'m> {
 
 impl<'m> Changes<'m> {
     fn of(st: &State<'_, 'm, '_>, app: Option<u32>) -> Changes<'m> {
-        let fields = st
-            .nv
-            .iter()
-            .filter_map(|(k, v)| match k {
-                Key::Id(n) if projected(*n) => Some((*n, *v)),
-                _ => None,
-            })
-            .collect();
+        let mut fields = [None; PROJECTED];
+        for (k, v) in st.nv.iter() {
+            if let Key::Id(n) = *k
+                && projected(n)
+                && let Some(slot) = fields.get_mut(n as usize)
+            {
+                *slot = Some(*v);
+            }
+        }
         let identified = st
             .tags
             .iter()
@@ -258,8 +263,16 @@ impl<'m> Changes<'m> {
     }
 
     /// Writes the changes into a classification in progress.
+    /// The projected fields set, as (id, value).
+    fn set_fields(&self) -> impl Iterator<Item = (NameId, Option<&'m [u8]>)> + '_ {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter_map(|(n, v)| v.map(|v| (n as NameId, v)))
+    }
+
     fn apply(self, out: &mut Out<'m>, program: &Program) {
-        for (n, v) in self.fields {
+        for (n, v) in self.set_fields() {
             let nonempty = v.filter(|v| !v.is_empty());
             match n {
                 id::HOST => out.host = HostEdit::Set(Value::Bytes(v.unwrap_or_default())),
@@ -578,7 +591,7 @@ fn apply_class<'m, 't: 'm>(
     class: &mut Classification<'m, 't>,
     program: &'t Program,
 ) {
-    for (n, v) in c.fields {
+    for (n, v) in c.set_fields() {
         let nonempty = v.filter(|v| !v.is_empty());
         match n {
             id::HOST => class.host = HostEdit::Set(Value::Bytes(v.unwrap_or_default())),

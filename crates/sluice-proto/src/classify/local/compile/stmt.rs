@@ -574,6 +574,7 @@ impl Compiler<'_> {
             value_separator,
             pair_separator,
             stray_words,
+            known: None,
         })
     }
 

@@ -25,10 +25,33 @@ pub(crate) use base::{Base, Splunk, Stage};
 
 /// A name-value pair's name: interned when some template or rewrite names it, else (a
 /// key only a parser found, such as a kv-parser's) the text itself.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Eq)]
 pub(crate) enum Key<'m> {
     Id(NameId),
     Dyn(&'m str),
+}
+
+impl PartialEq for Key<'_> {
+    // By hand, so that it is inlined into the searches of a state's pairs.
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Key::Id(a), Key::Id(b)) => a == b,
+            (Key::Dyn(a), Key::Dyn(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Key<'_> {
+    /// A bit that equal keys share (and different ones mostly do not).
+    fn bit(&self) -> u64 {
+        let h = match self {
+            Key::Id(n) => *n as usize,
+            Key::Dyn(s) => s.len() * 7 + usize::from(s.as_bytes().last().copied().unwrap_or(0)),
+        };
+        1 << (h % 64)
+    }
 }
 
 /// What local applications changed beyond the fields the built-in pipeline carries
@@ -48,7 +71,7 @@ impl<'m> Overlay<'m> {
         self.nv
             .iter()
             .rev()
-            .find(|(k, _)| *k == Key::Id(n))
+            .find(|(k, _)| matches!(k, Key::Id(i) if *i == n))
             .map(|(_, v)| *v)
     }
 }
@@ -77,6 +100,9 @@ pub(crate) struct State<'p, 'm: 'a, 'a> {
     pub groups: BVec<'m, Option<&'m [u8]>>,
     /// `splunk_metadata.csv`, for `p_add_context_splunk`.
     pub metadata: Option<&'a crate::classify::metadata::Metadata>,
+    /// A bit per interned name ever set here (by id modulo 64; a rollback leaves the bits):
+    /// a read of a name never set skips the search of `nv`.
+    ids_set: u64,
 }
 
 impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
@@ -85,12 +111,14 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
             p,
             arena,
             base,
-            nv: BVec::new_in(arena),
+            // A parser sets a dozen or more pairs; growing from empty cost more than them.
+            nv: BVec::with_capacity_in(32, arena),
             tags: BVec::new_in(arena),
             stamp: None,
             pri: None,
             groups: BVec::new_in(arena),
             metadata: None,
+            ids_set: 0,
         }
     }
 
@@ -114,20 +142,44 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
 
     /// The current value of name `n`.
     pub fn get(&self, n: NameId) -> Option<&'a [u8]> {
-        if let Some((_, v)) = self.nv.iter().rev().find(|(k, _)| *k == Key::Id(n)) {
+        if let Some(v) = self.set_here(n) {
             return v.map(|v| v as &'a [u8]);
         }
         self.base.get(n, &self.p.names, self.arena)
     }
 
+    /// The value of name `n` if this state set (or unset) it, with the message's lifetime.
+    pub fn set_here(&self, n: NameId) -> Option<Option<&'m [u8]>> {
+        if self.ids_set & (1 << (n % 64)) == 0 {
+            return None;
+        }
+        self.nv
+            .iter()
+            .rev()
+            .find(|(k, _)| matches!(k, Key::Id(i) if *i == n))
+            .map(|(_, v)| *v)
+    }
+
     pub fn set(&mut self, n: NameId, v: Option<&'m [u8]>) {
+        self.ids_set |= 1 << (n % 64);
         self.nv.push((Key::Id(n), v));
+    }
+
+    /// Sets a pair by its key.
+    pub fn set_key(&mut self, key: Key<'m>, v: Option<&'m [u8]>) {
+        if let Key::Id(n) = key {
+            self.ids_set |= 1 << (n % 64);
+        }
+        self.nv.push((key, v));
     }
 
     /// Sets the pair named `name` (a parser's key): by id when the configuration names it.
     pub fn set_named(&mut self, name: &str, v: Option<&'m [u8]>) {
         let key = match self.p.names.get(name) {
-            Some(n) => Key::Id(n),
+            Some(n) => {
+                self.ids_set |= 1 << (n % 64);
+                Key::Id(n)
+            }
             None => Key::Dyn(self.arena.alloc_str(name)),
         };
         self.nv.push((key, v));
@@ -477,6 +529,38 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
     }
 
+    /// The next match of a pattern with groups, which become `$1`.. for the replacement;
+    /// `None` when the value is to be left as it is.
+    fn subst_captures(
+        &mut self,
+        re: &super::re::Re,
+        text: &'m [u8],
+        at: usize,
+    ) -> Option<Option<(usize, usize)>> {
+        Some(match re.captures_from(text, at) {
+            Some((hay, groups)) => {
+                let hay: &'m [u8] = match hay {
+                    std::borrow::Cow::Borrowed(h) => self.keep(h),
+                    std::borrow::Cow::Owned(o) => {
+                        // A lossy reading: replace in it from here on.
+                        self.arena.alloc_slice_copy(&o)
+                    }
+                };
+                if hay.len() != text.len() {
+                    // The text was not UTF-8 and the backtracking engine read it
+                    // lossily: offsets differ, leave the value as it is.
+                    return None;
+                }
+                self.groups.clear();
+                for g in &groups {
+                    self.groups.push(g.map(|(s, e)| &hay[s..e]));
+                }
+                groups[0]
+            }
+            None => None,
+        })
+    }
+
     fn subst(
         &mut self,
         pattern: &SubstPattern,
@@ -511,27 +595,16 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                         })
                     }
                 }
-                SubstPattern::Regex(re) => match re.captures_from(text, at) {
-                    Some((hay, groups)) => {
-                        let hay: &'m [u8] = match hay {
-                            std::borrow::Cow::Borrowed(h) => self.keep(h),
-                            std::borrow::Cow::Owned(o) => {
-                                // A lossy reading: replace in it from here on.
-                                self.arena.alloc_slice_copy(&o)
-                            }
-                        };
-                        if hay.len() != text.len() {
-                            // The text was not UTF-8 and the backtracking engine read it
-                            // lossily: offsets differ, leave the value as it is.
-                            return;
-                        }
+                SubstPattern::Regex(re) => match re.find_plain(text, at) {
+                    Some(found) => found.map(|(s, e)| {
                         self.groups.clear();
-                        for g in &groups {
-                            self.groups.push(g.map(|(s, e)| &hay[s..e]));
-                        }
-                        groups[0]
-                    }
-                    None => None,
+                        self.groups.push(Some(&text[s..e]));
+                        (s, e)
+                    }),
+                    None => match self.subst_captures(re, text, at) {
+                        Some(found) => found,
+                        None => return,
+                    },
                 },
             };
             let Some((s, e)) = found else {
@@ -591,17 +664,27 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     /// The changes of a successful application, merged over the base's overlay: the
     /// overlay the classification carries on.
     pub fn commit(&self, app: Option<u32>) -> &'m Overlay<'m> {
-        let mut nv: BVec<'m, (Key<'m>, Option<&'m [u8]>)> = BVec::new_in(self.arena);
-        if let Some(o) = self.base.overlay {
-            nv.extend_from_slice(o.nv);
-        }
+        let earlier = self.base.overlay.map_or(&[][..], |o| o.nv);
+        let mut nv: BVec<'m, (Key<'m>, Option<&'m [u8]>)> =
+            BVec::with_capacity_in(earlier.len() + self.nv.len(), self.arena);
+        nv.extend_from_slice(earlier);
+        // Which names may be here already, one bit each: a parser's pairs are mostly new
+        // names, and searching for each cost more than the parser.
+        let mut seen = earlier.iter().fold(0u64, |m, (k, _)| m | k.bit());
         for &(n, v) in self.nv.iter() {
             if let Key::Id(i) = n
                 && super::program::projected(i)
             {
                 continue;
             }
-            nv.retain(|(k, _)| *k != n);
+            // A name set again moves to the end with its new value: at most one earlier
+            // entry holds it, as every one before was placed here the same way.
+            if seen & n.bit() != 0
+                && let Some(at) = nv.iter().rposition(|(k, _)| *k == n)
+            {
+                nv.remove(at);
+            }
+            seen |= n.bit();
             nv.push((n, v));
         }
         let mut tags: BVec<'m, (&'m [u8], bool)> = BVec::new_in(self.arena);

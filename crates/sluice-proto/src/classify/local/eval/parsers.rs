@@ -1,6 +1,8 @@
 //! The parsers: `regexp-parser`, `kv-parser` (syslog-ng's kv-scanner), `csv-parser`
 //! (syslog-ng's csv-scanner), `date-parser`, `json-parser`, `syslog-parser`.
 
+use std::borrow::Cow;
+
 use bumpalo::collections::Vec as BVec;
 
 use crate::message::{Format, Timestamp};
@@ -11,7 +13,7 @@ use super::super::ir::{
     CsvEscape, CsvParser, DateParser, JsonParser, KvParser, RegexpParser, Stmt, SyslogParser,
 };
 use super::super::names::id;
-use super::State;
+use super::{Key, State};
 
 impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     pub(super) fn regexp(&mut self, r: &RegexpParser) -> bool {
@@ -46,6 +48,9 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         let mut stray: Vec<u8> = Vec::new();
         let mut name = k.prefix.clone();
         let want_stray = k.stray_words.is_some();
+        // Keys are ASCII slices of the text: one check of the whole text makes each a
+        // `str` without a check of its own, which cost more than finding the key.
+        let text_str = std::str::from_utf8(text).ok();
         while let Some((key, value, words)) = scanner.next(self.arena, want_stray) {
             if want_stray {
                 for w in words.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
@@ -55,9 +60,35 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     stray.extend_from_slice(w);
                 }
             }
-            name.truncate(k.prefix.len());
-            name.push_str(&String::from_utf8_lossy(key));
-            self.set_named(&name, Some(value));
+            // Key bytes are ASCII (`key_byte`): a slice of the checked text, never lossy.
+            let at = (key.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+            let key: Cow<'_, str> =
+                match text_str.and_then(|t| t.get(at..at.checked_add(key.len())?)) {
+                    Some(key) => Cow::Borrowed(key),
+                    None => String::from_utf8_lossy(key),
+                };
+            match &k.known {
+                Some(known) => {
+                    let pair = match known.iter().find(|(rest, _)| **rest == *key.as_bytes()) {
+                        Some(&(_, n)) => Key::Id(n),
+                        None => {
+                            let mut full = bumpalo::collections::String::with_capacity_in(
+                                k.prefix.len() + key.len(),
+                                self.arena,
+                            );
+                            full.push_str(&k.prefix);
+                            full.push_str(&key);
+                            Key::Dyn(full.into_bump_str())
+                        }
+                    };
+                    self.set_key(pair, Some(value));
+                }
+                None => {
+                    name.truncate(k.prefix.len());
+                    name.push_str(&key);
+                    self.set_named(&name, Some(value));
+                }
+            }
         }
         if let Some(n) = k.stray_words {
             let rest = scanner.rest();
@@ -269,8 +300,20 @@ struct KvScanner<'i, 's> {
     pair_sep: &'s [u8],
 }
 
+/// The bytes a kv-parser key is made of, as a table: the scan walks every key byte.
+const KEY_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-';
+        c += 1;
+    }
+    t
+};
+
 fn key_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'-'
+    KEY_BYTES[usize::from(c)]
 }
 
 impl<'i> KvScanner<'i, '_> {
@@ -364,6 +407,20 @@ impl<'i> KvScanner<'i, '_> {
         }
         let start = self.pos;
         if let Some(&q) = input.get(start).filter(|&&q| q == b'"' || q == b'\'') {
+            // Most quoted values have no escape: they are the input between the quotes.
+            if let Some(len) = memchr::memchr2(q, b'\\', &input[start + 1..])
+                && input[start + 1 + len] == q
+            {
+                let i = start + 1 + len + 1;
+                if i >= input.len() {
+                    self.pos = i;
+                    return &input[start + 1..i - 1];
+                }
+                if let Some(next) = self.delimiter(i, true) {
+                    self.pos = next;
+                    return &input[start + 1..i - 1];
+                }
+            }
             let mut out = BVec::new_in(arena);
             let mut i = start + 1;
             let mut closed = false;

@@ -6,7 +6,7 @@ use crate::message::Timestamp;
 use crate::time::civil_from_days;
 
 use super::super::ir::{ArithOp, FormatSpec, Func, ListOp, Part, TemplateRef, Tmpl, scope};
-use super::super::names::{DatePart, Macro, Stamp, id};
+use super::super::names::{DatePart, Macro, Reference, Stamp, id};
 use super::State;
 
 const MONTHS: [&str; 12] = [
@@ -42,11 +42,20 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         match t.parts.as_slice() {
             [] => b"",
             [Part::Ref { r, default: None }] => {
+                // A pair set here already lives as long as the message: no copy.
+                if let Reference::Name(n) = *r
+                    && let Some(v) = self.set_here(n)
+                {
+                    return v.unwrap_or_default();
+                }
                 let v = self.reference(*r).unwrap_or_default();
                 self.keep(v)
             }
+            [Part::Lit(l)] => self.arena.alloc_slice_copy(l),
             _ => {
-                let mut out = BVec::new_in(self.arena);
+                // Room for a typical value at once: growing a byte at a time from empty
+                // cost more than the rendering.
+                let mut out = BVec::with_capacity_in(64, self.arena);
                 self.render_into(t, &mut out, 0);
                 out.into_bump_slice()
             }
