@@ -249,6 +249,40 @@ pub(crate) enum CmpOp {
     Ge,
 }
 
+impl CmpOp {
+    /// Whether `l op r` holds, as text or (`numeric`) as numbers.
+    pub(crate) fn holds(self, l: &[u8], numeric: bool, r: &[u8]) -> bool {
+        let ord = if numeric {
+            let (a, b) = (number(l), number(r));
+            a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
+        } else {
+            l.cmp(r)
+        };
+        match self {
+            CmpOp::Eq => ord.is_eq(),
+            CmpOp::Ne => ord.is_ne(),
+            CmpOp::Lt => ord.is_lt(),
+            CmpOp::Le => ord.is_le(),
+            CmpOp::Gt => ord.is_gt(),
+            CmpOp::Ge => ord.is_ge(),
+        }
+    }
+}
+
+/// syslog-ng's numeric comparison: the leading number of the text (0 when none).
+pub(crate) fn number(v: &[u8]) -> f64 {
+    let s = std::str::from_utf8(v).unwrap_or("").trim();
+    let end = s
+        .char_indices()
+        .take_while(|(i, c)| {
+            c.is_ascii_digit() || *c == '.' || (*i == 0 && (*c == '-' || *c == '+'))
+        })
+        .map(|(i, c)| i + c.len_utf8())
+        .last()
+        .unwrap_or(0);
+    s[..end].parse::<f64>().unwrap_or(0.0)
+}
+
 #[derive(Debug)]
 pub(crate) enum Filter {
     Const(bool),

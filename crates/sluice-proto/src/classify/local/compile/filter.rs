@@ -155,11 +155,17 @@ impl Compiler<'_> {
             }
         };
         let (right, rspan) = lx.expect_value("a value to compare with")?;
+        let left = self.template(&left, lspan)?;
+        let right = self.template(&right, rspan)?;
+        // Two literals (as a block's arguments often leave, `"acme" ne ""`) compare once.
+        if let (Some(l), Some(r)) = (left.as_literal(), right.as_literal()) {
+            return Ok(Filter::Const(op.holds(l, numeric, r)));
+        }
         Ok(Filter::Compare {
-            left: self.template(&left, lspan)?,
+            left,
             op,
             numeric,
-            right: self.template(&right, rspan)?,
+            right,
         })
     }
 

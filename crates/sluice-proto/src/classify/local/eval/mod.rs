@@ -18,7 +18,7 @@ use bumpalo::collections::Vec as BVec;
 
 use crate::message::Timestamp;
 
-use super::ir::{CmpOp, Filter, Pattern, Stmt, Subject, SubstPattern};
+use super::ir::{Filter, Pattern, Stmt, Subject, SubstPattern};
 use super::names::{Macro, NameId, Reference, id};
 use super::program::Program;
 pub(crate) use base::{Base, Splunk, Stage};
@@ -431,22 +431,16 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 numeric,
                 right,
             } => {
-                let l = self.render(left);
-                let r = self.render(right);
-                let ord = if *numeric {
-                    let (a, b) = (number(l), number(r));
-                    a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
-                } else {
-                    l.cmp(r)
+                // A literal side is compared where it is, without a copy into the arena.
+                let l = match left.as_literal() {
+                    Some(l) => l,
+                    None => self.render(left),
                 };
-                match op {
-                    CmpOp::Eq => ord.is_eq(),
-                    CmpOp::Ne => ord.is_ne(),
-                    CmpOp::Lt => ord.is_lt(),
-                    CmpOp::Le => ord.is_le(),
-                    CmpOp::Gt => ord.is_gt(),
-                    CmpOp::Ge => ord.is_ge(),
-                }
+                let r = match right.as_literal() {
+                    Some(r) => r,
+                    None => self.render(right),
+                };
+                op.holds(l, *numeric, r)
             }
         }
     }
@@ -702,18 +696,4 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
             app,
         })
     }
-}
-
-/// syslog-ng's numeric comparison: the leading number of the text (0 when none).
-fn number(v: &[u8]) -> f64 {
-    let s = std::str::from_utf8(v).unwrap_or("").trim();
-    let end = s
-        .char_indices()
-        .take_while(|(i, c)| {
-            c.is_ascii_digit() || *c == '.' || (*i == 0 && (*c == '-' || *c == '+'))
-        })
-        .map(|(i, c)| i + c.len_utf8())
-        .last()
-        .unwrap_or(0);
-    s[..end].parse::<f64>().unwrap_or(0.0)
 }

@@ -322,6 +322,7 @@ impl<'i> KvScanner<'i, '_> {
     }
 
     /// The next pair and the stray words before it.
+    #[inline]
     fn next(
         &mut self,
         arena: &'i bumpalo::Bump,
@@ -331,6 +332,28 @@ impl<'i> KvScanner<'i, '_> {
         let start = self.pos;
         if start >= input.len() {
             return None;
+        }
+        // Most pairs start here: spaces, a key, spaces, the separator. Read forward, that
+        // is the pair the search below finds (the separator is no key character, so none
+        // comes earlier), without a search through the rest of the input.
+        if !key_byte(self.value_sep) {
+            let mut k = start;
+            while k < input.len() && input[k] == b' ' {
+                k += 1;
+            }
+            let key_start = k;
+            while k < input.len() && key_byte(input[k]) {
+                k += 1;
+            }
+            let key_end = k;
+            while k < input.len() && input[k] == b' ' {
+                k += 1;
+            }
+            if key_end > key_start && input.get(k) == Some(&self.value_sep) {
+                self.pos = k + 1;
+                let value = self.value(arena);
+                return Some((&input[key_start..key_end], value, &input[start..key_start]));
+            }
         }
         // The key: the key characters right before a separator (spaces allowed between).
         let mut search = start;
@@ -396,6 +419,7 @@ impl<'i> KvScanner<'i, '_> {
         }
     }
 
+    #[inline]
     fn value(&mut self, arena: &'i bumpalo::Bump) -> &'i [u8] {
         let input = self.input;
         // Leading spaces, unless a space ends the (empty) value here.
