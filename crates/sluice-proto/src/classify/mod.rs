@@ -738,11 +738,11 @@ impl Classifier {
         class: &mut Classification<'m, 't>,
         arena: &'m bumpalo::Bump,
     ) {
-        for ctx in [local::Context::PostFilter, local::Context::FinalFilter] {
-            if p.has(&ctx) {
+        for ctx in [&local::Context::PostFilter, &local::Context::FinalFilter] {
+            if p.has(ctx) {
                 local::run::run_on_class(
                     p,
-                    &ctx,
+                    ctx,
                     msg,
                     src,
                     class,

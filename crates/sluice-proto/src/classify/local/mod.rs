@@ -192,6 +192,7 @@ impl Program {
     }
 
     /// Whether some application is of `context`.
+    #[inline]
     pub fn has(&self, context: &Context) -> bool {
         !self.apps_of(context).is_empty()
     }

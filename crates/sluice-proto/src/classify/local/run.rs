@@ -58,11 +58,11 @@ impl<'m, 't: 'm> LocalRef<'m, 't> {
     pub fn fields(&self) -> impl Iterator<Item = (&'m str, &'m [u8])> + '_ {
         let names = &self.program.names;
         self.overlay.nv.iter().filter_map(move |(k, v)| {
-            let name: &'m str = match *k {
-                Key::Id(n) => names.name(n),
-                Key::Dyn(s) => s,
+            let field: &'m str = match *k {
+                Key::Id(n) => names.name(n).strip_prefix("fields.")?,
+                // UTF-8 by construction (`Key::Dyn`): the check never drops a field.
+                Key::Dyn(s) => std::str::from_utf8(s.strip_prefix(b"fields.")?).ok()?,
             };
-            let field = name.strip_prefix("fields.")?;
             let v = (*v)?;
             (!field.is_empty() && !OWN_FIELDS.contains(&field)).then_some((field, v))
         })
@@ -754,12 +754,12 @@ pub(crate) fn has_values(l: &LocalRef<'_, '_>) -> bool {
     l.overlay.nv.iter().any(|(k, v)| {
         v.is_some() && {
             let name = match *k {
-                Key::Id(n) => l.program.names.name(n),
+                Key::Id(n) => l.program.names.name(n).as_bytes(),
                 Key::Dyn(s) => s,
             };
-            name.starts_with(".values.")
-                || name.starts_with(".metadata.")
-                || name.starts_with(".SDATA.")
+            name.starts_with(b".values.")
+                || name.starts_with(b".metadata.")
+                || name.starts_with(b".SDATA.")
         }
     })
 }

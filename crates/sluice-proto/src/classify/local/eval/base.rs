@@ -71,8 +71,8 @@ pub(crate) fn value_bytes<'a>(v: &Value<'a, 'a>, arena: &'a bumpalo::Bump) -> &'
         Value::Bytes(b) => b,
         Value::Concat(h, t) => {
             let mut out = bumpalo::collections::Vec::with_capacity_in(h.len() + t.len(), arena);
-            out.extend_from_slice(h.as_bytes());
-            out.extend_from_slice(t);
+            out.extend_from_slice_copy(h.as_bytes());
+            out.extend_from_slice_copy(t);
             out.into_bump_slice()
         }
         Value::Inline(i) => arena.alloc_slice_copy(i.as_bytes()),

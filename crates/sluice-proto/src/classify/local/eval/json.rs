@@ -168,7 +168,7 @@ impl<'m> Parser<'m> {
                 }
                 v.push(b'"');
             } else {
-                v.extend_from_slice(it);
+                v.extend_from_slice_copy(it);
             }
         }
         Some(v.into_bump_slice())
@@ -261,7 +261,7 @@ impl<'m> Parser<'m> {
                     }
                     let c = char::from_u32(code).unwrap_or('\u{fffd}');
                     let mut buf = [0u8; 4];
-                    v.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                    v.extend_from_slice_copy(c.encode_utf8(&mut buf).as_bytes());
                     j += used;
                     continue;
                 }

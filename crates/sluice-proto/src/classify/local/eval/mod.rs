@@ -28,7 +28,9 @@ pub(crate) use base::{Base, Splunk, Stage};
 #[derive(Clone, Copy, Debug, Eq)]
 pub(crate) enum Key<'m> {
     Id(NameId),
-    Dyn(&'m str),
+    /// Always UTF-8 (parsers' keys are, or are read lossily), kept as bytes so that a
+    /// kv-parser's key needs no check.
+    Dyn(&'m [u8]),
 }
 
 impl PartialEq for Key<'_> {
@@ -48,7 +50,7 @@ impl Key<'_> {
     fn bit(&self) -> u64 {
         let h = match self {
             Key::Id(n) => *n as usize,
-            Key::Dyn(s) => s.len() * 7 + usize::from(s.as_bytes().last().copied().unwrap_or(0)),
+            Key::Dyn(s) => s.len() * 7 + usize::from(s.last().copied().unwrap_or(0)),
         };
         1 << (h % 64)
     }
@@ -180,7 +182,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 self.ids_set |= 1 << (n % 64);
                 Key::Id(n)
             }
-            None => Key::Dyn(self.arena.alloc_str(name)),
+            None => Key::Dyn(self.arena.alloc_slice_copy(name.as_bytes())),
         };
         self.nv.push((key, v));
     }
@@ -365,7 +367,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         let names = &self.p.names;
         let name_of = |k: &Key<'_>| match *k {
             Key::Id(n) => names.name(n).to_owned(),
-            Key::Dyn(s) => s.to_owned(),
+            Key::Dyn(s) => String::from_utf8_lossy(s).into_owned(),
         };
         if let Some(o) = self.base.overlay {
             for (n, val) in o.nv {
@@ -456,8 +458,8 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     return msg;
                 }
                 let mut v = BVec::with_capacity_in(hdr.len() + msg.len(), self.arena);
-                v.extend_from_slice(hdr);
-                v.extend_from_slice(msg);
+                v.extend_from_slice_copy(hdr);
+                v.extend_from_slice_copy(msg);
                 v.into_bump_slice()
             }
         }
@@ -604,9 +606,9 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
             let Some((s, e)) = found else {
                 break;
             };
-            out.extend_from_slice(&text[at..s]);
+            out.extend_from_slice_copy(&text[at..s]);
             let r = self.render(repl);
-            out.extend_from_slice(r);
+            out.extend_from_slice_copy(r);
             changed = true;
             if e == s {
                 // An empty match: copy one byte and go on, or stop at the end.
@@ -625,7 +627,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
             return;
         }
         if at < text.len() {
-            out.extend_from_slice(&text[at..]);
+            out.extend_from_slice_copy(&text[at..]);
         }
         let v = out.into_bump_slice();
         self.set(target, Some(v));
@@ -661,7 +663,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         let earlier = self.base.overlay.map_or(&[][..], |o| o.nv);
         let mut nv: BVec<'m, (Key<'m>, Option<&'m [u8]>)> =
             BVec::with_capacity_in(earlier.len() + self.nv.len(), self.arena);
-        nv.extend_from_slice(earlier);
+        nv.extend_from_slice_copy(earlier);
         // Which names may be here already, one bit each: a parser's pairs are mostly new
         // names, and searching for each cost more than the parser.
         let mut seen = earlier.iter().fold(0u64, |m, (k, _)| m | k.bit());
@@ -683,7 +685,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
         let mut tags: BVec<'m, (&'m [u8], bool)> = BVec::new_in(self.arena);
         if let Some(o) = self.base.overlay {
-            tags.extend_from_slice(o.tags);
+            tags.extend_from_slice_copy(o.tags);
         }
         for &(t, on) in self.tags.iter() {
             tags.retain(|(k, _)| *k != t);

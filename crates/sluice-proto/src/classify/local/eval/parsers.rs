@@ -1,8 +1,6 @@
 //! The parsers: `regexp-parser`, `kv-parser` (syslog-ng's kv-scanner), `csv-parser`
 //! (syslog-ng's csv-scanner), `date-parser`, `json-parser`, `syslog-parser`.
 
-use std::borrow::Cow;
-
 use bumpalo::collections::Vec as BVec;
 
 use crate::message::{Format, Timestamp};
@@ -48,9 +46,6 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         let mut stray: Vec<u8> = Vec::new();
         let mut name = k.prefix.clone();
         let want_stray = k.stray_words.is_some();
-        // Keys are ASCII slices of the text: one check of the whole text makes each a
-        // `str` without a check of its own, which cost more than finding the key.
-        let text_str = std::str::from_utf8(text).ok();
         while let Some((key, value, words)) = scanner.next(self.arena, want_stray) {
             if want_stray {
                 for w in words.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
@@ -60,32 +55,24 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     stray.extend_from_slice(w);
                 }
             }
-            // Key bytes are ASCII (`key_byte`): a slice of the checked text, never lossy.
-            let at = (key.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
-            let key: Cow<'_, str> =
-                match text_str.and_then(|t| t.get(at..at.checked_add(key.len())?)) {
-                    Some(key) => Cow::Borrowed(key),
-                    None => String::from_utf8_lossy(key),
-                };
+            // Key bytes are ASCII (`key_byte`), so the name is UTF-8 (`Key::Dyn`).
             match &k.known {
                 Some(known) => {
-                    let pair = match known.iter().find(|(rest, _)| **rest == *key.as_bytes()) {
+                    let pair = match known.iter().find(|(rest, _)| **rest == *key) {
                         Some(&(_, n)) => Key::Id(n),
                         None => {
-                            let mut full = bumpalo::collections::String::with_capacity_in(
-                                k.prefix.len() + key.len(),
-                                self.arena,
-                            );
-                            full.push_str(&k.prefix);
-                            full.push_str(&key);
-                            Key::Dyn(full.into_bump_str())
+                            let p = k.prefix.len();
+                            let full = self.arena.alloc_slice_fill_copy(p + key.len(), 0u8);
+                            full[..p].copy_from_slice(k.prefix.as_bytes());
+                            full[p..].copy_from_slice(key);
+                            Key::Dyn(full)
                         }
                     };
                     self.set_key(pair, Some(value));
                 }
                 None => {
                     name.truncate(k.prefix.len());
-                    name.push_str(&key);
+                    name.push_str(&String::from_utf8_lossy(key));
                     self.set_named(&name, Some(value));
                 }
             }
@@ -603,7 +590,7 @@ impl<'i> CsvScanner<'_, 'i> {
             self.skip_ws(false);
         }
         let mut v = BVec::new_in(arena);
-        v.extend_from_slice(&self.src[self.at.min(self.src.len())..]);
+        v.extend_from_slice_copy(&self.src[self.at.min(self.src.len())..]);
         self.at = self.src.len();
         self.finish(v)
     }

@@ -65,15 +65,15 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     pub(crate) fn render_into(&mut self, t: &Tmpl, out: &mut BVec<'m, u8>, depth: usize) {
         for part in &t.parts {
             match part {
-                Part::Lit(l) => out.extend_from_slice(l),
+                Part::Lit(l) => out.extend_from_slice_copy(l),
                 Part::Ref { r, default } => {
                     let v = self.reference(*r).unwrap_or_default();
                     if v.is_empty()
                         && let Some(d) = default
                     {
-                        out.extend_from_slice(d);
+                        out.extend_from_slice_copy(d);
                     } else {
-                        out.extend_from_slice(v);
+                        out.extend_from_slice_copy(v);
                     }
                 }
                 Part::Func(f) => self.function(f, out, depth),
@@ -115,13 +115,13 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     if i > 0 && !(strip && s.is_empty()) {
                         out.push(b' ');
                     }
-                    out.extend_from_slice(s);
+                    out.extend_from_slice_copy(s);
                 }
             }
             Func::Length(args) => {
                 let v = self.render_all(args, depth);
                 let n = String::from_utf8_lossy(&v).chars().count();
-                out.extend_from_slice(n.to_string().as_bytes());
+                out.extend_from_slice_copy(n.to_string().as_bytes());
             }
             Func::Substr(t, start, len) => {
                 let text = self.render(t);
@@ -141,7 +141,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     None => n,
                 };
                 let piece: String = chars[from as usize..to.max(from) as usize].iter().collect();
-                out.extend_from_slice(piece.as_bytes());
+                out.extend_from_slice_copy(piece.as_bytes());
             }
             Func::Sanitize {
                 ctrl,
@@ -169,7 +169,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 let text = self.render(text);
                 for &b in text {
                     if old.contains(&b) {
-                        out.extend_from_slice(new);
+                        out.extend_from_slice_copy(new);
                     } else {
                         out.push(b);
                     }
@@ -183,7 +183,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                         out.push(pad[i % pad.len()]);
                     }
                 }
-                out.extend_from_slice(v);
+                out.extend_from_slice_copy(v);
             }
             Func::FormatJson(spec) => self.format_json(spec, out, depth),
             Func::FormatWelf(spec) => self.format_welf(spec, out, depth),
@@ -214,9 +214,9 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 }
                 for (i, it) in items.iter().enumerate() {
                     if i > 0 {
-                        out.extend_from_slice(sep);
+                        out.extend_from_slice_copy(sep);
                     }
-                    out.extend_from_slice(it);
+                    out.extend_from_slice_copy(it);
                 }
             }
             Func::Explode(sep, args) => {
@@ -256,20 +256,20 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     ListOp::Concat => write_list(out, items.iter().map(Vec::as_slice)),
                     ListOp::Head => {
                         if let Some(f) = items.first() {
-                            out.extend_from_slice(f);
+                            out.extend_from_slice_copy(f);
                         }
                     }
                     ListOp::Last => {
                         if let Some(f) = items.last() {
-                            out.extend_from_slice(f);
+                            out.extend_from_slice_copy(f);
                         }
                     }
                     ListOp::Tail => write_list(out, items.iter().skip(1).map(Vec::as_slice)),
-                    ListOp::Count => out.extend_from_slice(n.to_string().as_bytes()),
+                    ListOp::Count => out.extend_from_slice_copy(n.to_string().as_bytes()),
                     ListOp::Nth(i) => {
                         let i = index(i);
                         if (0..n).contains(&i) {
-                            out.extend_from_slice(&items[i as usize]);
+                            out.extend_from_slice_copy(&items[i as usize]);
                         }
                     }
                     ListOp::Slice(a, b) => {
@@ -296,13 +296,13 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 };
                 match r {
                     Some(r) => write_number(out, r),
-                    None => out.extend_from_slice(b"NaN"),
+                    None => out.extend_from_slice_copy(b"NaN"),
                 }
             }
             Func::Round(t, digits) => {
                 let x = text_number(self.render(t));
                 let s = format!("{:.*}", usize::from(*digits), x);
-                out.extend_from_slice(s.as_bytes());
+                out.extend_from_slice_copy(s.as_bytes());
             }
             Func::Ceil(t) => write_number(out, text_number(self.render(t)).ceil()),
             Func::Floor(t) => write_number(out, text_number(self.render(t)).floor()),
@@ -316,8 +316,10 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                         .ok()
                         .and_then(|s| s.trim().parse::<std::net::Ipv4Addr>().ok())
                     {
-                        Some(ip) => out.extend_from_slice(u32::from(ip).to_string().as_bytes()),
-                        None => out.extend_from_slice(v),
+                        Some(ip) => {
+                            out.extend_from_slice_copy(u32::from(ip).to_string().as_bytes())
+                        }
+                        None => out.extend_from_slice_copy(v),
                     }
                 }
             }
@@ -325,13 +327,13 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 let v = self.render(t);
                 let v = v.strip_suffix(b"/").unwrap_or(v);
                 let at = v.iter().rposition(|&b| b == b'/').map_or(0, |p| p + 1);
-                out.extend_from_slice(&v[at..]);
+                out.extend_from_slice_copy(&v[at..]);
             }
             Func::Dirname(t) => {
                 let v = self.render(t);
                 match v.iter().rposition(|&b| b == b'/') {
                     Some(0) => out.push(b'/'),
-                    Some(p) => out.extend_from_slice(&v[..p]),
+                    Some(p) => out.extend_from_slice_copy(&v[..p]),
                     None => out.push(b'.'),
                 }
             }
@@ -341,7 +343,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
                         out.push(b);
                     } else {
-                        out.extend_from_slice(format!("%{b:02X}").as_bytes());
+                        out.extend_from_slice_copy(format!("%{b:02X}").as_bytes());
                     }
                 }
             }
@@ -390,13 +392,13 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 }
                 let pid = self.get(id::PID).unwrap_or_default();
                 let mut v = BVec::with_capacity_in(program.len() + pid.len() + 4, arena);
-                v.extend_from_slice(program);
+                v.extend_from_slice_copy(program);
                 if !pid.is_empty() {
                     v.push(b'[');
-                    v.extend_from_slice(pid);
+                    v.extend_from_slice_copy(pid);
                     v.push(b']');
                 }
-                v.extend_from_slice(b": ");
+                v.extend_from_slice_copy(b": ");
                 v.into_bump_slice()
             }
             Macro::MsgOnly => {
@@ -476,7 +478,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
             if i > 0 {
                 out.push(b' ');
             }
-            out.extend_from_slice(k.as_bytes());
+            out.extend_from_slice_copy(k.as_bytes());
             out.push(b'=');
             if v.contains(&b' ') {
                 out.push(b'"');
@@ -488,7 +490,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 }
                 out.push(b'"');
             } else {
-                out.extend_from_slice(v);
+                out.extend_from_slice_copy(v);
             }
         }
     }
@@ -631,7 +633,7 @@ impl JsonTree {
     fn write(&self, out: &mut BVec<'_, u8>) {
         let mut tmp = Vec::new();
         self.write_vec(&mut tmp);
-        out.extend_from_slice(&tmp);
+        out.extend_from_slice_copy(&tmp);
     }
 
     fn write_vec(&self, out: &mut Vec<u8>) {
@@ -704,7 +706,7 @@ fn write_list<'x>(out: &mut BVec<'_, u8>, items: impl Iterator<Item = &'x [u8]>)
             }
             out.push(b'"');
         } else {
-            out.extend_from_slice(it);
+            out.extend_from_slice_copy(it);
         }
     }
 }
@@ -718,9 +720,9 @@ fn text_number(v: &[u8]) -> f64 {
 
 fn write_number(out: &mut BVec<'_, u8>, x: f64) {
     if x.fract() == 0.0 && x.abs() < 1e15 {
-        out.extend_from_slice((x as i64).to_string().as_bytes());
+        out.extend_from_slice_copy((x as i64).to_string().as_bytes());
     } else {
-        out.extend_from_slice(x.to_string().as_bytes());
+        out.extend_from_slice_copy(x.to_string().as_bytes());
     }
 }
 
