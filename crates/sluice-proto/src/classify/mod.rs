@@ -300,6 +300,7 @@ pub fn classify<'m, 't: 'm>(
     };
     let mut vps = None;
     let mut remembered = None;
+    let mut vps_input = None;
     if netsource.vendor_product.is_empty() {
         // SC4S_USE_VPS_CACHE (`p_vpst_cache`, before vendor_product_by_source, which wins):
         // the vendor and product of the last event from this HOST.
@@ -331,11 +332,15 @@ pub fn classify<'m, 't: 'm>(
                 &out,
                 arena,
             );
-            if local::run::run_context(p, &local::Context::Vps, &input, &mut out)
-                && let Some(ns) = out.local.and_then(|o| local_netsource(o, arena))
-            {
-                netsource = ns;
-                local_vps = true;
+            if local::run::run_context(p, &local::Context::Vps, &input, &mut out) {
+                if let Some(ns) = out.local.and_then(|o| local_netsource(o, arena)) {
+                    netsource = ns;
+                    local_vps = true;
+                }
+            } else {
+                // Nothing changed: step 5 reads the same fields, unless the csv or the
+                // cache below names a source.
+                vps_input = Some(input);
             }
         }
         if !local_vps {
@@ -356,7 +361,10 @@ pub fn classify<'m, 't: 'm>(
     };
 
     // Step 5: signatures.
-    let input = cx.input(msg, src, view, rewrite, seen, now_unix_secs, &out, arena);
+    let input = match vps_input {
+        Some(i) if vps.is_none() && remembered.is_none() => i,
+        _ => cx.input(msg, src, view, rewrite, seen, now_unix_secs, &out, arena),
+    };
     if !out.identified {
         let sdata = msg.format == Format::Rfc5424
             && msg

@@ -33,6 +33,10 @@ pub(crate) struct Gate {
     /// Lower-case first bytes of `hosts`.
     host_first: [u64; 4],
     netsources: Vec<Box<str>>,
+    /// IPv4 netmasks as (net, mask) of the address (most are), compared without the
+    /// mapping to IPv6.
+    nets_v4: Vec<(u32, u32)>,
+    /// The others, as mapped IPv6.
     nets: Vec<(u128, u128)>,
     tokens: Vec<Finder<'static>>,
 }
@@ -101,7 +105,15 @@ impl Gate {
                         ));
                     }
                     Atom::NetSource(v) => g.netsources.push(v.clone()),
-                    Atom::Net { net, mask } => g.nets.push((*net, *mask)),
+                    Atom::Net { net, mask } => {
+                        // A mask that covers the mapped prefix is an IPv4 one.
+                        const MAPPED: u128 = 0xffff_ffff_ffff_ffff_ffff_ffff_0000_0000;
+                        if mask & MAPPED == MAPPED && net >> 32 == 0xffff {
+                            g.nets_v4.push((*net as u32, *mask as u32));
+                        } else {
+                            g.nets.push((*net, *mask));
+                        }
+                    }
                 }
             }
         }
@@ -137,12 +149,21 @@ impl Gate {
         {
             return true;
         }
-        if !self.nets.is_empty() {
-            let ip = match v.ip.to_canonical() {
-                std::net::IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
-                std::net::IpAddr::V6(v6) => u128::from(v6),
+        if !self.nets_v4.is_empty() || !self.nets.is_empty() {
+            let hit = match v.ip.to_canonical() {
+                std::net::IpAddr::V4(v4) => {
+                    let ip = u32::from(v4);
+                    self.nets_v4.iter().any(|(net, mask)| ip & mask == *net) || {
+                        let ip = u128::from(v4.to_ipv6_mapped());
+                        self.nets.iter().any(|(net, mask)| ip & mask == *net)
+                    }
+                }
+                std::net::IpAddr::V6(v6) => {
+                    let ip = u128::from(v6);
+                    self.nets.iter().any(|(net, mask)| ip & mask == *net)
+                }
             };
-            if self.nets.iter().any(|(net, mask)| ip & mask == *net) {
+            if hit {
                 return true;
             }
         }
@@ -158,8 +179,18 @@ impl Gate {
     }
 
     fn host_hit(&self, h: &[u8]) -> bool {
-        h.first().is_some_and(|&f| has_bit(&self.host_first, f))
+        let Some(&first) = h.first() else {
+            return false;
+        };
+        let first = first.to_ascii_lowercase();
+        has_bit(&self.host_first, first)
             && self.hosts.iter().any(|(prefix, x)| {
+                // The first byte first: most entries differ there.
+                match x.first() {
+                    Some(&x0) if x0 != first => return false,
+                    None => return *prefix,
+                    _ => {}
+                }
                 if *prefix {
                     h.len() >= x.len() && h[..x.len()].eq_ignore_ascii_case(x)
                 } else {

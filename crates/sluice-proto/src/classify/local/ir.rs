@@ -498,7 +498,7 @@ impl Context {
 
     /// A fixed index for each context that has no name of its own; `None` for the named
     /// ones (sub-topics, destination selectors).
-    #[inline]
+    #[inline(always)]
     pub fn slot(&self) -> Option<usize> {
         Some(match self {
             Context::AlmostSyslog => 0,

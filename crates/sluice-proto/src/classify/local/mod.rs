@@ -192,7 +192,7 @@ impl Program {
     }
 
     /// Whether some application is of `context`.
-    #[inline]
+    #[inline(always)]
     pub fn has(&self, context: &Context) -> bool {
         !self.apps_of(context).is_empty()
     }

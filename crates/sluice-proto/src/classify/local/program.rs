@@ -84,14 +84,14 @@ impl Program {
     }
 
     /// The applications of `context`, in order (empty when it has none).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn apps_of(&self, context: &Context) -> &[u32] {
         self.context(context).map_or(&[], |(v, _)| v)
     }
 
     /// The applications of `context`, in order, and the check of their union. Inlined:
     /// the classifier asks with a constant context, which then is a constant slot.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn context(&self, context: &Context) -> Option<(&[u32], &Gate)> {
         let found = match context.slot() {
             Some(k) => self.slots[k].map(|i| &self.by_context[usize::from(i)]),
