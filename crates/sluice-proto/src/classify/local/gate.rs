@@ -17,14 +17,26 @@ fn set_bit(set: &mut [u64; 4], b: u8) {
     set[usize::from(b >> 6)] |= 1 << (b & 63);
 }
 
+/// Which kinds of atoms a gate has (bits of [`Gate::kinds`]): one load tells which checks
+/// to make.
+mod kind {
+    pub const PROGRAM: u8 = 1;
+    pub const BODY: u8 = 2;
+    pub const HOST: u8 = 4;
+    pub const NETSOURCE: u8 = 8;
+    pub const NET: u8 = 16;
+    pub const TOKEN: u8 = 32;
+    /// An application without atoms: every message may match.
+    pub const ALWAYS: u8 = 64;
+}
+
 /// The union of the atoms of one context's applications.
 #[derive(Debug, Default)]
 pub(crate) struct Gate {
-    /// An application without atoms: every message may match.
-    always: bool,
+    kinds: u8,
     programs: Vec<Box<[u8]>>,
     program_prefixes: Vec<Box<[u8]>>,
-    /// First bytes of `programs` and `program_prefixes` (an empty prefix sets `always`).
+    /// First bytes of `programs` and `program_prefixes` (an empty prefix makes the gate always admit).
     program_first: [u64; 4],
     body_prefixes: Vec<Box<[u8]>>,
     body_first: [u64; 4],
@@ -36,6 +48,8 @@ pub(crate) struct Gate {
     /// IPv4 netmasks as (net, mask) of the address (most are), compared without the
     /// mapping to IPv6.
     nets_v4: Vec<(u32, u32)>,
+    /// First octets `nets_v4` can hold (all 256 when a mask is shorter than /8).
+    v4_first: [u64; 4],
     /// The others, as mapped IPv6.
     nets: Vec<(u128, u128)>,
     tokens: Vec<Finder<'static>>,
@@ -65,7 +79,7 @@ impl Gate {
         let mut g = Gate::default();
         for atoms in apps {
             let Some(atoms) = atoms else {
-                g.always = true;
+                g.kinds |= kind::ALWAYS;
                 continue;
             };
             for atom in atoms {
@@ -73,7 +87,7 @@ impl Gate {
                     Atom::Program(p) | Atom::ProgramPrefix(p) => {
                         match p.first() {
                             Some(&b) => set_bit(&mut g.program_first, b),
-                            None => g.always = true,
+                            None => g.kinds |= kind::ALWAYS,
                         }
                         if matches!(atom, Atom::Program(_)) {
                             g.programs.push(p.clone());
@@ -84,7 +98,7 @@ impl Gate {
                     Atom::BodyPrefix(p) => {
                         match p.first() {
                             Some(&b) => set_bit(&mut g.body_first, b),
-                            None => g.always = true,
+                            None => g.kinds |= kind::ALWAYS,
                         }
                         g.body_prefixes.push(p.clone());
                     }
@@ -97,7 +111,7 @@ impl Gate {
                                 set_bit(&mut g.host_first, b.to_ascii_lowercase());
                                 set_bit(&mut g.host_first, b.to_ascii_uppercase());
                             }
-                            None => g.always = true,
+                            None => g.kinds |= kind::ALWAYS,
                         }
                         g.hosts.push((
                             matches!(atom, Atom::HostPrefix(_)),
@@ -109,7 +123,13 @@ impl Gate {
                         // A mask that covers the mapped prefix is an IPv4 one.
                         const MAPPED: u128 = 0xffff_ffff_ffff_ffff_ffff_ffff_0000_0000;
                         if mask & MAPPED == MAPPED && net >> 32 == 0xffff {
-                            g.nets_v4.push((*net as u32, *mask as u32));
+                            let (net, mask) = (*net as u32, *mask as u32);
+                            g.nets_v4.push((net, mask));
+                            if mask >> 24 == 0xff {
+                                set_bit(&mut g.v4_first, (net >> 24) as u8);
+                            } else {
+                                g.v4_first = [u64::MAX; 4];
+                            }
                         } else {
                             g.nets.push((*net, *mask));
                         }
@@ -117,25 +137,45 @@ impl Gate {
                 }
             }
         }
+        for (has, k) in [
+            (
+                !g.programs.is_empty() || !g.program_prefixes.is_empty(),
+                kind::PROGRAM,
+            ),
+            (!g.body_prefixes.is_empty(), kind::BODY),
+            (!g.hosts.is_empty(), kind::HOST),
+            (!g.netsources.is_empty(), kind::NETSOURCE),
+            (!g.nets_v4.is_empty() || !g.nets.is_empty(), kind::NET),
+            (!g.tokens.is_empty(), kind::TOKEN),
+        ] {
+            if has {
+                g.kinds |= k;
+            }
+        }
         g
     }
 
     /// Whether some application of the context may match a message with these fields.
+    /// Inlined into its two callers: it runs for every message, and most gates hold one or
+    /// two kinds of atoms.
+    #[inline]
     pub fn admits(&self, v: &View<'_>) -> bool {
-        if self.always {
+        let k = self.kinds;
+        if k & kind::ALWAYS != 0 {
             return true;
         }
-        if let Some(p) = v.program
+        if k & kind::PROGRAM != 0
+            && let Some(p) = v.program
             && p.first().is_some_and(|&b| has_bit(&self.program_first, b))
             && (self.programs.iter().any(|x| **x == *p)
                 || self.program_prefixes.iter().any(|x| p.starts_with(x)))
         {
             return true;
         }
-        if !self.body_prefixes.is_empty() && v.body.is_none_or(|b| self.body_hit(b)) {
+        if k & kind::BODY != 0 && v.body.is_none_or(|b| self.body_hit(b)) {
             return true;
         }
-        if !self.hosts.is_empty()
+        if k & kind::HOST != 0
             && match v.host {
                 None => v.no_host_holds,
                 Some(h) => self.host_hit(h),
@@ -143,34 +183,37 @@ impl Gate {
         {
             return true;
         }
-        if !self.netsources.is_empty()
+        if k & kind::NETSOURCE != 0
             && v.vendor_product
                 .is_none_or(|vp| self.netsources.iter().any(|x| **x == *vp))
         {
             return true;
         }
-        if !self.nets_v4.is_empty() || !self.nets.is_empty() {
-            let hit = match v.ip.to_canonical() {
-                std::net::IpAddr::V4(v4) => {
-                    let ip = u32::from(v4);
-                    self.nets_v4.iter().any(|(net, mask)| ip & mask == *net) || {
-                        let ip = u128::from(v4.to_ipv6_mapped());
-                        self.nets.iter().any(|(net, mask)| ip & mask == *net)
-                    }
-                }
-                std::net::IpAddr::V6(v6) => {
-                    let ip = u128::from(v6);
-                    self.nets.iter().any(|(net, mask)| ip & mask == *net)
-                }
-            };
-            if hit {
-                return true;
-            }
+        if k & kind::NET != 0 && self.net_hit(v.ip) {
+            return true;
         }
-        if !self.tokens.is_empty() {
+        if k & kind::TOKEN != 0 {
             return v.tokens_hold || self.tokens.iter().any(|f| f.find(v.raw).is_some());
         }
         false
+    }
+
+    fn net_hit(&self, ip: std::net::IpAddr) -> bool {
+        match ip.to_canonical() {
+            std::net::IpAddr::V4(v4) => {
+                let ip = u32::from(v4);
+                (has_bit(&self.v4_first, (ip >> 24) as u8)
+                    && self.nets_v4.iter().any(|(net, mask)| ip & mask == *net))
+                    || {
+                        let ip = u128::from(v4.to_ipv6_mapped());
+                        self.nets.iter().any(|(net, mask)| ip & mask == *net)
+                    }
+            }
+            std::net::IpAddr::V6(v6) => {
+                let ip = u128::from(v6);
+                self.nets.iter().any(|(net, mask)| ip & mask == *net)
+            }
+        }
     }
 
     fn body_hit(&self, b: &[u8]) -> bool {
@@ -191,11 +234,16 @@ impl Gate {
                     None => return *prefix,
                     _ => {}
                 }
-                if *prefix {
-                    h.len() >= x.len() && h[..x.len()].eq_ignore_ascii_case(x)
+                // `x` is lower case. A loop that stops at the first difference: the
+                // library's comparison lowers whole chunks of both first.
+                (if *prefix {
+                    h.len() >= x.len()
                 } else {
-                    h.eq_ignore_ascii_case(x)
-                }
+                    h.len() == x.len()
+                }) && h
+                    .iter()
+                    .zip(x.iter())
+                    .all(|(a, b)| a.to_ascii_lowercase() == *b)
             })
     }
 }
