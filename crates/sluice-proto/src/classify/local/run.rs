@@ -386,6 +386,7 @@ pub(crate) fn prefilter_holds(
 }
 
 /// The fields a classified message's atoms read (see [`class_prefilter_holds`]).
+#[inline]
 fn class_view<'a>(
     msg: &'a Message<'_>,
     src: &SourceMeta<'_>,
@@ -504,6 +505,7 @@ pub(crate) fn base_of_class<'m: 'a, 't: 'a, 'a>(
 /// PROGRAM, PID and MESSAGE of a classified message, after the header repairs and edits
 /// (MESSAGE as one slice: a repaired header is contiguous with its body in the raw
 /// message; a two-part edit yields its first part).
+#[inline]
 fn final_fields<'m: 'a, 'a>(
     msg: &'a Message<'m>,
     class: &'a Classification<'m, '_>,
@@ -547,7 +549,9 @@ fn final_fields<'m: 'a, 'a>(
 
 /// Runs `context`'s applications on a classified message until one takes it, writing its
 /// changes into the classification. `true` when one took it.
+/// Inlined up to the gate: most messages stop there, and the call cost as much.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(crate) fn run_on_class<'m, 't: 'm>(
     program: &'t Program,
     context: &Context,
@@ -566,6 +570,25 @@ pub(crate) fn run_on_class<'m, 't: 'm>(
     if class.local.is_none() && !gate.admits(&class_view(msg, src, class)) {
         return false;
     }
+    run_class_apps(
+        program, apps, msg, src, class, now, zone, loghost, arena, metadata,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run_class_apps<'m, 't: 'm>(
+    program: &'t Program,
+    apps: &[u32],
+    msg: &Message<'m>,
+    src: &SourceMeta<'_>,
+    class: &mut Classification<'m, 't>,
+    now: i64,
+    zone: &crate::time::Zone,
+    loghost: &str,
+    arena: &'m bumpalo::Bump,
+    metadata: &Metadata,
+) -> bool {
     for &i in apps {
         let a = &program.apps[i as usize];
         if !class_prefilter_holds(a, msg, src, class) {
