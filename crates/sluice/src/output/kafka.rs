@@ -259,7 +259,7 @@ impl KafkaOutput {
             // Fewer, fuller requests: librdkafka's 10,000 records per batch ends a batch of
             // 300-byte events at about 3 MB of HEC JSON, well before its own `batch.size`
             // (1 MB by default, so a batch still fits the broker's default message.max.bytes
-            // whatever the compression). Measured with a 50 ms linger: 2.86 -> 2.46 CPU-s/M.
+            // whatever the compression). Fewer requests is fewer wake-ups of the broker thread.
             .set("batch.num.messages", "100000")
             // Requests go out when librdkafka writes them, not after the peer's delayed ACK.
             .set("socket.nagle.disable", "true")
