@@ -117,7 +117,7 @@ impl Default for KafkaDestination {
             idempotence: true,
             compression: "lz4".into(),
             mode: DestMode::Global,
-            linger: Duration::from_millis(5),
+            linger: Duration::from_millis(50),
             timeout: Duration::from_secs(30),
             max_message_bytes: ByteSize(1_000_000),
             security_protocol: "plaintext".into(),
