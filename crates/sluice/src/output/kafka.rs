@@ -256,10 +256,10 @@ impl KafkaOutput {
             .set("message.max.bytes", cfg.max_message_bytes.0.to_string())
             .set("queue.buffering.max.messages", "1000000")
             .set("queue.buffering.max.kbytes", "1048576")
-            // Fewer, fuller requests: librdkafka's 10,000 records per batch ends a batch of
-            // 300-byte events at about 3 MB of HEC JSON, well before its own `batch.size`
-            // (1 MB by default, so a batch still fits the broker's default message.max.bytes
-            // whatever the compression). Fewer requests is fewer wake-ups of the broker thread.
+            // Fewer, fuller requests (fewer wake-ups of the broker thread): with a 50 ms
+            // linger a batch ends at `batch.size` (1 MB by default, so it still fits the
+            // broker's default message.max.bytes whatever the compression), not at
+            // librdkafka's default of 10,000 records, which small events reach first.
             .set("batch.num.messages", "100000")
             // Requests go out when librdkafka writes them, not after the peer's delayed ACK.
             .set("socket.nagle.disable", "true")
