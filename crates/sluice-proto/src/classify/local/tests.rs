@@ -732,3 +732,73 @@ application app-syslog-cef-pgm[sc4s-syslog-pgm] {
     let d = missing.unwrap_err();
     assert!(d[0].message.contains("/nope"), "{d:?}");
 }
+
+#[test]
+fn kv_keys_configured_or_not_and_literal_comparisons() {
+    // `.values.user` is a configured name (a rewrite reads it), the other keys are not; one
+    // quoted value has an escape, one has none; `"x" eq "y"` and `"x" eq "x"` are decided at
+    // load.
+    let text = r#"
+block parser app-syslog-kvdev() {
+    channel {
+        parser { kv-parser(prefix(".values.")); };
+        if {
+            filter { "x" eq "y" };
+            rewrite { set("never", value(".tmp.branch")); };
+        } elif {
+            filter { "x" eq "x" and "${.values.user}" ne "" };
+            rewrite { set("user-${.values.user}", value(".tmp.branch")); };
+        };
+        rewrite {
+            r_set_splunk_dest_default(index("main") sourcetype("kv:${.tmp.branch}") vendor("kv") product("dev") template("t_json_values"));
+        };
+    };
+};
+application app-syslog-kvdev[sc4s-syslog-pgm] {
+    filter { program('kvdev' type(string)); };
+    parser { app-syslog-kvdev(); };
+};
+"#;
+    let cx = classifier(&[("kv.conf", text)]);
+    let e = event(
+        cx,
+        r#"<38>Mar 31 02:08:27 h1 kvdev: user="ann" msg="say \"hi\"" n=3  z = 9"#,
+    );
+    assert_eq!(s(&e, "sourcetype"), "kv:user-ann", "{e}");
+    let body: serde_json::Value = serde_json::from_str(&s(&e, "event")).expect("json");
+    assert_eq!(body["user"], "ann", "{body}");
+    assert_eq!(body["msg"], "say \"hi\"", "{body}");
+    assert_eq!(body["n"], "3", "{body}");
+    assert_eq!(body["z"], "9", "{body}");
+    // The compiled chain holds the two conditions as constants.
+    use super::ir::{Filter, Stmt};
+    fn consts(f: &Filter, out: &mut Vec<bool>) {
+        match f {
+            Filter::Const(b) => out.push(*b),
+            Filter::And(v) | Filter::Or(v) => v.iter().for_each(|f| consts(f, out)),
+            Filter::Compare { left, right, .. } => assert!(
+                left.as_literal().is_none() || right.as_literal().is_none(),
+                "two literals are compared at load"
+            ),
+            _ => {}
+        }
+    }
+    fn walk(stmts: &[Stmt], out: &mut Vec<bool>) {
+        for st in stmts {
+            match st {
+                Stmt::Filter(f) => consts(f, out),
+                Stmt::If { branches, .. } => branches.iter().for_each(|b| walk(b, out)),
+                _ => {}
+            }
+        }
+    }
+    let p = load(&[("kv.conf", text)]).expect("loads");
+    let mut found = Vec::new();
+    for chain in &p.chains {
+        walk(chain, &mut found);
+    }
+    for a in &p.apps {
+        walk(&a.parser, &mut found);
+    }
+    assert!(found.contains(&false) && found.contains(&true), "{found:?}");
+}
