@@ -163,8 +163,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     }
 
     pub fn set(&mut self, n: NameId, v: Option<&'m [u8]>) {
-        self.ids_set |= 1 << (n % 64);
-        self.nv.push((Key::Id(n), v));
+        self.set_key(Key::Id(n), v);
     }
 
     /// Sets a pair by its key.
@@ -178,13 +177,10 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     /// Sets the pair named `name` (a parser's key): by id when the configuration names it.
     pub fn set_named(&mut self, name: &str, v: Option<&'m [u8]>) {
         let key = match self.p.names.get(name) {
-            Some(n) => {
-                self.ids_set |= 1 << (n % 64);
-                Key::Id(n)
-            }
+            Some(n) => Key::Id(n),
             None => Key::Dyn(self.arena.alloc_slice_copy(name.as_bytes())),
         };
-        self.nv.push((key, v));
+        self.set_key(key, v);
     }
 
     /// `v` with the message's lifetime: a slice of the raw message is re-sliced from it,

@@ -44,7 +44,12 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
             pair_sep,
         };
         let mut stray: Vec<u8> = Vec::new();
-        let mut name = k.prefix.clone();
+        // The name buffer of keys looked up by their full name (no `known`: empty prefix).
+        let mut name = if k.known.is_none() {
+            k.prefix.clone()
+        } else {
+            String::new()
+        };
         let want_stray = k.stray_words.is_some();
         while let Some((key, value, words)) = scanner.next(self.arena, want_stray) {
             if want_stray {
