@@ -83,13 +83,21 @@ pub fn sluice_bin() -> PathBuf {
     .clone()
 }
 
-/// A port free for both UDP and TCP on 127.0.0.1 right now.
+/// A port free for both UDP and TCP on 127.0.0.1 right now, and not handed out before by
+/// this test process.
+///
+/// The probe sockets close before the port is used, so two tests running in parallel could
+/// otherwise be given the same number: one daemon then found the other's port claim and
+/// exited (CI, stop 32).
 pub fn free_port() -> u16 {
+    static GIVEN: OnceLock<Mutex<std::collections::HashSet<u16>>> = OnceLock::new();
+    let given = GIVEN.get_or_init(Default::default);
     for _ in 0..100 {
         let tcp = TcpListener::bind("127.0.0.1:0").expect("bind tcp");
         let port = tcp.local_addr().expect("addr").port();
         if UdpSocket::bind(("127.0.0.1", port)).is_ok()
             && UdpSocket::bind(("0.0.0.0", port)).is_ok()
+            && given.lock().expect("free_port set").insert(port)
         {
             return port;
         }
@@ -198,15 +206,20 @@ impl Daemon {
     /// and waits until it reports running.
     ///
     /// A port found free can be taken before the daemon binds it (another test's outgoing
-    /// connection gets it as its ephemeral port): then the daemon exits with "Address already
-    /// in use", and this starts it again on new ports, up to five times.
+    /// connection gets it as its ephemeral port, or another test process's daemon claims it):
+    /// then the daemon exits saying the port is in use, and this starts it again on new
+    /// ports, up to five times.
     pub fn start(opts: DaemonOpts) -> Daemon {
         const ATTEMPTS: u32 = 5;
         for attempt in 1.. {
             let d = Daemon::spawn_on(free_port(), free_port(), opts.clone());
             match d.wait_running() {
                 Ok(()) => return d,
-                Err(log) if attempt < ATTEMPTS && log.contains("Address already in use") => {
+                Err(log)
+                    if attempt < ATTEMPTS
+                        && (log.contains("Address already in use")
+                            || log.contains("is already in use by pid")) =>
+                {
                     eprintln!(
                         "a port was taken between choosing and binding it (attempt {attempt}); \
                          starting again on new ports"
