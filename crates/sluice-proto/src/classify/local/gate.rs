@@ -4,6 +4,10 @@
 //! applications, a state, or a rendered template; one that can walks them as before, each
 //! checked against its own atoms.
 
+use std::cell::RefCell;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use memchr::memmem::Finder;
 
 use super::prefilter::Atom;
@@ -33,6 +37,9 @@ mod kind {
 /// The union of the atoms of one context's applications.
 #[derive(Debug, Default)]
 pub(crate) struct Gate {
+    /// Unique among every gate loaded by this process (reloads included): the key of its
+    /// verdicts in a [`Memo`]. 0 for a gate whose verdict is not remembered.
+    memo_id: u64,
     kinds: u8,
     programs: Vec<Box<[u8]>>,
     program_prefixes: Vec<Box<[u8]>>,
@@ -152,14 +159,65 @@ impl Gate {
                 g.kinds |= k;
             }
         }
+        // A gate that reads only HOST and the sender's address (most `sc4s-vps` gates:
+        // `host()` and `netmask()` filters) gives one verdict per sender.
+        if g.kinds != 0 && g.kinds & !(kind::HOST | kind::NET) == 0 {
+            static NEXT: AtomicU64 = AtomicU64::new(1);
+            g.memo_id = NEXT.fetch_add(1, Ordering::Relaxed);
+        }
         g
     }
 
-    /// Whether some application of the context may match a message with these fields.
-    /// Inlined into its two callers: it runs for every message, and most gates hold one or
-    /// two kinds of atoms.
+    /// Whether [`Gate::admits`] reads [`View::program`] (the others may be left `None`).
     #[inline]
+    pub fn reads_program(&self) -> bool {
+        self.kinds & kind::ALWAYS == 0 && self.kinds & kind::PROGRAM != 0
+    }
+
+    /// Whether [`Gate::admits`] reads [`View::body`].
+    #[inline]
+    pub fn reads_body(&self) -> bool {
+        self.kinds & kind::ALWAYS == 0 && self.kinds & kind::BODY != 0
+    }
+
+    /// Whether [`Gate::admits`] reads [`View::host`].
+    #[inline]
+    pub fn reads_host(&self) -> bool {
+        self.kinds & kind::ALWAYS == 0 && self.kinds & kind::HOST != 0
+    }
+
+    /// [`Gate::admits`], remembered in `memo` for a gate that reads only HOST and the
+    /// address. `v.no_host_holds` must be the same at every call for one gate (it is a
+    /// property of the caller, not of the message).
+    #[inline]
+    pub fn admits_memo(&self, v: &View<'_>, memo: &Memo) -> bool {
+        if self.memo_id == 0 {
+            return self.admits(v);
+        }
+        memo.admits(self, v)
+    }
+
+    /// Whether some application of the context may match a message with these fields.
+    #[inline(always)]
     pub fn admits(&self, v: &View<'_>) -> bool {
+        // PROGRAM alone (`program()` filters) is the common gate of the contexts after
+        // classification: its first-byte check decides most messages without a call.
+        if self.kinds == kind::PROGRAM {
+            return v.program.is_some_and(|p| {
+                p.first().is_some_and(|&b| has_bit(&self.program_first, b)) && self.program_hit(p)
+            });
+        }
+        self.admits_any(v)
+    }
+
+    #[inline(never)]
+    fn program_hit(&self, p: &[u8]) -> bool {
+        self.programs.iter().any(|x| **x == *p)
+            || self.program_prefixes.iter().any(|x| p.starts_with(x))
+    }
+
+    #[inline(never)]
+    fn admits_any(&self, v: &View<'_>) -> bool {
         let k = self.kinds;
         if k & kind::ALWAYS != 0 {
             return true;
@@ -167,8 +225,7 @@ impl Gate {
         if k & kind::PROGRAM != 0
             && let Some(p) = v.program
             && p.first().is_some_and(|&b| has_bit(&self.program_first, b))
-            && (self.programs.iter().any(|x| **x == *p)
-                || self.program_prefixes.iter().any(|x| p.starts_with(x)))
+            && self.program_hit(p)
         {
             return true;
         }
@@ -204,7 +261,7 @@ impl Gate {
                 let ip = u32::from(v4);
                 (has_bit(&self.v4_first, (ip >> 24) as u8)
                     && self.nets_v4.iter().any(|(net, mask)| ip & mask == *net))
-                    || {
+                    || !self.nets.is_empty() && {
                         let ip = u128::from(v4.to_ipv6_mapped());
                         self.nets.iter().any(|(net, mask)| ip & mask == *net)
                     }
@@ -245,6 +302,92 @@ impl Gate {
                     .zip(x.iter())
                     .all(|(a, b)| a.to_ascii_lowercase() == *b)
             })
+    }
+}
+
+/// Longest HOST a [`Memo`] keeps (longer ones are checked each time).
+const MEMO_HOST: usize = 46;
+const MEMO_SLOTS: usize = 32;
+
+#[derive(Clone, Copy)]
+struct MemoSlot {
+    gate: u64,
+    ip: IpAddr,
+    /// `u8::MAX`: no HOST.
+    host_len: u8,
+    host: [u8; MEMO_HOST],
+    admits: bool,
+}
+
+impl MemoSlot {
+    const EMPTY: MemoSlot = MemoSlot {
+        gate: 0,
+        ip: IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+        host_len: 0,
+        host: [0; MEMO_HOST],
+        admits: false,
+    };
+}
+
+/// The last verdicts of the gates that read only HOST and the sender's address, per
+/// worker (kept in [`super::Scratch`]), indexed by the address: a sender sends run after
+/// run of messages with one HOST, and the gate's walk over hosts and netmasks cost more
+/// than this lookup (callgrind, 20 never-matching applications: the `sc4s-vps` gate was
+/// 165 of their 700 instructions per message).
+pub(crate) struct Memo {
+    slots: RefCell<[MemoSlot; MEMO_SLOTS]>,
+}
+
+impl Default for Memo {
+    fn default() -> Memo {
+        Memo {
+            slots: RefCell::new([MemoSlot::EMPTY; MEMO_SLOTS]),
+        }
+    }
+}
+
+impl std::fmt::Debug for Memo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Memo").finish_non_exhaustive()
+    }
+}
+
+impl Memo {
+    #[inline]
+    fn admits(&self, gate: &Gate, v: &View<'_>) -> bool {
+        let (host_len, host) = match v.host {
+            None => (u8::MAX, &[][..]),
+            Some(h) if h.len() <= MEMO_HOST => (h.len() as u8, h),
+            Some(_) => return gate.admits(v),
+        };
+        let fold = match v.ip {
+            IpAddr::V4(a) => u64::from(a.to_bits()),
+            IpAddr::V6(a) => {
+                let b = a.to_bits();
+                (b as u64) ^ ((b >> 64) as u64)
+            }
+        };
+        let i = ((fold ^ u64::from(host_len) ^ gate.memo_id).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            >> 59) as usize
+            % MEMO_SLOTS;
+        let Ok(mut slots) = self.slots.try_borrow_mut() else {
+            return gate.admits(v);
+        };
+        let s = &mut slots[i];
+        if s.gate == gate.memo_id
+            && s.ip == v.ip
+            && s.host_len == host_len
+            && s.host[..host.len()] == *host
+        {
+            return s.admits;
+        }
+        let admits = gate.admits(v);
+        s.gate = gate.memo_id;
+        s.ip = v.ip;
+        s.host_len = host_len;
+        s.host[..host.len()].copy_from_slice(host);
+        s.admits = admits;
+        admits
     }
 }
 
@@ -303,5 +446,62 @@ application a-any[sc4s-finalfilter] { filter { level(err); }; };
         let mut edited = view(b"x", None, b"", [192, 0, 2, 1]);
         edited.tokens_hold = true;
         assert!(post.admits(&edited));
+    }
+
+    #[test]
+    fn a_remembered_verdict_is_the_gates_own_and_never_another_programs() {
+        let p = load(&[("a.conf", APPS)]).expect("loads");
+        let (_, vps) = p.context(&Context::Vps).expect("vps apps");
+        let (_, post) = p.context(&Context::PostFilter).expect("postfilter apps");
+        assert_ne!(vps.memo_id, 0, "host and netmask only: remembered");
+        assert_eq!(
+            post.memo_id, 0,
+            "reads PROGRAM and MESSAGE: checked each time"
+        );
+        let memo = Memo::default();
+        let long = [b'f'; MEMO_HOST + 1];
+        let cases: [(Option<&[u8]>, [u8; 4]); 7] = [
+            (Some(b"fw-dmz-01"), [192, 0, 2, 1]),
+            (Some(b"fw-dmz"), [192, 0, 2, 1]),
+            (Some(b"localhost"), [10, 77, 1, 1]),
+            (Some(b"localhost"), [10, 78, 1, 1]),
+            (None, [10, 78, 1, 1]),
+            (None, [10, 77, 1, 1]),
+            (Some(&long), [10, 78, 1, 1]),
+        ];
+        // Twice, and in both orders: the second pass reads the verdicts the first kept.
+        for round in 0..4 {
+            let mut order: Vec<_> = cases.iter().collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for &&(host, ip) in &order {
+                let v = view(b"x", host, b"", ip);
+                assert_eq!(
+                    vps.admits_memo(&v, &memo),
+                    vps.admits(&v),
+                    "{host:?} {ip:?}"
+                );
+            }
+        }
+        let v6 = View {
+            ip: "2001:db8::1".parse().expect("v6"),
+            ..view(b"x", Some(b"localhost"), b"", [0; 4])
+        };
+        assert!(!vps.admits_memo(&v6, &memo));
+
+        // A reloaded program with the opposite verdict for the same sender reads none of
+        // the first program's.
+        let hit = view(b"x", Some(b"printer-7"), b"", [192, 0, 2, 9]);
+        assert!(!vps.admits_memo(&hit, &memo));
+        let q = load(&[(
+            "b.conf",
+            r#"application b-host[sc4s-vps] { filter { host("printer-*" type(glob)); }; };"#,
+        )])
+        .expect("loads");
+        let (_, vps2) = q.context(&Context::Vps).expect("vps apps");
+        assert_ne!(vps2.memo_id, vps.memo_id);
+        assert!(vps2.admits_memo(&hit, &memo));
+        assert!(!vps.admits_memo(&hit, &memo));
     }
 }

@@ -67,12 +67,16 @@ impl std::fmt::Debug for LoadOptions<'_> {
 #[derive(Debug, Default)]
 pub struct Scratch {
     bump: OnceCell<bumpalo::Bump>,
+    /// Kept across messages ([`Scratch::reset`] leaves it): its entries name the gate
+    /// they are for, so a reloaded program's gates never read an old one's verdicts.
+    memo: OnceCell<gate::Memo>,
 }
 
 impl Scratch {
     pub const fn new() -> Scratch {
         Scratch {
             bump: OnceCell::new(),
+            memo: OnceCell::new(),
         }
     }
 
@@ -85,6 +89,10 @@ impl Scratch {
 
     pub(crate) fn bump(&self) -> &bumpalo::Bump {
         self.bump.get_or_init(bumpalo::Bump::new)
+    }
+
+    pub(crate) fn memo(&self) -> &gate::Memo {
+        self.memo.get_or_init(gate::Memo::default)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::classify::{Classification, SourceMeta};
 use crate::message::{Format, Message};
 
 use super::eval::{Base, Key, Overlay, Splunk, Stage, State};
-use super::gate::View;
+use super::gate::{Gate, Memo, View};
 use super::ir::{Context, Filter, Tmpl};
 pub(crate) use super::names::id::{NS_TIME_ZONE, NS_USE_RECV_TIME};
 use super::names::{NameId, id};
@@ -309,33 +309,60 @@ impl<'m> Changes<'m> {
     }
 }
 
-/// Runs the applications of `context` in order until one takes the message (the contexts
-/// not dispatched with the built-ins: `sc4s-vps`, `fallback`).
+/// PROGRAM, PID, MESSAGE and HOST of a message as the applications of a context read them.
+pub(crate) struct Fields<'m> {
+    pub program: Option<&'m [u8]>,
+    pub pid: Option<&'m [u8]>,
+    pub body: &'m [u8],
+    pub host: Option<&'m [u8]>,
+}
+
+/// Whether some application of `context` may take the message (the contexts not
+/// dispatched with the built-ins: `sc4s-vps`, `fallback`): their gate, checked before an
+/// input is built for [`run_context`].
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn context_admits(
+    program: &Program,
+    context: &Context,
+    fields: &Fields<'_>,
+    vendor_product: &str,
+    src: &SourceMeta<'_>,
+    raw: &[u8],
+    out: &Out<'_>,
+    memo: &Memo,
+) -> bool {
+    let Some((_, gate)) = program.context(context) else {
+        return false;
+    };
+    // An earlier local application may have changed what the atoms read: no gate then.
+    out.local.is_some()
+        || gate.admits_memo(
+            &View {
+                program: fields.program,
+                body: Some(fields.body),
+                host: fields.host,
+                no_host_holds: false,
+                vendor_product: Some(vendor_product),
+                raw,
+                tokens_hold: false,
+                ip: src.source_ip,
+            },
+            memo,
+        )
+}
+
+/// Runs the applications of `context` in order until one takes the message (after
+/// [`context_admits`]).
 pub(crate) fn run_context<'m>(
     program: &Program,
     context: &Context,
     input: &Input<'m, '_>,
     out: &mut Out<'m>,
 ) -> bool {
-    let Some((apps, gate)) = program.context(context) else {
+    let Some((apps, _)) = program.context(context) else {
         return false;
     };
-    // An earlier local application may have changed what the atoms read: no gate then.
-    if out.local.is_none() {
-        let view = View {
-            program: input.program,
-            body: Some(input.body_in(out)),
-            host: input.host,
-            no_host_holds: false,
-            vendor_product: Some(input.netsource.vendor_product),
-            raw: input.msg.raw,
-            tokens_hold: false,
-            ip: input.src.source_ip,
-        };
-        if !gate.admits(&view) {
-            return false;
-        }
-    }
     for &i in apps {
         if !prefilter_holds(&program.apps[i as usize], input, out) {
             continue;
@@ -385,19 +412,33 @@ pub(crate) fn prefilter_holds(
     fields || a.tokens.iter().any(|f| f.find(input.msg.raw).is_some())
 }
 
-/// The fields a classified message's atoms read (see [`class_prefilter_holds`]).
+/// The fields a classified message's atoms read (see [`class_prefilter_holds`]), those
+/// `gate` reads only: finding the finished MESSAGE and HOST cost more than most gates'
+/// checks (a PROGRAM-only gate reads neither).
 #[inline]
 fn class_view<'a>(
     msg: &'a Message<'_>,
     src: &SourceMeta<'_>,
     class: &'a Classification<'_, '_>,
+    gate: &Gate,
 ) -> View<'a> {
-    let (program, _, message) = final_fields(msg, class);
-    let two_part = matches!(class.edit.message, Some(Value::Concat(..)));
+    let (program, body) = if gate.reads_body() {
+        let (program, _, message) = final_fields(msg, class);
+        let two_part = matches!(class.edit.message, Some(Value::Concat(..)));
+        (program, (!two_part).then_some(message))
+    } else if gate.reads_program() {
+        (final_program(class), None)
+    } else {
+        (None, None)
+    };
     View {
         program,
-        body: (!two_part).then_some(message),
-        host: class.host_bytes(msg),
+        body,
+        host: if gate.reads_host() {
+            class.host_bytes(msg)
+        } else {
+            None
+        },
         no_host_holds: true,
         vendor_product: None,
         raw: msg.raw,
@@ -502,6 +543,19 @@ pub(crate) fn base_of_class<'m: 'a, 't: 'a, 'a>(
     }
 }
 
+/// PROGRAM of a classified message, as [`final_fields`] finds it.
+#[inline]
+fn final_program<'m: 'a, 'a>(class: &'a Classification<'m, '_>) -> Option<&'a [u8]> {
+    use crate::classify::Rewrite;
+    match class.edit.program {
+        Some(p) => p.filter(|p| !p.is_empty()),
+        None => match class.rewrite {
+            Rewrite::None => class.view.program,
+            Rewrite::InvalidProgram(_) | Rewrite::InvalidHost => None,
+        },
+    }
+}
+
 /// PROGRAM, PID and MESSAGE of a classified message, after the header repairs and edits
 /// (MESSAGE as one slice: a repaired header is contiguous with its body in the raw
 /// message; a two-part edit yields its first part).
@@ -567,7 +621,7 @@ pub(crate) fn run_on_class<'m, 't: 'm>(
     let Some((apps, gate)) = program.context(context) else {
         return false;
     };
-    if class.local.is_none() && !gate.admits(&class_view(msg, src, class)) {
+    if class.local.is_none() && !gate.admits(&class_view(msg, src, class, gate)) {
         return false;
     }
     run_class_apps(
