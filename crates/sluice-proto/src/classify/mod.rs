@@ -406,6 +406,7 @@ pub fn classify<'m, 't: 'm>(
     // Step 6: fallback (the operator's `fallback` applications first).
     if !out.identified
         && let Some(p) = &cx.app_parsers
+        && p.has(&local::Context::Fallback)
         && local::run::context_admits(
             p,
             &local::Context::Fallback,

@@ -307,7 +307,9 @@ impl Gate {
 
 /// Longest HOST a [`Memo`] keeps (longer ones are checked each time).
 const MEMO_HOST: usize = 46;
-const MEMO_SLOTS: usize = 32;
+/// log2 of the number of slots.
+const MEMO_BITS: u32 = 5;
+const MEMO_SLOTS: usize = 1 << MEMO_BITS;
 
 #[derive(Clone, Copy)]
 struct MemoSlot {
@@ -367,9 +369,9 @@ impl Memo {
                 (b as u64) ^ ((b >> 64) as u64)
             }
         };
+        // Fibonacci hashing: the top bits of the product.
         let i = ((fold ^ u64::from(host_len) ^ gate.memo_id).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            >> 59) as usize
-            % MEMO_SLOTS;
+            >> (64 - MEMO_BITS)) as usize;
         let Ok(mut slots) = self.slots.try_borrow_mut() else {
             return gate.admits(v);
         };

@@ -567,10 +567,9 @@ fn final_fields<'m: 'a, 'a>(
     use crate::classify::Rewrite;
     let v = class.view;
     let body = v.message.unwrap_or_default();
-    let (mut program, mut pid, mut message) = match class.rewrite {
-        Rewrite::None => (v.program, v.pid, body),
+    let (mut pid, mut message) = match class.rewrite {
+        Rewrite::None => (v.pid, body),
         Rewrite::InvalidProgram(_) => (
-            None,
             None,
             v.program
                 .and_then(|p| crate::classify::span(msg.raw, p, body))
@@ -578,15 +577,12 @@ fn final_fields<'m: 'a, 'a>(
         ),
         Rewrite::InvalidHost => (
             None,
-            None,
             msg.hostname
                 .and_then(|h| crate::classify::span(msg.raw, h, body))
                 .unwrap_or(body),
         ),
     };
-    if let Some(p) = class.edit.program {
-        program = p.filter(|p| !p.is_empty());
-    }
+    let program = final_program(class);
     if let Some(p) = class.edit.pid {
         pid = p.filter(|p| !p.is_empty());
     }
