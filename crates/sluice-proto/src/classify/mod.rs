@@ -282,6 +282,26 @@ pub fn classify<'m, 't: 'm>(
         Rewrite::None
     };
 
+    // Whether the operator's applications of a context may take the message (their gate,
+    // on the fields it reads), asked before an input is built for them.
+    let local_gate = |p: &local::Program, ctx: &local::Context, vp: &str, out: &Out<'m>| {
+        local::run::context_admits(
+            p,
+            ctx,
+            &fields(msg, view, rewrite, out),
+            vp,
+            src,
+            raw,
+            out,
+            scratch.memo(),
+        )
+    };
+
+    // The input their applications then read.
+    let local_input = |ns: NetSource<'m>, out: &Out<'m>| {
+        cx.input(msg, src, view, rewrite, ns, now_unix_secs, out, arena)
+    };
+
     // Step 4: host.csv, vendor_product_by_source.
     let header_host = effective_host(msg, rewrite, &out);
     // Without host.csv rows HOST's shape does not matter (parsing it as an address was a
@@ -324,26 +344,8 @@ pub fn classify<'m, 't: 'm>(
         {
             // The gate first, on the fields it reads: most messages stop there, before an
             // input is built (and moved to step 5).
-            if local::run::context_admits(
-                p,
-                &local::Context::Vps,
-                &fields(msg, view, rewrite, &out),
-                netsource.vendor_product,
-                src,
-                raw,
-                &out,
-                scratch.memo(),
-            ) {
-                let input = cx.input(
-                    msg,
-                    src,
-                    view,
-                    rewrite,
-                    netsource,
-                    now_unix_secs,
-                    &out,
-                    arena,
-                );
+            if local_gate(p, &local::Context::Vps, netsource.vendor_product, &out) {
+                let input = local_input(netsource, &out);
                 if local::run::run_context(p, &local::Context::Vps, &input, &mut out) {
                     if let Some(ns) = out.local.and_then(|o| local_netsource(o, arena)) {
                         netsource = ns;
@@ -407,27 +409,9 @@ pub fn classify<'m, 't: 'm>(
     if !out.identified
         && let Some(p) = &cx.app_parsers
         && p.has(&local::Context::Fallback)
-        && local::run::context_admits(
-            p,
-            &local::Context::Fallback,
-            &fields(msg, view, rewrite, &out),
-            netsource.vendor_product,
-            src,
-            raw,
-            &out,
-            scratch.memo(),
-        )
+        && local_gate(p, &local::Context::Fallback, netsource.vendor_product, &out)
     {
-        let input = cx.input(
-            msg,
-            src,
-            view,
-            rewrite,
-            netsource,
-            now_unix_secs,
-            &out,
-            arena,
-        );
+        let input = local_input(netsource, &out);
         if local::run::run_context(p, &local::Context::Fallback, &input, &mut out) {
             out.identified = true;
         }
