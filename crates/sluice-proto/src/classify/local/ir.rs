@@ -255,6 +255,13 @@ impl CmpOp {
         let ord = if numeric {
             let (a, b) = (number(l), number(r));
             a.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal)
+        } else if l.is_empty() || r.is_empty() {
+            // Decided by the lengths, without a `memcmp` of zero bytes: the empty side of
+            // a literal `""` is a dangling pointer, and glibc's AVX-512 `memcmp` makes a
+            // fully masked load from it, a fault-suppression assist that cost this
+            // comparison about 60 ns on this machine (`perf annotate`: 71 % of `memcmp`'s
+            // samples on that one load).
+            l.len().cmp(&r.len())
         } else {
             l.cmp(r)
         };
