@@ -30,6 +30,10 @@ pub(crate) struct Re {
     names: Vec<Option<String>>,
     pattern: String,
     ignore_case: bool,
+    /// The bytes a match is made of, for a pattern whose every match is one byte of a set
+    /// (`\s`, `[,;]`, `-`): a table scan finds it. The engine's setup per search cost more
+    /// than the search of a short value (`subst('\s', ...)` on a field).
+    one_byte: Option<Box<[bool; 256]>>,
 }
 
 #[derive(Debug)]
@@ -60,6 +64,7 @@ impl Re {
                     names,
                     pattern: pattern.to_owned(),
                     ignore_case,
+                    one_byte: one_byte(&translated, ignore_case),
                 });
             }
             Err(e) => e,
@@ -76,6 +81,7 @@ impl Re {
                     names,
                     pattern: pattern.to_owned(),
                     ignore_case,
+                    one_byte: None,
                 })
             }
             Err(fe) => Err(format!(
@@ -107,6 +113,9 @@ impl Re {
     }
 
     pub fn is_match(&self, hay: &[u8]) -> bool {
+        if let Some(set) = &self.one_byte {
+            return hay.iter().any(|&b| set[usize::from(b)]);
+        }
         match &self.inner {
             Inner::Std(r) => r.is_match(hay),
             Inner::Fancy(r) => r.is_match(&text(hay)).unwrap_or(false),
@@ -123,6 +132,15 @@ impl Re {
     /// without groups (`None` otherwise: ask [`Re::captures_from`]). It skips the capture
     /// slots and their allocation, which cost more than the search for a short value.
     pub fn find_plain(&self, hay: &[u8], at: usize) -> Option<Option<(usize, usize)>> {
+        if let Some(set) = &self.one_byte {
+            let from = at.min(hay.len());
+            return Some(
+                hay[from..]
+                    .iter()
+                    .position(|&b| set[usize::from(b)])
+                    .map(|p| (from + p, from + p + 1)),
+            );
+        }
         match &self.inner {
             Inner::Std(r) if r.captures_len() == 1 => Some(
                 r.find_at(hay, at.min(hay.len()))
@@ -155,6 +173,41 @@ impl Re {
             }
         }
     }
+}
+
+/// The set of bytes `translated` matches when each of its matches is exactly one byte, as
+/// the `regex` engine reads it (bytes, Unicode off): a class or a one-byte literal.
+fn one_byte(translated: &str, ignore_case: bool) -> Option<Box<[bool; 256]>> {
+    use regex_syntax::hir::{Class, HirKind};
+    let hir = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .case_insensitive(ignore_case)
+        .build()
+        .parse(translated)
+        .ok()?;
+    let mut set = Box::new([false; 256]);
+    let mut mark = |lo: u32, hi: u32| {
+        for b in lo..=hi.min(255) {
+            set[b as usize] = true;
+        }
+    };
+    match hir.kind() {
+        HirKind::Class(Class::Bytes(c)) => {
+            for r in c.iter() {
+                mark(u32::from(r.start()), u32::from(r.end()));
+            }
+        }
+        // Without Unicode a class over ASCII may still come as one of chars.
+        HirKind::Class(Class::Unicode(c)) if c.iter().all(|r| u32::from(r.end()) < 0x80) => {
+            for r in c.iter() {
+                mark(u32::from(r.start()), u32::from(r.end()));
+            }
+        }
+        HirKind::Literal(l) if l.0.len() == 1 => mark(u32::from(l.0[0]), u32::from(l.0[0])),
+        _ => return None,
+    }
+    Some(set)
 }
 
 fn text(hay: &[u8]) -> Cow<'_, str> {
@@ -302,6 +355,49 @@ mod tests {
 
     fn m(p: &str, hay: &str) -> bool {
         Re::new(p, false).unwrap().is_match(hay.as_bytes())
+    }
+
+    #[test]
+    fn one_byte_patterns_find_what_the_engine_finds() {
+        let hays: [&[u8]; 6] = [
+            b"Web Gateway",
+            b"a\tb\nc\x0bd\x0ce\rf",
+            b"no-match_here",
+            b"",
+            b"x,y;z|A-a\xff\x80",
+            b"   ",
+        ];
+        for (p, ic) in [
+            (r"\s", false),
+            (r"[,;]", false),
+            (r"-", false),
+            (r"a", true),
+            (r"[^a-z]", false),
+            (r"\xff", false),
+            (r"\d", false),
+            (r"\W", false),
+            (r".", false),
+        ] {
+            let re = Re::new(p, ic).unwrap();
+            assert!(re.one_byte.is_some(), "{p} is one byte");
+            let Inner::Std(engine) = &re.inner else {
+                panic!("{p} runs on the regex engine");
+            };
+            for hay in hays {
+                for at in 0..=hay.len() {
+                    let want = engine.find_at(hay, at).map(|m| (m.start(), m.end()));
+                    assert_eq!(
+                        re.find_plain(hay, at),
+                        Some(want),
+                        "{p} in {hay:?} from {at}"
+                    );
+                }
+                assert_eq!(re.is_match(hay), engine.is_match(hay), "{p} in {hay:?}");
+            }
+        }
+        for p in [r"\s+", r"ab", r"^\s", r"(\s)", r"\s|ab"] {
+            assert!(Re::new(p, false).unwrap().one_byte.is_none(), "{p}");
+        }
     }
 
     #[test]
