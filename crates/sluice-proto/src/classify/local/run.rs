@@ -16,7 +16,7 @@ use super::gate::{Gate, Memo, View};
 use super::ir::{Context, Filter, Tmpl};
 pub(crate) use super::names::id::{NS_TIME_ZONE, NS_USE_RECV_TIME};
 use super::names::{NameId, id};
-use super::program::{PROJECTED, Program, projected};
+use super::program::{PROJECTED, Program};
 
 /// The local part of a classification: what local applications left, and the program that
 /// names it.
@@ -57,14 +57,16 @@ impl<'m, 't: 'm> LocalRef<'m, 't> {
     /// `fields.<name>` set by local applications, as (name, value), in the order set.
     pub fn fields(&self) -> impl Iterator<Item = (&'m str, &'m [u8])> + '_ {
         let names = &self.program.names;
-        self.overlay.nv.iter().filter_map(move |(k, v)| {
+        let o = self.overlay;
+        o.nv.iter().enumerate().filter_map(move |(i, (k, v))| {
             let field: &'m str = match *k {
                 Key::Id(n) => names.name(n).strip_prefix("fields.")?,
                 // UTF-8 by construction (`Key::Dyn`): the check never drops a field.
                 Key::Dyn(s) => std::str::from_utf8(s.strip_prefix(b"fields.")?).ok()?,
             };
             let v = (*v)?;
-            (!field.is_empty() && !OWN_FIELDS.contains(&field)).then_some((field, v))
+            // A field set again is written once, where it was set last.
+            (!field.is_empty() && !OWN_FIELDS.contains(&field) && o.latest(i)).then_some((field, v))
         })
     }
 
@@ -216,7 +218,7 @@ pub(crate) fn run_app<'m>(
         let mut st = State::new(program, arena, base);
         st.metadata = Some(input.metadata);
         let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
-        ok.then(|| Changes::of(&st, Some(app)))
+        ok.then(|| Changes::of(st, Some(app)))
     };
     match taken {
         Some(c) => {
@@ -238,27 +240,25 @@ struct Changes<'m> {
 }
 
 impl<'m> Changes<'m> {
-    fn of(st: &State<'_, 'm, '_>, app: Option<u32>) -> Changes<'m> {
-        let mut fields = [None; PROJECTED];
-        for (k, v) in st.nv.iter() {
-            if let Key::Id(n) = *k
-                && projected(n)
-                && let Some(slot) = fields.get_mut(n as usize)
-            {
-                *slot = Some(*v);
-            }
-        }
+    fn of(st: State<'_, 'm, '_>, app: Option<u32>) -> Changes<'m> {
         let identified = st
             .tags
             .iter()
             .rev()
             .find(|(t, _)| *t == b"source_identified")
             .is_some_and(|(_, on)| *on);
+        let stamp = st.stamp;
+        let mut fields = [None; PROJECTED];
+        let overlay = st.commit(app, |n, v| {
+            if let Some(slot) = fields.get_mut(n as usize) {
+                *slot = Some(v);
+            }
+        });
         Changes {
             fields,
-            stamp: st.stamp,
+            stamp,
             identified,
-            overlay: st.commit(app),
+            overlay,
         }
     }
 
@@ -649,7 +649,7 @@ fn run_class_apps<'m, 't: 'm>(
             let mut st = State::new(program, arena, base);
             st.metadata = Some(metadata);
             let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
-            ok.then(|| Changes::of(&st, Some(i)))
+            ok.then(|| Changes::of(st, Some(i)))
         };
         if let Some(c) = changes {
             apply_class(c, class, program);
@@ -824,16 +824,18 @@ pub(crate) fn render_text<'m, 't: 'm>(
 
 /// Whether the overlay holds values the `*_values` templates render.
 pub(crate) fn has_values(l: &LocalRef<'_, '_>) -> bool {
-    l.overlay.nv.iter().any(|(k, v)| {
-        v.is_some() && {
-            let name = match *k {
-                Key::Id(n) => l.program.names.name(n).as_bytes(),
-                Key::Dyn(s) => s,
-            };
-            name.starts_with(b".values.")
-                || name.starts_with(b".metadata.")
-                || name.starts_with(b".SDATA.")
-        }
+    l.overlay.nv.iter().enumerate().any(|(i, (k, v))| {
+        v.is_some()
+            && {
+                let name = match *k {
+                    Key::Id(n) => l.program.names.name(n).as_bytes(),
+                    Key::Dyn(s) => s,
+                };
+                name.starts_with(b".values.")
+                    || name.starts_with(b".metadata.")
+                    || name.starts_with(b".SDATA.")
+            }
+            && l.overlay.latest(i)
     })
 }
 

@@ -79,6 +79,12 @@ pub(crate) fn event(cx: &Classifier, line: &str) -> serde_json::Value {
 }
 
 pub(crate) fn event_from(cx: &Classifier, line: &str, src: SourceMeta<'_>) -> serde_json::Value {
+    let out = event_text(cx, line, src);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// The HEC event as encoded (a key twice would be lost in a `serde_json::Value`).
+pub(crate) fn event_text(cx: &Classifier, line: &str, src: SourceMeta<'_>) -> String {
     let zone = Zone::utc();
     let msg = parse(
         line.as_bytes(),
@@ -98,8 +104,7 @@ pub(crate) fn event_from(cx: &Classifier, line: &str, src: SourceMeta<'_>) -> se
         NOW * 1_000_000,
         &EncodeOptions::new("sluice-test"),
     );
-    serde_json::from_slice(&out)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
+    String::from_utf8(out).expect("UTF-8")
 }
 
 pub(crate) fn s(v: &serde_json::Value, path: &str) -> String {
@@ -801,4 +806,55 @@ application app-syslog-kvdev[sc4s-syslog-pgm] {
         walk(&a.parser, &mut found);
     }
     assert!(found.contains(&false) && found.contains(&true), "{found:?}");
+}
+
+#[test]
+fn a_name_set_again_is_read_and_written_once_at_its_latest() {
+    // Set again within an application, across two (pgm, then postfilter), and set then unset.
+    let text = r#"
+application app-syslog-againdev[sc4s-syslog-pgm] {
+    filter { program('againdev' type(string)); };
+    parser {
+        kv-parser(prefix(".values."));
+        rewrite {
+            set("one", value("fields.a"));
+            set("b", value("fields.b"));
+            set("two", value("fields.a"));
+            set("gone", value(".values.tmp"));
+            unset(value(".values.tmp"));
+            r_set_splunk_dest_default(index("main") sourcetype("again:dev") vendor("again") product("dev") template("t_json_values"));
+        };
+    };
+};
+application app-postfilter-againdev[sc4s-postfilter] {
+    filter { program('againdev' type(string)); };
+    parser {
+        rewrite {
+            set("three", value("fields.a"));
+            set("${.values.n}-${fields.a}", value(".values.n"));
+        };
+    };
+};
+"#;
+    let cx = classifier(&[("again.conf", text)]);
+    let raw = event_text(
+        cx,
+        "<38>Mar 31 02:08:27 h1 againdev: n=1 m=2",
+        src_from([192, 0, 2, 10]),
+    );
+    let e: serde_json::Value = serde_json::from_str(&raw).expect("json");
+    assert_eq!(s(&e, "sourcetype"), "again:dev", "{raw}");
+    assert_eq!(raw.matches("\"a\":").count(), 1, "fields.a once: {raw}");
+    assert_eq!(s(&e, "fields/a"), "three", "{raw}");
+    assert_eq!(s(&e, "fields/b"), "b", "{raw}");
+    // fields.a was set last: it is written after fields.b.
+    assert!(
+        raw.find("\"b\":\"b\"") < raw.find("\"a\":\"three\""),
+        "{raw}"
+    );
+    let body: serde_json::Value = serde_json::from_str(&s(&e, "event")).expect("json");
+    assert_eq!(body["n"], "1-three", "{body}");
+    assert_eq!(body["m"], "2", "{body}");
+    assert!(body.get("tmp").is_none(), "set then unset: {body}");
+    assert_eq!(s(&e, "event").matches("\"n\":").count(), 1, "{body}");
 }

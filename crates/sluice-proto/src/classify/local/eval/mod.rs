@@ -45,17 +45,6 @@ impl PartialEq for Key<'_> {
     }
 }
 
-impl Key<'_> {
-    /// A bit that equal keys share (and different ones mostly do not).
-    fn bit(&self) -> u64 {
-        let h = match self {
-            Key::Id(n) => *n as usize,
-            Key::Dyn(s) => s.len() * 7 + usize::from(s.last().copied().unwrap_or(0)),
-        };
-        1 << (h % 64)
-    }
-}
-
 /// What local applications changed beyond the fields the built-in pipeline carries
 /// (MESSAGE, HOST, the metadata, ...: those go into the classification as they are set).
 #[derive(Clone, Copy, Debug, Default)]
@@ -69,6 +58,13 @@ pub struct Overlay<'m> {
 }
 
 impl<'m> Overlay<'m> {
+    /// Whether entry `i` of `nv` is its name's latest (a name set again keeps its earlier
+    /// entries: see [`State::commit`]).
+    pub(crate) fn latest(&self, i: usize) -> bool {
+        let k = self.nv[i].0;
+        !self.nv[i + 1..].iter().any(|(x, _)| *x == k)
+    }
+
     pub(crate) fn get(&self, n: NameId) -> Option<Option<&'m [u8]>> {
         self.nv
             .iter()
@@ -653,32 +649,36 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
     }
 
-    /// The changes of a successful application, merged over the base's overlay: the
-    /// overlay the classification carries on.
-    pub fn commit(&self, app: Option<u32>) -> &'m Overlay<'m> {
+    /// The changes of a successful application, over the base's overlay: the overlay the
+    /// classification carries on. Each projected field set (the ones written into the
+    /// classification itself) goes to `projected`, in the order set, and not into the
+    /// overlay.
+    ///
+    /// A name set again is not searched for and removed: the overlay's readers take the
+    /// latest entry of a name ([`Overlay::get`], [`Overlay::latest`]). A parser's pairs are
+    /// mostly new names, and the search cost more than the parser.
+    pub fn commit(
+        self,
+        app: Option<u32>,
+        mut projected: impl FnMut(NameId, Option<&'m [u8]>),
+    ) -> &'m Overlay<'m> {
         let earlier = self.base.overlay.map_or(&[][..], |o| o.nv);
-        let mut nv: BVec<'m, (Key<'m>, Option<&'m [u8]>)> =
-            BVec::with_capacity_in(earlier.len() + self.nv.len(), self.arena);
-        nv.extend_from_slice_copy(earlier);
-        // Which names may be here already, one bit each: a parser's pairs are mostly new
-        // names, and searching for each cost more than the parser.
-        let mut seen = earlier.iter().fold(0u64, |m, (k, _)| m | k.bit());
-        for &(n, v) in self.nv.iter() {
-            if let Key::Id(i) = n
-                && super::program::projected(i)
-            {
-                continue;
+        let mut nv = self.nv;
+        nv.retain(|&(k, v)| match k {
+            Key::Id(i) if super::program::projected(i) => {
+                projected(i, v);
+                false
             }
-            // A name set again moves to the end with its new value: at most one earlier
-            // entry holds it, as every one before was placed here the same way.
-            if seen & n.bit() != 0
-                && let Some(at) = nv.iter().rposition(|(k, _)| *k == n)
-            {
-                nv.remove(at);
-            }
-            seen |= n.bit();
-            nv.push((n, v));
-        }
+            _ => true,
+        });
+        let nv: &'m [(Key<'m>, Option<&'m [u8]>)] = if earlier.is_empty() {
+            nv.into_bump_slice()
+        } else {
+            let mut all = BVec::with_capacity_in(earlier.len() + nv.len(), self.arena);
+            all.extend_from_slice_copy(earlier);
+            all.extend_from_slice_copy(&nv);
+            all.into_bump_slice()
+        };
         let mut tags: BVec<'m, (&'m [u8], bool)> = BVec::new_in(self.arena);
         if let Some(o) = self.base.overlay {
             tags.extend_from_slice_copy(o.tags);
@@ -689,7 +689,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
         let app = app.or(self.base.overlay.and_then(|o| o.app));
         self.arena.alloc(Overlay {
-            nv: nv.into_bump_slice(),
+            nv,
             tags: tags.into_bump_slice(),
             app,
         })
