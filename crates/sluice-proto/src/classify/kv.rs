@@ -90,7 +90,7 @@ impl<'a> Iterator for Pairs<'a> {
 /// more than the search: the first bytes are tested eight at a time in a `u64` (SWAR), and
 /// only a long run (a long value) goes on to `memchr2`.
 #[inline]
-fn find2(s: &[u8], a: u8, b: u8) -> Option<usize> {
+pub(crate) fn find2(s: &[u8], a: u8, b: u8) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const SWAR_BYTES: usize = 64;
     let (pa, pb) = (LO * u64::from(a), LO * u64::from(b));

@@ -66,11 +66,13 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                     let pair = match known.iter().find(|(rest, _)| **rest == *key) {
                         Some(&(_, n)) => Key::Id(n),
                         None => {
-                            let p = k.prefix.len();
-                            let full = self.arena.alloc_slice_fill_copy(p + key.len(), 0u8);
-                            full[..p].copy_from_slice(k.prefix.as_bytes());
-                            full[p..].copy_from_slice(key);
-                            Key::Dyn(full)
+                            // Filled as it is built: zeroing it first cost a `memset` per
+                            // pair.
+                            let mut full =
+                                BVec::with_capacity_in(k.prefix.len() + key.len(), self.arena);
+                            full.extend_from_slice_copy(k.prefix.as_bytes());
+                            full.extend_from_slice_copy(key);
+                            Key::Dyn(full.into_bump_slice())
                         }
                     };
                     self.set_key(pair, Some(value));
@@ -424,7 +426,7 @@ impl<'i> KvScanner<'i, '_> {
         let start = self.pos;
         if let Some(&q) = input.get(start).filter(|&&q| q == b'"' || q == b'\'') {
             // Most quoted values have no escape: they are the input between the quotes.
-            if let Some(len) = memchr::memchr2(q, b'\\', &input[start + 1..])
+            if let Some(len) = crate::classify::kv::find2(&input[start + 1..], q, b'\\')
                 && input[start + 1 + len] == q
             {
                 let i = start + 1 + len + 1;
