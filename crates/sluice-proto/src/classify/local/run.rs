@@ -61,8 +61,11 @@ impl<'m, 't: 'm> LocalRef<'m, 't> {
         o.nv.iter().enumerate().filter_map(move |(i, (k, v))| {
             let field: &'m str = match *k {
                 Key::Id(n) => names.name(n).strip_prefix("fields.")?,
-                // UTF-8 by construction (`Key::Dyn`): the check never drops a field.
-                Key::Dyn(s) => std::str::from_utf8(s.strip_prefix(b"fields.")?).ok()?,
+                // UTF-8 by construction (`Key::Dyn`): the check never drops a field. A
+                // field's name is whole in one part (see `Key::Dyn`).
+                Key::Dyn(b"fields.", r) => std::str::from_utf8(r).ok()?,
+                Key::Dyn(b"", r) => std::str::from_utf8(r.strip_prefix(b"fields.")?).ok()?,
+                Key::Dyn(..) => return None,
             };
             let v = (*v)?;
             // A field set again is written once, where it was set last.
@@ -827,13 +830,11 @@ pub(crate) fn has_values(l: &LocalRef<'_, '_>) -> bool {
     l.overlay.nv.iter().enumerate().any(|(i, (k, v))| {
         v.is_some()
             && {
-                let name = match *k {
-                    Key::Id(n) => l.program.names.name(n).as_bytes(),
-                    Key::Dyn(s) => s,
+                let with = |pat: &[u8]| match *k {
+                    Key::Id(n) => l.program.names.name(n).as_bytes().starts_with(pat),
+                    Key::Dyn(..) => k.dyn_starts_with(pat),
                 };
-                name.starts_with(b".values.")
-                    || name.starts_with(b".metadata.")
-                    || name.starts_with(b".SDATA.")
+                with(b".values.") || with(b".metadata.") || with(b".SDATA.")
             }
             && l.overlay.latest(i)
     })

@@ -858,3 +858,56 @@ application app-postfilter-againdev[sc4s-postfilter] {
     assert!(body.get("tmp").is_none(), "set then unset: {body}");
     assert_eq!(s(&e, "event").matches("\"n\":").count(), 1, "{body}");
 }
+
+#[test]
+fn kv_names_under_every_kind_of_prefix() {
+    // `fields.` itself, a prefix under it, one it starts, no prefix; and the same field from
+    // two parsers (one with the prefix, one with the name whole), which is one field.
+    let text = r#"
+application app-syslog-prefixdev-split[sc4s-syslog-pgm] {
+    filter { program('prefixdev' type(string)); };
+    parser {
+        rewrite {
+            set("one=1 two=2", value(".tmp.a"));
+            set("three=3", value(".tmp.b"));
+            set("ds.four=4", value(".tmp.c"));
+            set("fields.one=11 fields.five=5 plain=p", value(".tmp.d"));
+            set("x=1 y=2", value(".tmp.e"));
+        };
+        app-syslog-prefixdev-parse();
+    };
+};
+block parser app-syslog-prefixdev-parse() {
+    channel {
+        parser {
+            kv-parser(prefix("fields.") template("${.tmp.a}"));
+            kv-parser(prefix("fields.kv_") template("${.tmp.b}"));
+            kv-parser(prefix("fiel") template("${.tmp.c}"));
+            kv-parser(template("${.tmp.d}"));
+            kv-parser(prefix(".values.") template("${.tmp.e}"));
+        };
+        rewrite {
+            r_set_splunk_dest_default(index("main") sourcetype("prefix:dev") vendor("prefix") product("dev") template("t_json_values"));
+        };
+    };
+};
+"#;
+    let cx = classifier(&[("prefix.conf", text)]);
+    let raw = event_text(
+        cx,
+        "<38>Mar 31 02:08:27 h1 prefixdev: go",
+        src_from([192, 0, 2, 10]),
+    );
+    let e: serde_json::Value = serde_json::from_str(&raw).expect("json");
+    assert_eq!(s(&e, "sourcetype"), "prefix:dev", "{raw}");
+    // Set by the parser with the prefix, then by the one without: one field, the latest.
+    assert_eq!(s(&e, "fields/one"), "11", "{raw}");
+    assert_eq!(raw.matches("\"one\":").count(), 1, "{raw}");
+    assert_eq!(s(&e, "fields/two"), "2", "{raw}");
+    assert_eq!(s(&e, "fields/kv_three"), "3", "{raw}");
+    assert_eq!(s(&e, "fields/four"), "4", "{raw}");
+    assert_eq!(s(&e, "fields/five"), "5", "{raw}");
+    let body: serde_json::Value = serde_json::from_str(&s(&e, "event")).expect("json");
+    assert_eq!(body["x"], "1", "{body}");
+    assert_eq!(body["y"], "2", "{body}");
+}

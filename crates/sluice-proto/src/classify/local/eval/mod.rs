@@ -28,9 +28,15 @@ pub(crate) use base::{Base, Splunk, Stage};
 #[derive(Clone, Copy, Debug, Eq)]
 pub(crate) enum Key<'m> {
     Id(NameId),
-    /// Always UTF-8 (parsers' keys are, or are read lossily), kept as bytes so that a
-    /// kv-parser's key needs no check.
-    Dyn(&'m [u8]),
+    /// The name is the first part followed by the second: a kv-parser's prefix and the key
+    /// it found, neither copied per pair (a parser that found a dozen keys copied each name
+    /// twice, by `memcpy` calls that cost more than the scan). Always UTF-8 (parsers' keys
+    /// are, or are read lossily), kept as bytes so that a key needs no check.
+    ///
+    /// A name that starts with `fields.` has it whole in one part: an empty first part, or
+    /// a first part of exactly `fields.` ([`LocalRef::fields`](super::run::LocalRef) reads
+    /// them so; a kv-parser whose prefix overlaps `fields.` otherwise writes its names whole).
+    Dyn(&'m [u8], &'m [u8]),
 }
 
 impl PartialEq for Key<'_> {
@@ -39,8 +45,31 @@ impl PartialEq for Key<'_> {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Key::Id(a), Key::Id(b)) => a == b,
-            (Key::Dyn(a), Key::Dyn(b)) => a == b,
+            (Key::Dyn(ap, ar), Key::Dyn(bp, br)) => {
+                if ap.len() == bp.len() {
+                    ar == br && ap == bp
+                } else {
+                    ap.len() + ar.len() == bp.len() + br.len()
+                        && ap.iter().chain(*ar).eq(bp.iter().chain(*br))
+                }
+            }
             _ => false,
+        }
+    }
+}
+
+impl Key<'_> {
+    /// Whether a dynamic name starts with `pat` (an interned one: `false`).
+    pub(crate) fn dyn_starts_with(&self, pat: &[u8]) -> bool {
+        match *self {
+            Key::Id(_) => false,
+            Key::Dyn(p, r) => {
+                if p.len() >= pat.len() {
+                    p.starts_with(pat)
+                } else {
+                    pat.starts_with(p) && r.starts_with(&pat[p.len()..])
+                }
+            }
         }
     }
 }
@@ -174,7 +203,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     pub fn set_named(&mut self, name: &str, v: Option<&'m [u8]>) {
         let key = match self.p.names.get(name) {
             Some(n) => Key::Id(n),
-            None => Key::Dyn(self.arena.alloc_slice_copy(name.as_bytes())),
+            None => Key::Dyn(b"", self.arena.alloc_slice_copy(name.as_bytes())),
         };
         self.set_key(key, v);
     }
@@ -359,7 +388,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         let names = &self.p.names;
         let name_of = |k: &Key<'_>| match *k {
             Key::Id(n) => names.name(n).to_owned(),
-            Key::Dyn(s) => String::from_utf8_lossy(s).into_owned(),
+            Key::Dyn(p, r) => String::from_utf8_lossy(&[p, r].concat()).into_owned(),
         };
         if let Some(o) = self.base.overlay {
             for (n, val) in o.nv {

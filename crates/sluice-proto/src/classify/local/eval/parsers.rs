@@ -44,12 +44,14 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
             pair_sep,
         };
         let mut stray: Vec<u8> = Vec::new();
-        // The name buffer of keys looked up by their full name (no `known`: empty prefix).
-        let mut name = if k.known.is_none() {
-            k.prefix.clone()
-        } else {
-            String::new()
-        };
+        // The prefix, once per message with its lifetime: each name is the prefix and the
+        // key as they are (`Key::Dyn`). A prefix that overlaps `fields.` (other than
+        // `fields.` itself) has its names written whole, so that a field's name is in one
+        // part.
+        let prefix: &'m [u8] = self.arena.alloc_slice_copy(k.prefix.as_bytes());
+        let whole = !prefix.is_empty()
+            && prefix != b"fields."
+            && (prefix.starts_with(b"fields.") || b"fields.".starts_with(prefix));
         let want_stray = k.stray_words.is_some();
         while let Some((key, value, words)) = scanner.next(self.arena, want_stray) {
             if want_stray {
@@ -61,28 +63,35 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 }
             }
             // Key bytes are ASCII (`key_byte`), so the name is UTF-8 (`Key::Dyn`).
-            match &k.known {
-                Some(known) => {
-                    let pair = match known.iter().find(|(rest, _)| **rest == *key) {
-                        Some(&(_, n)) => Key::Id(n),
-                        None => {
-                            // Filled as it is built: zeroing it first cost a `memset` per
-                            // pair.
-                            let mut full =
-                                BVec::with_capacity_in(k.prefix.len() + key.len(), self.arena);
-                            full.extend_from_slice_copy(k.prefix.as_bytes());
-                            full.extend_from_slice_copy(key);
-                            Key::Dyn(full.into_bump_slice())
-                        }
-                    };
-                    self.set_key(pair, Some(value));
+            let pair = match &k.known {
+                // The names the configuration uses under this prefix, by key.
+                Some(known) => match known.iter().find(|(rest, _)| **rest == *key) {
+                    Some(&(_, n)) => Key::Id(n),
+                    None if whole => Key::Dyn(b"", concat_in(self.arena, prefix, key)),
+                    None => Key::Dyn(prefix, key),
+                },
+                // No prefix (`known` is `None` only then): the key is the name.
+                None if prefix.is_empty() => {
+                    match std::str::from_utf8(key)
+                        .ok()
+                        .and_then(|n| self.p.names.get(n))
+                    {
+                        Some(n) => Key::Id(n),
+                        None => Key::Dyn(b"", key),
+                    }
                 }
                 None => {
-                    name.truncate(k.prefix.len());
-                    name.push_str(&String::from_utf8_lossy(key));
-                    self.set_named(&name, Some(value));
+                    let full = concat_in(self.arena, prefix, key);
+                    match std::str::from_utf8(full)
+                        .ok()
+                        .and_then(|n| self.p.names.get(n))
+                    {
+                        Some(n) => Key::Id(n),
+                        None => Key::Dyn(b"", full),
+                    }
                 }
-            }
+            };
+            self.set_key(pair, Some(value));
         }
         if let Some(n) = k.stray_words {
             let rest = scanner.rest();
@@ -305,6 +314,14 @@ const KEY_BYTES: [bool; 256] = {
     }
     t
 };
+
+/// `a` then `b`, in the arena.
+fn concat_in<'m>(arena: &'m bumpalo::Bump, a: &[u8], b: &[u8]) -> &'m [u8] {
+    let mut v = BVec::with_capacity_in(a.len() + b.len(), arena);
+    v.extend_from_slice_copy(a);
+    v.extend_from_slice_copy(b);
+    v.into_bump_slice()
+}
 
 fn key_byte(c: u8) -> bool {
     KEY_BYTES[usize::from(c)]
