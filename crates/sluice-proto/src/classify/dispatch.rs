@@ -571,7 +571,7 @@ impl Engine {
     /// Runs one main topic; `true` when an application took the message. `hits` caches the
     /// token scan of `input.msg.raw` between the topics of one message.
     pub(crate) fn run<'m>(
-        &self,
+        &'m self,
         topic: Topic,
         input: &Input<'m, '_>,
         out: &mut Out<'m>,
@@ -730,7 +730,7 @@ impl Engine {
 
     /// Runs a sub-topic (linear: only messages of its parent get here).
     pub(crate) fn run_sub_topic<'m>(
-        &self,
+        &'m self,
         name: &str,
         input: &Input<'m, '_>,
         out: &mut Out<'m>,
@@ -761,7 +761,7 @@ impl Engine {
     /// it would have seen. The operator's applications change `out` only when they take
     /// the message.
     fn run_candidates<'m>(
-        &self,
+        &'m self,
         apps: impl Iterator<Item = Entry>,
         input: &Input<'m, '_>,
         out: &mut Out<'m>,
@@ -923,7 +923,7 @@ pub(crate) fn check_verdict(line: &str, app: &str) -> Option<bool> {
 }
 
 impl SubTopics for Engine {
-    fn run_sub<'m>(&self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
+    fn run_sub<'m>(&'m self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
         self.run_sub_topic(name, input, out)
     }
 }

@@ -562,7 +562,7 @@ impl Classifier {
 
     #[allow(clippy::too_many_arguments)]
     fn input<'m, 'a>(
-        &'a self,
+        &'m self,
         msg: &'a Message<'m>,
         src: &'a SourceMeta<'a>,
         view: HeaderView<'m>,

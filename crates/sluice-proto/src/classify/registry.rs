@@ -444,7 +444,7 @@ pub struct Input<'m, 'a> {
     pub zone: &'a Zone,
     /// The SC4S settings vendor parsers read (`SC4S_OPTION_*`, ...).
     pub options: &'a super::options::VendorOptions,
-    pub(crate) engine: &'a dyn SubTopics,
+    pub(crate) engine: &'m dyn SubTopics,
     /// Where local applications keep their values (`None`: they do not run).
     pub(crate) arena: Option<&'m bumpalo::Bump>,
     /// `splunk_metadata.csv`, for local applications' `p_add_context_splunk`.
@@ -457,7 +457,7 @@ pub struct Input<'m, 'a> {
 /// registry (which stays a leaf of types and does not import the engine).
 pub(crate) trait SubTopics: Sync {
     /// `true` when an application of sub-topic `name` took the message.
-    fn run_sub<'m>(&self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool;
+    fn run_sub<'m>(&'m self, name: &str, input: &Input<'m, '_>, out: &mut Out<'m>) -> bool;
 }
 
 impl std::fmt::Debug for Input<'_, '_> {

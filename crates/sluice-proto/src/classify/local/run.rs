@@ -13,7 +13,7 @@ use crate::message::{Format, Message};
 
 use super::eval::{Base, Key, Overlay, Splunk, Stage, State};
 use super::gate::{Gate, Memo, View};
-use super::ir::{Context, Filter, Tmpl};
+use super::ir::{Context, Tmpl};
 pub(crate) use super::names::id::{NS_TIME_ZONE, NS_USE_RECV_TIME};
 use super::names::{NameId, id};
 use super::program::{PROJECTED, Program};
@@ -205,7 +205,7 @@ pub(crate) fn base_of_input<'m: 'a, 'a>(
 /// Runs local application `app` on a message being classified; `true` (and `out`
 /// changed) when it took the message.
 pub(crate) fn run_app<'m>(
-    program: &Program,
+    program: &'m Program,
     app: u32,
     input: &Input<'m, '_>,
     out: &mut Out<'m>,
@@ -243,7 +243,7 @@ struct Changes<'m> {
 }
 
 impl<'m> Changes<'m> {
-    fn of(st: State<'_, 'm, '_>, app: Option<u32>) -> Changes<'m> {
+    fn of<'p: 'm>(st: State<'p, 'm, '_>, app: Option<u32>) -> Changes<'m> {
         let identified = st
             .tags
             .iter()
@@ -358,7 +358,7 @@ pub(crate) fn context_admits(
 /// Runs the applications of `context` in order until one takes the message (after
 /// [`context_admits`]).
 pub(crate) fn run_context<'m>(
-    program: &Program,
+    program: &'m Program,
     context: &Context,
     input: &Input<'m, '_>,
     out: &mut Out<'m>,
@@ -787,12 +787,12 @@ pub fn named_filter_matches<'m, 't: 'm>(
     zone: &crate::time::Zone,
     arena: &'m bumpalo::Bump,
 ) -> bool {
-    if program.filters.get(id as usize).is_none() {
+    let Some(f) = program.filters.get(id as usize) else {
         return false;
-    }
+    };
     let base = base_of_class(msg, src, class, now, zone, "", program);
     let mut st = State::new(program, arena, base);
-    st.filter(&Filter::Named(id))
+    st.filter(f)
 }
 
 /// What the selectors of one destination say about an event.
@@ -811,7 +811,7 @@ pub struct Selection {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn render_text<'m, 't: 'm>(
     program: &'t Program,
-    t: &Tmpl,
+    t: &'t Tmpl,
     msg: &Message<'m>,
     src: &SourceMeta<'_>,
     class: &Classification<'m, 't>,

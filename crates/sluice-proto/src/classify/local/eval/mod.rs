@@ -132,7 +132,7 @@ pub(crate) struct State<'p, 'm: 'a, 'a> {
     ids_set: u64,
 }
 
-impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
+impl<'p: 'm, 'm: 'a, 'a> State<'p, 'm, 'a> {
     pub fn new(p: &'p Program, arena: &'m Bump, base: Base<'m, 'a>) -> State<'p, 'm, 'a> {
         State {
             p,
@@ -229,11 +229,11 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     }
 
     /// Runs statements in order; `false` as soon as one drops the message.
-    pub fn run(&mut self, stmts: &[Stmt]) -> bool {
+    pub fn run(&mut self, stmts: &'p [Stmt]) -> bool {
         stmts.iter().all(|s| self.stmt(s))
     }
 
-    fn stmt(&mut self, s: &Stmt) -> bool {
+    fn stmt(&mut self, s: &'p Stmt) -> bool {
         match s {
             Stmt::Filter(f) => self.filter(f),
             Stmt::If { branches, has_else } => {
@@ -420,7 +420,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         v
     }
 
-    pub fn filter(&mut self, f: &Filter) -> bool {
+    pub fn filter(&mut self, f: &'p Filter) -> bool {
         match f {
             Filter::Const(b) => *b,
             Filter::And(v) => v.iter().all(|f| self.filter(f)),
@@ -468,7 +468,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
     }
 
-    fn subject(&mut self, s: &Subject) -> &'a [u8] {
+    fn subject(&mut self, s: &'p Subject) -> &'a [u8] {
         match s {
             Subject::Ref(r) => self.reference(*r).unwrap_or_default(),
             Subject::Tmpl(t) => self.render(t),
@@ -486,7 +486,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
     }
 
-    fn pattern(&mut self, p: &Pattern, v: &'a [u8]) -> bool {
+    fn pattern(&mut self, p: &'p Pattern, v: &'a [u8]) -> bool {
         match p {
             Pattern::Exact(x, ic) => {
                 if *ic {
@@ -580,8 +580,8 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
 
     fn subst(
         &mut self,
-        pattern: &SubstPattern,
-        repl: &super::ir::Tmpl,
+        pattern: &'p SubstPattern,
+        repl: &'p super::ir::Tmpl,
         target: NameId,
         global: bool,
     ) {

@@ -13,8 +13,8 @@ use super::super::ir::{
 use super::super::names::id;
 use super::{Key, State};
 
-impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
-    pub(super) fn regexp(&mut self, r: &RegexpParser) -> bool {
+impl<'p: 'm, 'm: 'a, 'a> State<'p, 'm, 'a> {
+    pub(super) fn regexp(&mut self, r: &'p RegexpParser) -> bool {
         let text = self.render(&r.template);
         for (re, names) in &r.patterns {
             let Some((hay, groups)) = re.captures(text) else {
@@ -34,7 +34,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         false
     }
 
-    pub(super) fn kv(&mut self, k: &KvParser) -> bool {
+    pub(super) fn kv(&mut self, k: &'p KvParser) -> bool {
         let text = self.render(&k.template);
         let pair_sep: &[u8] = k.pair_separator.as_deref().unwrap_or(b", ");
         let mut scanner = KvScanner {
@@ -107,7 +107,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         true
     }
 
-    pub(super) fn csv(&mut self, c: &CsvParser) -> bool {
+    pub(super) fn csv(&mut self, c: &'p CsvParser) -> bool {
         let text = self.render(&c.template);
         let mut sc = CsvScanner {
             c,
@@ -151,7 +151,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         complete || !c.drop_invalid
     }
 
-    pub(super) fn date(&mut self, d: &DateParser) -> bool {
+    pub(super) fn date(&mut self, d: &'p DateParser) -> bool {
         let text = self.render(&d.template);
         let zone = d.zone.clone().unwrap_or_else(Zone::utc);
         let formats: Vec<String> = d.formats.iter().map(|f| expand_format(f)).collect();
@@ -170,7 +170,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
     }
 
-    pub(super) fn json(&mut self, j: &JsonParser) -> bool {
+    pub(super) fn json(&mut self, j: &'p JsonParser) -> bool {
         let text = self.render(&j.template);
         let mut pairs: Vec<(String, &'m [u8])> = Vec::new();
         if !super::json::flatten(text, j.extract.as_deref(), self.arena, &mut pairs) {
@@ -183,7 +183,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         true
     }
 
-    pub(super) fn syslog(&mut self, p: &SyslogParser) -> bool {
+    pub(super) fn syslog(&mut self, p: &'p SyslogParser) -> bool {
         let text = self.render(&p.template);
         if p.no_header {
             // Only the PRI.

@@ -36,9 +36,9 @@ const DAYS: [&str; 7] = [
 /// How deep `$(template ...)` may nest.
 const MAX_TEMPLATE_DEPTH: usize = 16;
 
-impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
+impl<'p: 'm, 'm: 'a, 'a> State<'p, 'm, 'a> {
     /// The text of `t` now.
-    pub fn render(&mut self, t: &Tmpl) -> &'m [u8] {
+    pub fn render(&mut self, t: &'p Tmpl) -> &'m [u8] {
         match t.parts.as_slice() {
             [] => b"",
             [Part::Ref { r, default: None }] => {
@@ -51,7 +51,8 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 let v = self.reference(*r).unwrap_or_default();
                 self.keep(v)
             }
-            [Part::Lit(l)] => self.arena.alloc_slice_copy(l),
+            // The program outlives the message: a literal is read where it is.
+            [Part::Lit(l)] => l,
             _ => {
                 // Room for a typical value at once: growing a byte at a time from empty
                 // cost more than the rendering.
@@ -62,7 +63,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
     }
 
-    pub(crate) fn render_into(&mut self, t: &Tmpl, out: &mut BVec<'m, u8>, depth: usize) {
+    pub(crate) fn render_into(&mut self, t: &'p Tmpl, out: &mut BVec<'m, u8>, depth: usize) {
         for part in &t.parts {
             match part {
                 Part::Lit(l) => out.extend_from_slice_copy(l),
@@ -81,7 +82,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         }
     }
 
-    fn render_all(&mut self, args: &[Tmpl], depth: usize) -> BVec<'m, u8> {
+    fn render_all(&mut self, args: &'p [Tmpl], depth: usize) -> BVec<'m, u8> {
         let mut out = BVec::new_in(self.arena);
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
@@ -92,7 +93,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
         out
     }
 
-    fn function(&mut self, f: &Func, out: &mut BVec<'m, u8>, depth: usize) {
+    fn function(&mut self, f: &'p Func, out: &mut BVec<'m, u8>, depth: usize) {
         match f {
             Func::If(cond, a, b) => {
                 let yes = self.filter(cond);
@@ -462,7 +463,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     }
 
     /// `$(format-json ...)`.
-    fn format_json(&mut self, spec: &FormatSpec, out: &mut BVec<'m, u8>, depth: usize) {
+    fn format_json(&mut self, spec: &'p FormatSpec, out: &mut BVec<'m, u8>, depth: usize) {
         let pairs = self.selected_pairs(spec, depth);
         let mut tree = JsonTree::default();
         for (k, v) in &pairs {
@@ -472,7 +473,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     }
 
     /// `$(format-welf ...)`: `key=value` pairs, values with a space quoted.
-    fn format_welf(&mut self, spec: &FormatSpec, out: &mut BVec<'m, u8>, depth: usize) {
+    fn format_welf(&mut self, spec: &'p FormatSpec, out: &mut BVec<'m, u8>, depth: usize) {
         let pairs = self.selected_pairs(spec, depth);
         for (i, (k, v)) in pairs.iter().enumerate() {
             if i > 0 {
@@ -496,7 +497,7 @@ impl<'p, 'm: 'a, 'a> State<'p, 'm, 'a> {
     }
 
     /// The pairs a format-json/format-welf selects, renamed, sorted by name.
-    fn selected_pairs(&mut self, spec: &FormatSpec, depth: usize) -> Vec<(String, Vec<u8>)> {
+    fn selected_pairs(&mut self, spec: &'p FormatSpec, depth: usize) -> Vec<(String, Vec<u8>)> {
         let mut pairs: Vec<(String, Vec<u8>)> = Vec::new();
         let wants_names = !spec.keys.is_empty()
             || spec.scopes
