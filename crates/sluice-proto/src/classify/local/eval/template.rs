@@ -83,14 +83,20 @@ impl<'p: 'm, 'm: 'a, 'a> State<'p, 'm, 'a> {
     }
 
     fn render_all(&mut self, args: &'p [Tmpl], depth: usize) -> BVec<'m, u8> {
-        let mut out = BVec::new_in(self.arena);
+        // Room for a typical value at once, as in `render`.
+        let mut out = BVec::with_capacity_in(64, self.arena);
+        self.render_all_into(args, &mut out, depth);
+        out
+    }
+
+    /// The arguments, separated by a space, appended to `out`.
+    fn render_all_into(&mut self, args: &'p [Tmpl], out: &mut BVec<'m, u8>, depth: usize) {
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
                 out.push(b' ');
             }
-            self.render_into(a, &mut out, depth);
+            self.render_into(a, out, depth);
         }
-        out
     }
 
     fn function(&mut self, f: &'p Func, out: &mut BVec<'m, u8>, depth: usize) {
@@ -99,13 +105,16 @@ impl<'p: 'm, 'm: 'a, 'a> State<'p, 'm, 'a> {
                 let yes = self.filter(cond);
                 self.render_into(if yes { a } else { b }, out, depth);
             }
+            // Rendered where they go, then changed in place.
             Func::Lowercase(args) => {
-                let v = self.render_all(args, depth);
-                out.extend(v.iter().map(u8::to_ascii_lowercase));
+                let start = out.len();
+                self.render_all_into(args, out, depth);
+                out[start..].make_ascii_lowercase();
             }
             Func::Uppercase(args) => {
-                let v = self.render_all(args, depth);
-                out.extend(v.iter().map(u8::to_ascii_uppercase));
+                let start = out.len();
+                self.render_all_into(args, out, depth);
+                out[start..].make_ascii_uppercase();
             }
             Func::Strip(args) | Func::Echo(args) => {
                 let strip = matches!(f, Func::Strip(_));
