@@ -37,7 +37,8 @@ fuzz_target!(|data: &[u8]| {
         source_ip: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 10)),
         listener_id: "DEFAULT",
     };
-    let class = classify(&msg, &src, now, &CLASSIFIER);
+    let scratch = sluice_proto::classify::local::Scratch::new();
+    let class = classify(&msg, &src, now, &CLASSIFIER, &scratch);
     for format in [RelayFormat::Rfc5424, RelayFormat::Bsd] {
         let mut out = Vec::new();
         let enc = RelayEncoding {
