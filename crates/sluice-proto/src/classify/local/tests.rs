@@ -391,7 +391,7 @@ application app-syslog-funcs[sc4s-syslog-pgm] {
         channel {
             parser { csv-parser(columns("a", "b", "c") delimiters(" ") prefix(".t.")); };
             rewrite {
-                set("$(if ('${.t.a}' == 5) five other)|$(replace-delimiter ',' ';' ${.t.b})|$(implode '+' $(explode ':' ${.t.c}))|$(list-slice 1:3 a,b,c,d)|$(+ ${.t.a} 2)|$(sanitize --ctrl-chars 'x/y')|$(strip '  s  ')|${.t.none:-dflt}|$(length abc)|$(format-json x=1 y.z=$$2)", value("MESSAGE"));
+                set("$(if ('${.t.a}' == 5) five other)|$(replace-delimiter ',' ';' ${.t.b})|$(implode '+' $(explode ':' ${.t.c}))|$(list-slice 1:3 a,b,c,d)|$(+ ${.t.a} 2)|$(sanitize --ctrl-chars 'x/y')|$(strip '  s  ')|${.t.none:-dflt}|$(length abc)|$(format-json x=1 y.z=$$2)|$(url-encode 'a b/é~')|$(lowercase ${.t.b} 'X Y')|$(uppercase $(lowercase Ab) c)", value("MESSAGE"));
                 r_set_splunk_dest_default(index("main") sourcetype("funcs") vendor("f") product("f") template("t_msg_only"));
             };
         };
@@ -405,7 +405,7 @@ fn template_functions() {
     let e = event(cx, "<134>Mar 31 02:08:27 r1 funcs: 5 a,b x:y:z");
     assert_eq!(
         s(&e, "event"),
-        r#"five|a;b|x+y+z|b,c|7|x_y|s|dflt|3|{"x":"1","y":{"z":"$2"}}"#
+        r#"five|a;b|x+y+z|b,c|7|x_y|s|dflt|3|{"x":"1","y":{"z":"$2"}}|a%20b%2F%C3%A9~|a,b x y|AB C"#
     );
 }
 
