@@ -731,33 +731,21 @@ impl Classifier {
         class: &mut Classification<'m, 't>,
         arena: &'m bumpalo::Bump,
     ) {
+        let on = local::run::OnClass {
+            program: p,
+            msg,
+            src,
+            now,
+            zone: &self.zone,
+            loghost: &self.loghost,
+            arena,
+            metadata: &self.metadata,
+        };
         // Each returns at once when the context has no applications. Written out, not a
         // loop over the two: with a constant context the lookup is one load (the loop and
         // a `has` check first cost 38 instructions per message).
-        local::run::run_on_class(
-            p,
-            &local::Context::PostFilter,
-            msg,
-            src,
-            class,
-            now,
-            &self.zone,
-            &self.loghost,
-            arena,
-            &self.metadata,
-        );
-        local::run::run_on_class(
-            p,
-            &local::Context::FinalFilter,
-            msg,
-            src,
-            class,
-            now,
-            &self.zone,
-            &self.loghost,
-            arena,
-            &self.metadata,
-        );
+        on.run(&local::Context::PostFilter, class);
+        on.run(&local::Context::FinalFilter, class);
         let template = match class.template {
             Template::Local(i) => p.templates.get(usize::from(i)).map(|(_, t)| t),
             Template::JsonValues | Template::KvValues
@@ -770,17 +758,7 @@ impl Classifier {
             _ => None,
         };
         if let Some(t) = template {
-            class.text = Some(local::run::render_text(
-                p,
-                t,
-                msg,
-                src,
-                class,
-                now,
-                &self.zone,
-                &self.loghost,
-                arena,
-            ));
+            class.text = Some(on.render_text(t, class));
         }
     }
 }

@@ -600,66 +600,73 @@ fn final_fields<'m: 'a, 'a>(
     (program, pid, message)
 }
 
-/// Runs `context`'s applications on a classified message until one takes it, writing its
-/// changes into the classification. `true` when one took it.
-/// Inlined up to the gate: most messages stop there, and the call cost as much.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-pub(crate) fn run_on_class<'m, 't: 'm>(
-    program: &'t Program,
-    context: &Context,
-    msg: &Message<'m>,
-    src: &SourceMeta<'_>,
-    class: &mut Classification<'m, 't>,
-    now: i64,
-    zone: &crate::time::Zone,
-    loghost: &str,
-    arena: &'m bumpalo::Bump,
-    metadata: &Metadata,
-) -> bool {
-    let Some((apps, gate)) = program.context(context) else {
-        return false;
-    };
-    if class.local.is_none() && !gate.admits(&class_view(msg, src, class, gate)) {
-        return false;
-    }
-    run_class_apps(
-        program, apps, msg, src, class, now, zone, loghost, arena, metadata,
-    )
+/// What the applications that run on a classified message read beside it, built once per
+/// message by the classifier and passed by reference.
+pub(crate) struct OnClass<'m, 't, 'a> {
+    pub program: &'t Program,
+    pub msg: &'a Message<'m>,
+    pub src: &'a SourceMeta<'a>,
+    pub now: i64,
+    pub zone: &'a crate::time::Zone,
+    pub loghost: &'a str,
+    pub arena: &'m bumpalo::Bump,
+    pub metadata: &'a Metadata,
 }
 
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn run_class_apps<'m, 't: 'm>(
-    program: &'t Program,
-    apps: &[u32],
-    msg: &Message<'m>,
-    src: &SourceMeta<'_>,
-    class: &mut Classification<'m, 't>,
-    now: i64,
-    zone: &crate::time::Zone,
-    loghost: &str,
-    arena: &'m bumpalo::Bump,
-    metadata: &Metadata,
-) -> bool {
-    for &i in apps {
-        let a = &program.apps[i as usize];
-        if !class_prefilter_holds(a, msg, src, class) {
-            continue;
-        }
-        let changes = {
-            let base = base_of_class(msg, src, class, now, zone, loghost, program);
-            let mut st = State::new(program, arena, base);
-            st.metadata = Some(metadata);
-            let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
-            ok.then(|| Changes::of(st, Some(i)))
+impl<'m, 't: 'm, 'a> OnClass<'m, 't, 'a> {
+    /// Runs `context`'s applications on the classified message until one takes it,
+    /// writing its changes into the classification. `true` when one took it.
+    /// Inlined up to the gate: most messages stop there, and the call cost as much.
+    #[inline(always)]
+    pub(crate) fn run(&self, context: &Context, class: &mut Classification<'m, 't>) -> bool {
+        let Some((apps, gate)) = self.program.context(context) else {
+            return false;
         };
-        if let Some(c) = changes {
-            apply_class(c, class, program);
-            return true;
+        if class.local.is_none() && !gate.admits(&class_view(self.msg, self.src, class, gate)) {
+            return false;
         }
+        self.run_apps(apps, class)
     }
-    false
+
+    fn run_apps(&self, apps: &[u32], class: &mut Classification<'m, 't>) -> bool {
+        let program = self.program;
+        for &i in apps {
+            let a = &program.apps[i as usize];
+            if !class_prefilter_holds(a, self.msg, self.src, class) {
+                continue;
+            }
+            let changes = {
+                let mut st = State::new(program, self.arena, self.base(class));
+                st.metadata = Some(self.metadata);
+                let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
+                ok.then(|| Changes::of(st, Some(i)))
+            };
+            if let Some(c) = changes {
+                apply_class(c, class, program);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The event text of a template only local evaluation renders (a local template, or
+    /// `t_json_values`/`t_kv_values` over values local applications set).
+    pub(crate) fn render_text(&self, t: &'t Tmpl, class: &Classification<'m, 't>) -> &'m [u8] {
+        let mut st = State::new(self.program, self.arena, self.base(class));
+        st.render(t)
+    }
+
+    fn base<'b>(&'b self, class: &'b Classification<'m, 't>) -> Base<'m, 'b> {
+        base_of_class(
+            self.msg,
+            self.src,
+            class,
+            self.now,
+            self.zone,
+            self.loghost,
+            self.program,
+        )
+    }
 }
 
 fn apply_class<'m, 't: 'm>(
@@ -804,25 +811,6 @@ pub struct Selection {
     pub selected: bool,
     /// A `sc4s-lp-dest-select-drop-` application took it: not for this destination.
     pub dropped: bool,
-}
-
-/// The event text of a template only local evaluation renders (a local template, or
-/// `t_json_values`/`t_kv_values` over values local applications set).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn render_text<'m, 't: 'm>(
-    program: &'t Program,
-    t: &'t Tmpl,
-    msg: &Message<'m>,
-    src: &SourceMeta<'_>,
-    class: &Classification<'m, 't>,
-    now: i64,
-    zone: &crate::time::Zone,
-    loghost: &str,
-    arena: &'m bumpalo::Bump,
-) -> &'m [u8] {
-    let base = base_of_class(msg, src, class, now, zone, loghost, program);
-    let mut st = State::new(program, arena, base);
-    st.render(t)
 }
 
 /// Whether the overlay holds values the `*_values` templates render.
