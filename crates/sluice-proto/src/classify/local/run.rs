@@ -148,6 +148,7 @@ pub(crate) fn template_for(name: &[u8], program: &Program) -> Option<Template> {
 }
 
 /// The view of a message being classified, for an application of `context`.
+#[inline]
 pub(crate) fn base_of_input<'m: 'a, 'a>(
     input: &'a Input<'m, 'a>,
     out: &'a Out<'m>,
@@ -221,7 +222,7 @@ pub(crate) fn run_app<'m>(
         let mut st = State::new(program, arena, base);
         st.metadata = Some(input.metadata);
         let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
-        ok.then(|| Changes::of(st, Some(app)))
+        ok.then(|| Changes::of(&mut st, Some(app)))
     };
     match taken {
         Some(c) => {
@@ -243,7 +244,7 @@ struct Changes<'m> {
 }
 
 impl<'m> Changes<'m> {
-    fn of<'p: 'm>(st: State<'p, 'm, '_>, app: Option<u32>) -> Changes<'m> {
+    fn of<'p: 'm>(st: &mut State<'p, 'm, '_>, app: Option<u32>) -> Changes<'m> {
         let identified = st
             .tags
             .iter()
@@ -505,6 +506,7 @@ pub(crate) fn overlay_netsource<'m>(o: &Overlay<'m>) -> Option<(&'m [u8], &'m [u
 }
 
 /// The view of a classified message (`sc4s-postfilter`, `sc4s-finalfilter`, selectors).
+#[inline]
 pub(crate) fn base_of_class<'m: 'a, 't: 'a, 'a>(
     msg: &'a Message<'m>,
     src: &'a SourceMeta<'a>,
@@ -639,7 +641,7 @@ impl<'m, 't: 'm, 'a> OnClass<'m, 't, 'a> {
                 let mut st = State::new(program, self.arena, self.base(class));
                 st.metadata = Some(self.metadata);
                 let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
-                ok.then(|| Changes::of(st, Some(i)))
+                ok.then(|| Changes::of(&mut st, Some(i)))
             };
             if let Some(c) = changes {
                 apply_class(c, class, program);

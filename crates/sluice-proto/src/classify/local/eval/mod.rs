@@ -686,13 +686,16 @@ impl<'p: 'm, 'm: 'a, 'a> State<'p, 'm, 'a> {
     /// A name set again is not searched for and removed: the overlay's readers take the
     /// latest entry of a name ([`Overlay::get`], [`Overlay::latest`]). A parser's pairs are
     /// mostly new names, and the search cost more than the parser.
+    ///
+    /// It takes the state's pairs (the state is done): by `&mut`, as moving the whole state
+    /// here cost a copy of it.
     pub fn commit(
-        self,
+        &mut self,
         app: Option<u32>,
         mut projected: impl FnMut(NameId, Option<&'m [u8]>),
     ) -> &'m Overlay<'m> {
         let earlier = self.base.overlay.map_or(&[][..], |o| o.nv);
-        let mut nv = self.nv;
+        let mut nv = std::mem::replace(&mut self.nv, BVec::new_in(self.arena));
         nv.retain(|&(k, v)| match k {
             Key::Id(i) if super::program::projected(i) => {
                 projected(i, v);
