@@ -75,12 +75,26 @@ pub(crate) fn src_from(ip: [u8; 4]) -> SourceMeta<'static> {
 
 /// The HEC event of `line` from 192.0.2.10, as JSON.
 pub(crate) fn event(cx: &Classifier, line: &str) -> serde_json::Value {
-    event_from(cx, line, src_from([192, 0, 2, 10]))
+    event_and_text(cx, line).1
 }
 
 pub(crate) fn event_from(cx: &Classifier, line: &str, src: SourceMeta<'_>) -> serde_json::Value {
+    event_and_text_from(cx, line, src).1
+}
+
+/// The HEC event as encoded and as read, from the usual source.
+pub(crate) fn event_and_text(cx: &Classifier, line: &str) -> (String, serde_json::Value) {
+    event_and_text_from(cx, line, src_from([192, 0, 2, 10]))
+}
+
+fn event_and_text_from(
+    cx: &Classifier,
+    line: &str,
+    src: SourceMeta<'_>,
+) -> (String, serde_json::Value) {
     let out = event_text(cx, line, src);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    let e = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (out, e)
 }
 
 /// The HEC event as encoded (a key twice would be lost in a `serde_json::Value`).
@@ -837,12 +851,7 @@ application app-postfilter-againdev[sc4s-postfilter] {
 };
 "#;
     let cx = classifier(&[("again.conf", text)]);
-    let raw = event_text(
-        cx,
-        "<38>Mar 31 02:08:27 h1 againdev: n=1 m=2",
-        src_from([192, 0, 2, 10]),
-    );
-    let e: serde_json::Value = serde_json::from_str(&raw).expect("json");
+    let (raw, e) = event_and_text(cx, "<38>Mar 31 02:08:27 h1 againdev: n=1 m=2");
     assert_eq!(s(&e, "sourcetype"), "again:dev", "{raw}");
     assert_eq!(raw.matches("\"a\":").count(), 1, "fields.a once: {raw}");
     assert_eq!(s(&e, "fields/a"), "three", "{raw}");
@@ -893,12 +902,7 @@ block parser app-syslog-prefixdev-parse() {
 };
 "#;
     let cx = classifier(&[("prefix.conf", text)]);
-    let raw = event_text(
-        cx,
-        "<38>Mar 31 02:08:27 h1 prefixdev: go",
-        src_from([192, 0, 2, 10]),
-    );
-    let e: serde_json::Value = serde_json::from_str(&raw).expect("json");
+    let (raw, e) = event_and_text(cx, "<38>Mar 31 02:08:27 h1 prefixdev: go");
     assert_eq!(s(&e, "sourcetype"), "prefix:dev", "{raw}");
     // Set by the parser with the prefix, then by the one without: one field, the latest.
     assert_eq!(s(&e, "fields/one"), "11", "{raw}");
