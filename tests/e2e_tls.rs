@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sluice_suite::tls::{Ca, OPENSSL_TLS12_ONLY, client_config, connect, verifying_client_config};
-use sluice_suite::{Daemon, DaemonOpts, SinkHandle, free_port, loggen_env, sink};
+use sluice_suite::{Daemon, DaemonOpts, Metrics, SinkHandle, free_port, loggen_env, sink};
 
 struct TlsDaemon {
     d: Daemon,
@@ -534,20 +534,23 @@ fn slow_handshakes_and_a_flood_of_10000_connections_do_not_lock_out_the_tls_port
         .filter_map(|_| TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok())
         .collect();
     assert!(flood.len() >= 9_000, "only {} connected", flood.len());
-    let m = t.d.wait_metrics(Duration::from_secs(60), |m| {
-        m.sum("sluice_tcp_connections_total", &["transport=\"tls\""]) >= (flood.len() + 101) as f64
-    });
-    assert!(m.sum("sluice_tcp_open_connections", &["transport=\"tls\""]) <= 1000.0);
-    let closed = |r: &str| {
+    // Beyond the 1,000 the port may hold, every flood connection is closed: refused or
+    // evicted at the limit, or, when connecting 10,000 took longer than the 3 s deadline (a
+    // loaded CI machine), timed out before its handshake. The 100 slow handshakes above were
+    // the only other handshake closures. An evicted connection's closure is counted when its
+    // task ends, after the accept that evicted it, so the count is waited for.
+    let closed = |m: &Metrics, r: &str| {
         m.sum(
             "sluice_tcp_closed_total",
             &["transport=\"tls\"", &format!("reason=\"{r}\"")],
         )
     };
-    assert!(
-        closed("limit") + closed("evicted") >= flood.len() as f64 - 1000.0,
-        "{m:?}"
-    );
+    let m = t.d.wait_metrics(Duration::from_secs(60), |m| {
+        m.sum("sluice_tcp_connections_total", &["transport=\"tls\""]) >= (flood.len() + 101) as f64
+            && closed(m, "limit") + closed(m, "evicted") + closed(m, "tls_handshake") - 100.0
+                >= flood.len() as f64 - 1000.0
+    });
+    assert!(m.sum("sluice_tcp_open_connections", &["transport=\"tls\""]) <= 1000.0);
     let grown = rss_kib(t.d.pid()).saturating_sub(before);
     assert!(grown < 200 * 1024, "memory grew by {grown} KiB");
 
@@ -559,15 +562,16 @@ fn slow_handshakes_and_a_flood_of_10000_connections_do_not_lock_out_the_tls_port
     assert_eq!(s.accepted_events(), 1100, "every message once");
     let log = t.d.log();
     assert!(
-        log.contains("connection refused") || closed("limit") == 0.0,
+        log.contains("connection refused") || closed(&m, "limit") == 0.0,
         "{log}"
     );
     println!(
         "TLS port, limit 1000: 100 slow handshakes timed out; {} flood connections: {} \
-         evicted, {} refused; daemon RSS grew {grown} KiB",
+         evicted, {} refused, {} timed out before a handshake; daemon RSS grew {grown} KiB",
         flood.len(),
-        closed("evicted"),
-        closed("limit")
+        closed(&m, "evicted"),
+        closed(&m, "limit"),
+        closed(&m, "tls_handshake") - 100.0
     );
     drop(flood);
 }
