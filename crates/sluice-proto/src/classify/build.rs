@@ -323,16 +323,9 @@ impl Classifier {
         scratch: &'m super::local::Scratch,
     ) -> super::local::run::Selection {
         match &self.app_parsers {
-            Some(p) => super::local::run::selects(
-                p,
-                destination,
-                msg,
-                src,
-                class,
-                now_unix_secs,
-                &self.zone,
-                scratch.bump(),
-            ),
+            Some(p) => self
+                .on_class(p, msg, src, now_unix_secs, scratch.bump())
+                .selects(destination, class),
             None => super::local::run::Selection::default(),
         }
     }
@@ -350,16 +343,8 @@ impl Classifier {
         scratch: &'m super::local::Scratch,
     ) -> bool {
         self.app_parsers.as_ref().is_some_and(|p| {
-            super::local::run::selector_takes(
-                p,
-                app,
-                msg,
-                src,
-                class,
-                now_unix_secs,
-                &self.zone,
-                scratch.bump(),
-            )
+            self.on_class(p, msg, src, now_unix_secs, scratch.bump())
+                .selector_takes(app, class)
         })
     }
 
@@ -375,17 +360,31 @@ impl Classifier {
         scratch: &'m super::local::Scratch,
     ) -> bool {
         self.named_filters.as_ref().is_some_and(|p| {
-            super::local::run::named_filter_matches(
-                p,
-                id,
-                msg,
-                src,
-                class,
-                now_unix_secs,
-                &self.zone,
-                scratch.bump(),
-            )
+            self.on_class(p, msg, src, now_unix_secs, scratch.bump())
+                .named_filter_matches(id, class)
         })
+    }
+
+    /// What the operator's applications that run on a classified message read beside it:
+    /// the same LOGHOST, zone and context metadata as classification itself.
+    pub(super) fn on_class<'m, 't: 'm, 'a>(
+        &'t self,
+        program: &'t super::local::Program,
+        msg: &'a crate::message::Message<'m>,
+        src: &'a super::SourceMeta<'a>,
+        now_unix_secs: i64,
+        arena: &'m bumpalo::Bump,
+    ) -> super::local::run::OnClass<'m, 't, 'a> {
+        super::local::run::OnClass {
+            program,
+            msg,
+            src,
+            now: now_unix_secs,
+            zone: &self.zone,
+            loghost: &self.loghost,
+            arena,
+            metadata: &self.metadata,
+        }
     }
 
     /// The active vendor families (built-ins first).

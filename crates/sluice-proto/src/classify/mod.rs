@@ -731,16 +731,7 @@ impl Classifier {
         class: &mut Classification<'m, 't>,
         arena: &'m bumpalo::Bump,
     ) {
-        let on = local::run::OnClass {
-            program: p,
-            msg,
-            src,
-            now,
-            zone: &self.zone,
-            loghost: &self.loghost,
-            arena,
-            metadata: &self.metadata,
-        };
+        let on = self.on_class(p, msg, src, now, arena);
         // Each returns at once when the context has no applications. Written out, not a
         // loop over the two: with a constant context the lookup is one load (the loop and
         // a `has` check first cost 38 instructions per message).

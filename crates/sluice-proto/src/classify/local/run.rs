@@ -638,8 +638,7 @@ impl<'m, 't: 'm, 'a> OnClass<'m, 't, 'a> {
                 continue;
             }
             let changes = {
-                let mut st = State::new(program, self.arena, self.base(class));
-                st.metadata = Some(self.metadata);
+                let mut st = self.state(class);
                 let ok = a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser);
                 ok.then(|| Changes::of(&mut st, Some(i)))
             };
@@ -711,97 +710,69 @@ fn apply_class<'m, 't: 'm>(
     }
 }
 
-/// Whether a selector of `destination` picks the classified message: one of the
-/// applications of `sc4s-lp-dest-select-<destination>` takes it (and none of
-/// `sc4s-lp-dest-select-drop-<destination>` does).
-#[allow(clippy::too_many_arguments)]
-pub fn selects<'m, 't: 'm>(
-    program: &'t Program,
-    destination: &str,
-    msg: &Message<'m>,
-    src: &SourceMeta<'_>,
-    class: &Classification<'m, 't>,
-    now: i64,
-    zone: &crate::time::Zone,
-    arena: &'m bumpalo::Bump,
-) -> Selection {
-    let mut selected = false;
-    let mut dropped = false;
-    let mut any = false;
-    for a in &program.apps {
-        let (drop, d) = match &a.context {
-            Context::Select(d) => (false, d),
-            Context::SelectDrop(d) => (true, d),
-            _ => continue,
-        };
-        if d != destination || (drop && dropped) || (!drop && selected) {
-            continue;
-        }
-        any |= !drop;
-        if !class_prefilter_holds(a, msg, src, class) {
-            continue;
-        }
-        let base = base_of_class(msg, src, class, now, zone, "", program);
-        let mut st = State::new(program, arena, base);
-        if a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser) {
-            if drop {
-                dropped = true;
-            } else {
-                selected = true;
+impl<'m, 't: 'm, 'a> OnClass<'m, 't, 'a> {
+    /// Whether a selector of `destination` picks the classified message: one of the
+    /// applications of `sc4s-lp-dest-select-<destination>` takes it (and none of
+    /// `sc4s-lp-dest-select-drop-<destination>` does).
+    pub(crate) fn selects(&self, destination: &str, class: &Classification<'m, 't>) -> Selection {
+        let mut selected = false;
+        let mut dropped = false;
+        let mut any = false;
+        for (i, a) in self.program.apps.iter().enumerate() {
+            let (drop, d) = match &a.context {
+                Context::Select(d) => (false, d),
+                Context::SelectDrop(d) => (true, d),
+                _ => continue,
+            };
+            if d != destination || (drop && dropped) || (!drop && selected) {
+                continue;
+            }
+            any |= !drop;
+            if self.selector_takes(i as u32, class) {
+                if drop {
+                    dropped = true;
+                } else {
+                    selected = true;
+                }
             }
         }
+        Selection {
+            has_selectors: any,
+            selected,
+            dropped,
+        }
     }
-    Selection {
-        has_selectors: any,
-        selected,
-        dropped,
-    }
-}
 
-/// Whether application `app` (a selector, [`Program::selectors`]) takes the classified
-/// message: its filter matches and its parsers succeed. Any other index takes nothing.
-#[allow(clippy::too_many_arguments)]
-pub fn selector_takes<'m, 't: 'm>(
-    program: &'t Program,
-    app: u32,
-    msg: &Message<'m>,
-    src: &SourceMeta<'_>,
-    class: &Classification<'m, 't>,
-    now: i64,
-    zone: &crate::time::Zone,
-    arena: &'m bumpalo::Bump,
-) -> bool {
-    let Some(a) = program.apps.get(app as usize) else {
-        return false;
-    };
-    if !matches!(a.context, Context::Select(_) | Context::SelectDrop(_))
-        || !class_prefilter_holds(a, msg, src, class)
-    {
-        return false;
+    /// Whether application `app` (a selector, [`Program::selectors`]) takes the classified
+    /// message: its filter matches and its parsers succeed. Any other index takes nothing.
+    pub(crate) fn selector_takes(&self, app: u32, class: &Classification<'m, 't>) -> bool {
+        let Some(a) = self.program.apps.get(app as usize) else {
+            return false;
+        };
+        if !matches!(a.context, Context::Select(_) | Context::SelectDrop(_))
+            || !class_prefilter_holds(a, self.msg, self.src, class)
+        {
+            return false;
+        }
+        let mut st = self.state(class);
+        a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser)
     }
-    let base = base_of_class(msg, src, class, now, zone, "", program);
-    let mut st = State::new(program, arena, base);
-    a.filter.as_ref().is_none_or(|f| st.filter(f)) && st.run(&a.parser)
-}
 
-/// Whether the named filter `id` ([`Program::filter_id`]) matches the classified message.
-#[allow(clippy::too_many_arguments)]
-pub fn named_filter_matches<'m, 't: 'm>(
-    program: &'t Program,
-    id: u32,
-    msg: &Message<'m>,
-    src: &SourceMeta<'_>,
-    class: &Classification<'m, 't>,
-    now: i64,
-    zone: &crate::time::Zone,
-    arena: &'m bumpalo::Bump,
-) -> bool {
-    let Some(f) = program.filters.get(id as usize) else {
-        return false;
-    };
-    let base = base_of_class(msg, src, class, now, zone, "", program);
-    let mut st = State::new(program, arena, base);
-    st.filter(f)
+    /// Whether the named filter `id` ([`Program::filter_id`]) matches the classified message.
+    pub(crate) fn named_filter_matches(&self, id: u32, class: &Classification<'m, 't>) -> bool {
+        let Some(f) = self.program.filters.get(id as usize) else {
+            return false;
+        };
+        self.state(class).filter(f)
+    }
+
+    /// An evaluation of the classified message, as every context after classification
+    /// sees it (LOGHOST and the context's metadata included).
+    fn state<'b>(&'b self, class: &'b Classification<'m, 't>) -> State<'t, 'm, 'b> {
+        let mut st = State::new(self.program, self.arena, self.base(class));
+        st.metadata = Some(self.metadata);
+        st
+    }
 }
 
 /// What the selectors of one destination say about an event.

@@ -693,6 +693,52 @@ fn a_named_filter_runs_on_a_classified_event() {
     assert!(!matches("<134>Mar 31 02:08:27 h1 sshd[1]: x"));
 }
 
+/// Selectors and named filters read LOGHOST as every other context does: the host name
+/// sluice runs under, not an empty string.
+#[test]
+fn selectors_and_named_filters_see_loghost() {
+    let files = [
+        (
+            "selectors/sel.conf",
+            r#"
+application sc4s-lp-by_loghost[sc4s-lp-dest-select-d_here] {
+    filter { "${LOGHOST}" eq "sluice-test" };
+};
+application sc4s-lp-by_other_loghost[sc4s-lp-dest-select-d_elsewhere] {
+    filter { "${LOGHOST}" eq "elsewhere" };
+};
+"#,
+        ),
+        (
+            "filters/f.conf",
+            "filter f_here { \"$LOGHOST\" eq \"sluice-test\" };\n",
+        ),
+    ];
+    let cx = classifier(&files);
+    let id = load(&files).unwrap().filter_id("f_here").expect("defined");
+    let zone = Zone::utc();
+    let msg = parse(
+        b"<134>Mar 31 02:08:27 h1 sshd[1]: x",
+        &ParseOptions {
+            now_unix_secs: NOW,
+            zone: &zone,
+        },
+    );
+    let scratch = super::Scratch::new();
+    let src = src_from([192, 0, 2, 10]);
+    let c = classify(&msg, &src, NOW, cx, &scratch);
+    let own = super::Scratch::new();
+    assert!(cx.selects("d_here", &msg, &src, &c, NOW, &own).selected);
+    assert!(
+        !cx.selects("d_elsewhere", &msg, &src, &c, NOW, &own)
+            .selected
+    );
+    let sels = cx.app_parsers().unwrap().selectors();
+    assert!(cx.selector_takes(sels[0].app, &msg, &src, &c, NOW, &own));
+    assert!(!cx.selector_takes(sels[1].app, &msg, &src, &c, NOW, &own));
+    assert!(cx.named_filter_matches(id, &msg, &src, &c, NOW, &own));
+}
+
 const LOCAL_TEMPLATE: &str = r#"
 template t_acme_compact { template("${PROGRAM}|${.values.code}|$(template t_msg_only)"); };
 application app-syslog-acme_t[sc4s-syslog-pgm] {
