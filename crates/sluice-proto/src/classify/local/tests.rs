@@ -5,8 +5,9 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use crate::classify::context::ContextFiles;
-use crate::classify::{Classifier, Settings, SourceMeta, Transport, classify};
+use crate::classify::{Classification, Classifier, Settings, SourceMeta, Transport, classify};
 use crate::event::{EncodeOptions, encode_event};
+use crate::message::Message;
 use crate::parse::{ParseOptions, parse};
 use crate::time::Zone;
 
@@ -99,6 +100,36 @@ fn event_and_text_from(
 
 /// The HEC event as encoded (a key twice would be lost in a `serde_json::Value`).
 pub(crate) fn event_text(cx: &Classifier, line: &str, src: SourceMeta<'_>) -> String {
+    with_class_from(cx, line, src, |msg, src, class| {
+        let mut out = Vec::new();
+        encode_event(
+            &mut out,
+            msg,
+            class,
+            src,
+            NOW * 1_000_000,
+            &EncodeOptions::new("sluice-test"),
+        );
+        String::from_utf8(out).expect("UTF-8")
+    })
+}
+
+/// Parses and classifies `line` from 192.0.2.10 and hands the message, its source and its
+/// classification to `f` (they borrow one another, so they cannot be returned).
+pub(crate) fn with_class<'t, R>(
+    cx: &'t Classifier,
+    line: &str,
+    f: impl FnOnce(&Message<'_>, &SourceMeta<'_>, &Classification<'_, 't>) -> R,
+) -> R {
+    with_class_from(cx, line, src_from([192, 0, 2, 10]), f)
+}
+
+fn with_class_from<'t, R>(
+    cx: &'t Classifier,
+    line: &str,
+    src: SourceMeta<'_>,
+    f: impl FnOnce(&Message<'_>, &SourceMeta<'_>, &Classification<'_, 't>) -> R,
+) -> R {
     let zone = Zone::utc();
     let msg = parse(
         line.as_bytes(),
@@ -108,17 +139,8 @@ pub(crate) fn event_text(cx: &Classifier, line: &str, src: SourceMeta<'_>) -> St
         },
     );
     let scratch = super::Scratch::new();
-    let class = classify(&msg, &src, NOW, cx, &scratch);
-    let mut out = Vec::new();
-    encode_event(
-        &mut out,
-        &msg,
-        &class,
-        &src,
-        NOW * 1_000_000,
-        &EncodeOptions::new("sluice-test"),
-    );
-    String::from_utf8(out).expect("UTF-8")
+    let c = classify(&msg, &src, NOW, cx, &scratch);
+    f(&msg, &src, &c)
 }
 
 pub(crate) fn s(v: &serde_json::Value, path: &str) -> String {
@@ -538,19 +560,8 @@ fn postfilter_applications_change_the_finished_event() {
     let e = event(cx, "<134>Mar 31 02:08:27 web1 sshd[4]: login");
     assert_eq!(s(&e, "index"), "osnix");
     // The null queue is the caller's to honour (the destinations): the classification says so.
-    let zone = Zone::utc();
-    let line = b"<134>Mar 31 02:08:27 web1 noisy: chatter";
-    let msg = parse(
-        line,
-        &ParseOptions {
-            now_unix_secs: NOW,
-            zone: &zone,
-        },
-    );
-    let scratch = super::Scratch::new();
-    let src = src_from([192, 0, 2, 10]);
-    let c = classify(&msg, &src, NOW, cx, &scratch);
-    assert!(c.null_queue());
+    let line = "<134>Mar 31 02:08:27 web1 noisy: chatter";
+    assert!(with_class(cx, line, |_, _, c| c.null_queue()));
 }
 
 const CEF_LOCAL: &str = r#"
@@ -602,19 +613,10 @@ fn selectors_pick_events_for_a_destination() {
         p.selector_destinations(),
         vec!["d_hec_fmt_other".to_string()]
     );
-    let zone = Zone::utc();
     let verdict = |line: &str, dest: &str| {
-        let msg = parse(
-            line.as_bytes(),
-            &ParseOptions {
-                now_unix_secs: NOW,
-                zone: &zone,
-            },
-        );
-        let scratch = super::Scratch::new();
-        let src = src_from([192, 0, 2, 10]);
-        let c = classify(&msg, &src, NOW, cx, &scratch);
-        cx.selects(dest, &msg, &src, &c, NOW, &scratch)
+        with_class(cx, line, |msg, src, c| {
+            cx.selects(dest, msg, src, c, NOW, &super::Scratch::new())
+        })
     };
     let asa = "<166>Mar 31 02:08:27 fw1 %ASA-6-302013: Built inbound TCP connection";
     let v = verdict(asa, "d_hec_fmt_other");
@@ -635,18 +637,9 @@ fn selectors_pick_events_for_a_destination() {
     assert_eq!(sels[0].destination, "d_hec_fmt_other");
     assert_eq!(sels[0].line, 2);
     let takes = |line: &str, app: u32| {
-        let msg = parse(
-            line.as_bytes(),
-            &ParseOptions {
-                now_unix_secs: NOW,
-                zone: &zone,
-            },
-        );
-        let scratch = super::Scratch::new();
-        let src = src_from([192, 0, 2, 10]);
-        let c = classify(&msg, &src, NOW, cx, &scratch);
-        let own = super::Scratch::new();
-        cx.selector_takes(app, &msg, &src, &c, NOW, &own)
+        with_class(cx, line, |msg, src, c| {
+            cx.selector_takes(app, msg, src, c, NOW, &super::Scratch::new())
+        })
     };
     assert!(takes(asa, sels[0].app));
     assert!(!takes(asa, sels[1].app));
@@ -669,20 +662,10 @@ fn a_named_filter_runs_on_a_classified_event() {
         .unwrap()
         .filter_id("f_asa_info")
         .expect("defined");
-    let zone = Zone::utc();
     let matches = |line: &str| {
-        let msg = parse(
-            line.as_bytes(),
-            &ParseOptions {
-                now_unix_secs: NOW,
-                zone: &zone,
-            },
-        );
-        let scratch = super::Scratch::new();
-        let src = src_from([192, 0, 2, 10]);
-        let c = classify(&msg, &src, NOW, cx, &scratch);
-        let own = super::Scratch::new();
-        cx.named_filter_matches(id, &msg, &src, &c, NOW, &own)
+        with_class(cx, line, |msg, src, c| {
+            cx.named_filter_matches(id, msg, src, c, NOW, &super::Scratch::new())
+        })
     };
     assert!(matches(
         "<166>Mar 31 02:08:27 fw1 %ASA-6-302013: Built inbound"
@@ -716,27 +699,15 @@ application sc4s-lp-by_other_loghost[sc4s-lp-dest-select-d_elsewhere] {
     ];
     let cx = classifier(&files);
     let id = load(&files).unwrap().filter_id("f_here").expect("defined");
-    let zone = Zone::utc();
-    let msg = parse(
-        b"<134>Mar 31 02:08:27 h1 sshd[1]: x",
-        &ParseOptions {
-            now_unix_secs: NOW,
-            zone: &zone,
-        },
-    );
-    let scratch = super::Scratch::new();
-    let src = src_from([192, 0, 2, 10]);
-    let c = classify(&msg, &src, NOW, cx, &scratch);
-    let own = super::Scratch::new();
-    assert!(cx.selects("d_here", &msg, &src, &c, NOW, &own).selected);
-    assert!(
-        !cx.selects("d_elsewhere", &msg, &src, &c, NOW, &own)
-            .selected
-    );
     let sels = cx.app_parsers().unwrap().selectors();
-    assert!(cx.selector_takes(sels[0].app, &msg, &src, &c, NOW, &own));
-    assert!(!cx.selector_takes(sels[1].app, &msg, &src, &c, NOW, &own));
-    assert!(cx.named_filter_matches(id, &msg, &src, &c, NOW, &own));
+    with_class(cx, "<134>Mar 31 02:08:27 h1 sshd[1]: x", |msg, src, c| {
+        let own = super::Scratch::new();
+        assert!(cx.selects("d_here", msg, src, c, NOW, &own).selected);
+        assert!(!cx.selects("d_elsewhere", msg, src, c, NOW, &own).selected);
+        assert!(cx.selector_takes(sels[0].app, msg, src, c, NOW, &own));
+        assert!(!cx.selector_takes(sels[1].app, msg, src, c, NOW, &own));
+        assert!(cx.named_filter_matches(id, msg, src, c, NOW, &own));
+    });
 }
 
 const LOCAL_TEMPLATE: &str = r#"
