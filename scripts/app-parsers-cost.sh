@@ -29,11 +29,7 @@ out=$(cd "$out" && pwd)
 # shellcheck source=scripts/lib/measure.sh
 . scripts/lib/measure.sh
 
-command -v loggen >/dev/null 2>&1 || {
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends syslog-ng-core
-}
+need loggen:syslog-ng-core
 build_sluice
 
 tmp=$(mktemp -d /tmp/app-parsers-cost.XXXXXX)

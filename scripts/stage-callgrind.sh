@@ -33,11 +33,7 @@ out=$(cd "$out" && pwd)
 # shellcheck source=scripts/lib/measure.sh
 . scripts/lib/measure.sh
 
-command -v valgrind >/dev/null 2>&1 || {
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends valgrind
-}
+need valgrind:valgrind curl:curl
 
 tmp=$(mktemp -d /tmp/stage-callgrind.XXXXXX)
 pids=()
@@ -50,24 +46,8 @@ token=00000000-0000-0000-0000-000000000000
 
 # A HEC stand-in that accepts everything (the daemon's output runs as in service).
 sink_port=$(free_port)
-python3 - "$sink_port" <<'PY' &
-import http.server, socketserver, sys
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        b = b'{"text":"Success","code":0}'
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-    do_GET = do_POST
-    def log_message(self, *a):
-        pass
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-PY
-pids+=($!)
+accepting_hec "$sink_port"
+pids+=("$hec_pid")
 
 # One run: $1 binary, $2 side name, $3 lines. Leaves $out/$2.$3/cg.out.
 run() {

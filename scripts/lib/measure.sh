@@ -1,4 +1,4 @@
-# Shared by the measurement scripts (udp-loss-table, tls-table, buffer-outage-table):
+# Shared by the measurement scripts (the tables of BENCHMARKS.md and the callgrind counts):
 # sourced, not run. Expects LOAD_MAX and LOAD_WAIT to be set by the caller.
 
 say() { printf '\n=== %s\n' "$*" >&2; }
@@ -47,4 +47,39 @@ build_sluice() {
         bin=$CARGO_TARGET_DIR/release/sluice
     fi
     git log -1 --format='sluice commit %h %s' >&2 || true
+}
+
+# Installs the Debian packages of the missing commands: `need valgrind:valgrind loggen:syslog-ng-core`.
+need() {
+    local missing=() spec SUDO=""
+    for spec in "$@"; do
+        command -v "${spec%%:*}" >/dev/null 2>&1 || missing+=("${spec#*:}")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# Starts a HEC stand-in on 127.0.0.1:$1 that answers every request with success, so the
+# daemon's output runs as in service at almost no cost of its own; sets hec_pid.
+accepting_hec() {
+    python3 - "$1" <<'PY' &
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        b = b'{"text":"Success","code":0}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    do_GET = do_POST
+    def log_message(self, *a):
+        pass
+socketserver.ThreadingTCPServer.allow_reuse_address = True
+socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+    hec_pid=$!
 }
