@@ -25,14 +25,7 @@ out=$(cd "$out" && pwd)
 need valgrind:valgrind loggen:syslog-ng-core
 build_sluice
 
-tmp=$(mktemp -d /tmp/app-parsers-callgrind.XXXXXX)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-token=00000000-0000-0000-0000-000000000000
+measure_tmp app-parsers-callgrind
 
 # A HEC stand-in that accepts everything (the daemon's output thread runs as in service).
 sink_port=$(free_port)
@@ -47,12 +40,8 @@ run() {
     apps=$repo/scripts/fixtures/app-parsers-20
     [ "$side" = with ] || { apps=$var/no-apps; mkdir -p "$apps"; }
     (
-        for v in $(env | grep -oE '^(SC4S|SLUICE)_[A-Z0-9_]*'); do unset "$v"; done
-        export SLUICE_LISTEN_ADDRESS=127.0.0.1 SC4S_LISTEN_STATUS_PORT=$status SC4S_VAR=$var \
-            SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=http://127.0.0.1:$sink_port \
-            SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN=$token \
-            SC4S_LISTEN_DEFAULT_RFC5426_PORT=disabled SC4S_LISTEN_DEFAULT_RFC6587_PORT=disabled \
-            SC4S_LISTEN_DEFAULT_UDP_PORT=$port SC4S_LISTEN_DEFAULT_TCP_PORT=disabled \
+        sluice_env "$status" "$var" "$sink_port"
+        export SC4S_LISTEN_DEFAULT_UDP_PORT=$port SC4S_LISTEN_DEFAULT_TCP_PORT=disabled \
             SLUICE_APP_PARSERS_DIR=$apps
         cd "$var"
         exec valgrind --tool=callgrind --separate-threads=yes \

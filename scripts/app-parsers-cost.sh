@@ -51,12 +51,8 @@ start_sluice() {
     port=$(free_port); status=$(free_port); sink_port=$(free_port)
     var=$(mktemp -d "$tmp/var.XXXXXX")
     (
-        for v in $(env | grep -oE '^(SC4S|SLUICE)_[A-Z0-9_]*'); do unset "$v"; done
-        export SLUICE_LISTEN_ADDRESS=127.0.0.1 SC4S_LISTEN_STATUS_PORT=$status SC4S_VAR=$var \
-            SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=http://127.0.0.1:$sink_port \
-            SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN=$token \
-            SC4S_LISTEN_DEFAULT_RFC5426_PORT=disabled SC4S_LISTEN_DEFAULT_RFC6587_PORT=disabled \
-            SC4S_LISTEN_DEFAULT_UDP_PORT=$port SC4S_LISTEN_DEFAULT_TCP_PORT=disabled
+        sluice_env "$status" "$var" "$sink_port"
+        export SC4S_LISTEN_DEFAULT_UDP_PORT=$port SC4S_LISTEN_DEFAULT_TCP_PORT=disabled
         # An empty directory on the other side: both read a directory, only one has apps.
         if [ "$side" = with ]; then
             export SLUICE_APP_PARSERS_DIR=$apps

@@ -35,14 +35,7 @@ out=$(cd "$out" && pwd)
 
 need valgrind:valgrind curl:curl
 
-tmp=$(mktemp -d /tmp/stage-callgrind.XXXXXX)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-token=00000000-0000-0000-0000-000000000000
+measure_tmp stage-callgrind
 
 # A HEC stand-in that accepts everything (the daemon's output runs as in service).
 sink_port=$(free_port)
@@ -55,12 +48,8 @@ run() {
     rm -rf "$dir"; mkdir -p "$dir"
     port=$(free_port); status=$(free_port); var=$(mktemp -d "$tmp/var.XXXXXX")
     (
-        for v in $(env | grep -oE '^(SC4S|SLUICE)_[A-Z0-9_]*'); do unset "$v"; done
-        export SLUICE_LISTEN_ADDRESS=127.0.0.1 SC4S_LISTEN_STATUS_PORT=$status SC4S_VAR=$var \
-            SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=http://127.0.0.1:$sink_port \
-            SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN=$token \
-            SC4S_LISTEN_DEFAULT_RFC5426_PORT=disabled SC4S_LISTEN_DEFAULT_RFC6587_PORT=disabled \
-            SC4S_LISTEN_DEFAULT_TCP_PORT=$port SC4S_LISTEN_DEFAULT_UDP_PORT=disabled
+        sluice_env "$status" "$var" "$sink_port"
+        export SC4S_LISTEN_DEFAULT_TCP_PORT=$port SC4S_LISTEN_DEFAULT_UDP_PORT=disabled
         # shellcheck disable=SC2086
         [ "$side" = base ] && [ -n "${BASE_ENV:-}" ] && export ${BASE_ENV}
         # shellcheck disable=SC2086

@@ -83,3 +83,22 @@ socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), H).serve_foreve
 PY
     hec_pid=$!
 }
+
+# A temporary directory in $tmp and, in $pids, background processes killed on exit.
+measure_tmp() {
+    tmp=$(mktemp -d "/tmp/$1.XXXXXX")
+    pids=()
+    trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; rm -rf "$tmp"' EXIT
+}
+
+# In the subshell that starts sluice: no inherited SC4S_*/SLUICE_* setting, then the ones
+# every measurement shares (loopback, the status port $1, SC4S_VAR $2, the HEC stand-in on
+# port $3, no RFC 5426/6587 listeners). The caller adds its listener and execs sluice.
+sluice_env() {
+    local v
+    for v in $(env | grep -oE '^(SC4S|SLUICE)_[A-Z0-9_]*'); do unset "$v"; done
+    export SLUICE_LISTEN_ADDRESS=127.0.0.1 SC4S_LISTEN_STATUS_PORT=$1 SC4S_VAR=$2 \
+        SC4S_DEST_SPLUNK_HEC_DEFAULT_URL=http://127.0.0.1:$3 \
+        SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN=00000000-0000-0000-0000-000000000000 \
+        SC4S_LISTEN_DEFAULT_RFC5426_PORT=disabled SC4S_LISTEN_DEFAULT_RFC6587_PORT=disabled
+}
