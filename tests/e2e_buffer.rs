@@ -273,6 +273,11 @@ fn reliable_mode_kill_9_then_restart_delivers_every_event() {
         "127.0.0.1",
         &d.port.to_string(),
     ]);
+    // Every datagram read (on a loaded machine the last ones may still wait in the socket
+    // for window room), then as long again as the test always gave the buffer to commit.
+    d.wait_metrics(Duration::from_secs(60), |m| {
+        m.sum("sluice_received_total", &[]) >= sent as f64
+    });
     std::thread::sleep(Duration::from_secs(3));
     let m = d.metrics();
     let received = m.sum("sluice_received_total", &[]);

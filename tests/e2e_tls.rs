@@ -281,8 +281,13 @@ fn plaintext_and_garbage_on_the_tls_port_are_counted_and_others_unaffected() {
     let t = start(&s, &dir, &[]);
     let addr = t.addr(t.tls_port);
     let (cfg, _) = client_config(None);
-    // A healthy TLS sender stays connected throughout.
+    // A healthy TLS sender stays connected throughout. Its first line now: an idle
+    // connection would meet the 10 s first-frame deadline on a slow machine.
     let mut good = connect(addr, &cfg).unwrap();
+    good.write_all(b"<13>Nov 22 10:00:00 host app: good first\n")
+        .unwrap();
+    good.flush().unwrap();
+    wait(&s, &t.d, 1);
 
     // Plaintext syslog to the TLS port.
     let mut plain = TcpStream::connect(addr).unwrap();
@@ -306,7 +311,8 @@ fn plaintext_and_garbage_on_the_tls_port_are_counted_and_others_unaffected() {
     bad.write_all(b"<13>Nov 22 10:00:00 host app: before garbage\n")
         .unwrap();
     bad.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(200));
+    // Delivered before the garbage follows (read together, the TLS error would come first).
+    wait(&s, &t.d, 2);
     bad.sock.write_all(&[0x17, 0x03, 0x03, 0x00, 0x20]).unwrap();
     bad.sock.write_all(&[0xAB; 32]).unwrap();
     t.d.wait_metrics(Duration::from_secs(10), |m| {
@@ -317,14 +323,14 @@ fn plaintext_and_garbage_on_the_tls_port_are_counted_and_others_unaffected() {
         good.write_all(l.as_bytes()).unwrap();
     }
     good.flush().unwrap();
-    wait(&s, &t.d, 21);
+    wait(&s, &t.d, 22);
     std::thread::sleep(Duration::from_millis(300));
     let texts: Vec<String> = s
         .events()
         .iter()
         .map(|e| e["event"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(texts.len(), 21, "{texts:?}");
+    assert_eq!(texts.len(), 22, "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("before garbage")));
     assert!(!texts.iter().any(|t| t.contains("plaintext")));
     assert!(t.d.log().contains("not speaking TLS"), "{}", t.d.log());
