@@ -273,17 +273,13 @@ fn one_destination_down_does_not_stall_the_other_and_neither_loses_anything() {
         t.elapsed()
     );
     assert_eq!(b.accepted_events(), 0, "OTHER is still refusing");
-    // OTHER's share waits in its own disk buffer; the default destination's is empty.
-    let m = d.metrics();
-    assert!(
-        m.sum("sluice_buffer_events", &["destination=\"other\""]) > 0.0,
-        "log:\n{}",
-        d.log()
-    );
-    assert_eq!(
-        m.sum("sluice_buffer_events", &["destination=\"default\""]),
-        0.0
-    );
+    // OTHER's share waits in its own disk buffer; the default destination's is empty (a
+    // batch it spilled while briefly behind leaves the buffer after HEC's answer).
+    let m = d.wait_metrics(Duration::from_secs(30), |m| {
+        m.sum("sluice_buffer_events", &["destination=\"other\""]) > 0.0
+            && m.sum("sluice_buffer_events", &["destination=\"default\""]) == 0.0
+    });
+    assert!(m.sum("sluice_buffer_events", &["destination=\"other\""]) > 0.0);
     // /health stays up (the default destination delivers) and names the one that does not.
     let (code, body) = d.http_get("/health");
     assert_eq!(code, 200, "{body}");

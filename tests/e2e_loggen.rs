@@ -96,7 +96,12 @@ fn run(transport_flag: &str, proto: &str, rate: &str) {
         check_event_shape(ev, proto, d.port);
     }
     let transport = if proto == "UDP" { "udp" } else { "tcp" };
-    let m = d.metrics();
+    // sluice counts an event delivered, and gives back its window slot, after the sink's
+    // answer; the sink has counted it before answering.
+    let m = d.wait_metrics(Duration::from_secs(10), |m| {
+        m.sum("sluice_delivered_total", &[]) >= N as f64
+            && m.sum("sluice_window_events", &[]) == 0.0
+    });
     assert_eq!(
         m.sum(
             "sluice_received_total",
