@@ -141,7 +141,16 @@ fn select_alternates_route_events_by_vendor_product_to_the_right_destination_onl
     conns.dedup();
     assert_eq!(conns.len() as u64, N);
 
-    let m = d.metrics();
+    // Counted delivered after the sinks' answers, which they give after counting.
+    let delivered = |m: &sluice_suite::Metrics, dest: &str| {
+        m.sum(
+            "sluice_delivered_total",
+            &[&format!("destination=\"{dest}\"")],
+        )
+    };
+    let m = d.wait_metrics(Duration::from_secs(10), |m| {
+        delivered(m, "default") >= (2 * N) as f64 && delivered(m, "other") >= N as f64
+    });
     for (dest, n) in [("default", 2 * N), ("other", N)] {
         assert_eq!(
             m.sum(
