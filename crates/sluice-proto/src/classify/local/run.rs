@@ -505,49 +505,6 @@ pub(crate) fn overlay_netsource<'m>(o: &Overlay<'m>) -> Option<(&'m [u8], &'m [u
     Some((get(id::NS_VENDOR), get(id::NS_PRODUCT), vp))
 }
 
-/// The view of a classified message (`sc4s-postfilter`, `sc4s-finalfilter`, selectors).
-#[inline]
-pub(crate) fn base_of_class<'m: 'a, 't: 'a, 'a>(
-    msg: &'a Message<'m>,
-    src: &'a SourceMeta<'a>,
-    class: &'a Classification<'m, 't>,
-    now: i64,
-    zone: &'a crate::time::Zone,
-    loghost: &'a str,
-    program: &'a Program,
-) -> Base<'m, 'a> {
-    let (program_f, pid, message) = final_fields(msg, class);
-    Base {
-        msg,
-        src,
-        now,
-        zone,
-        loghost,
-        stage: Stage::Parsed,
-        format: class.format,
-        host: class.host_bytes(msg),
-        program: program_f,
-        pid,
-        message,
-        stamp: class.timestamp(msg),
-        netsource: Default::default(),
-        splunk: Splunk {
-            index: Some(class.index),
-            sourcetype: Some(class.sourcetype),
-            source: Some(class.source),
-            template: Some(template_name(class.template, program)),
-            vendor: Some(class.vendor),
-            product: Some(class.product),
-            class: class.class,
-        },
-        identified: true,
-        app: Some(class.app),
-        sub: None,
-        values: class.values,
-        overlay: class.local.map(|l| l.overlay),
-    }
-}
-
 /// PROGRAM of a classified message, as [`final_fields`] finds it.
 #[inline]
 fn final_program<'m: 'a, 'a>(class: &'a Classification<'m, '_>) -> Option<&'a [u8]> {
@@ -653,64 +610,9 @@ impl<'m, 't: 'm, 'a> OnClass<'m, 't, 'a> {
     /// The event text of a template only local evaluation renders (a local template, or
     /// `t_json_values`/`t_kv_values` over values local applications set).
     pub(crate) fn render_text(&self, t: &'t Tmpl, class: &Classification<'m, 't>) -> &'m [u8] {
-        let mut st = State::new(self.program, self.arena, self.base(class));
-        st.render(t)
+        self.state(class).render(t)
     }
 
-    fn base<'b>(&'b self, class: &'b Classification<'m, 't>) -> Base<'m, 'b> {
-        base_of_class(
-            self.msg,
-            self.src,
-            class,
-            self.now,
-            self.zone,
-            self.loghost,
-            self.program,
-        )
-    }
-}
-
-fn apply_class<'m, 't: 'm>(
-    c: Changes<'m>,
-    class: &mut Classification<'m, 't>,
-    program: &'t Program,
-) {
-    for (n, v) in c.set_fields() {
-        let nonempty = v.filter(|v| !v.is_empty());
-        match n {
-            id::HOST => class.host = HostEdit::Set(Value::Bytes(v.unwrap_or_default())),
-            id::PROGRAM => class.edit.program = Some(nonempty),
-            id::PID => class.edit.pid = Some(nonempty),
-            id::MESSAGE => class.edit.message = Some(Value::Bytes(v.unwrap_or_default())),
-            id::INDEX => class.index = nonempty.map_or(Value::Static("main"), Value::Bytes),
-            id::SOURCETYPE => {
-                class.sourcetype = nonempty.map_or(Value::Static("sc4s:unknown"), Value::Bytes)
-            }
-            id::SOURCE => class.source = nonempty.map_or(Value::Static("sc4s"), Value::Bytes),
-            id::TEMPLATE => {
-                if let Some(t) = nonempty.and_then(|t| template_for(t, program)) {
-                    class.template = t;
-                }
-            }
-            id::VENDOR => class.vendor = v.map_or(Value::Static(""), Value::Bytes),
-            id::PRODUCT => class.product = v.map_or(Value::Static(""), Value::Bytes),
-            id::CLASS => class.class = nonempty.map(Value::Bytes),
-            _ => {}
-        }
-    }
-    if let Some(ts) = c.stamp {
-        class.time = TimeEdit::Stamp(ts);
-    }
-    class.local = Some(LocalRef {
-        overlay: c.overlay,
-        program,
-    });
-    if let Some(name) = class.local.and_then(|l| l.app()) {
-        class.app = name;
-    }
-}
-
-impl<'m, 't: 'm, 'a> OnClass<'m, 't, 'a> {
     /// Whether a selector of `destination` picks the classified message: one of the
     /// applications of `sc4s-lp-dest-select-<destination>` takes it (and none of
     /// `sc4s-lp-dest-select-drop-<destination>` does).
@@ -772,6 +674,82 @@ impl<'m, 't: 'm, 'a> OnClass<'m, 't, 'a> {
         let mut st = State::new(self.program, self.arena, self.base(class));
         st.metadata = Some(self.metadata);
         st
+    }
+
+    /// The view of the classified message (`sc4s-postfilter`, `sc4s-finalfilter`,
+    /// selectors, named filters).
+    #[inline]
+    fn base<'b>(&'b self, class: &'b Classification<'m, 't>) -> Base<'m, 'b> {
+        let (program, pid, message) = final_fields(self.msg, class);
+        Base {
+            msg: self.msg,
+            src: self.src,
+            now: self.now,
+            zone: self.zone,
+            loghost: self.loghost,
+            stage: Stage::Parsed,
+            format: class.format,
+            host: class.host_bytes(self.msg),
+            program,
+            pid,
+            message,
+            stamp: class.timestamp(self.msg),
+            netsource: Default::default(),
+            splunk: Splunk {
+                index: Some(class.index),
+                sourcetype: Some(class.sourcetype),
+                source: Some(class.source),
+                template: Some(template_name(class.template, self.program)),
+                vendor: Some(class.vendor),
+                product: Some(class.product),
+                class: class.class,
+            },
+            identified: true,
+            app: Some(class.app),
+            sub: None,
+            values: class.values,
+            overlay: class.local.map(|l| l.overlay),
+        }
+    }
+}
+
+fn apply_class<'m, 't: 'm>(
+    c: Changes<'m>,
+    class: &mut Classification<'m, 't>,
+    program: &'t Program,
+) {
+    for (n, v) in c.set_fields() {
+        let nonempty = v.filter(|v| !v.is_empty());
+        match n {
+            id::HOST => class.host = HostEdit::Set(Value::Bytes(v.unwrap_or_default())),
+            id::PROGRAM => class.edit.program = Some(nonempty),
+            id::PID => class.edit.pid = Some(nonempty),
+            id::MESSAGE => class.edit.message = Some(Value::Bytes(v.unwrap_or_default())),
+            id::INDEX => class.index = nonempty.map_or(Value::Static("main"), Value::Bytes),
+            id::SOURCETYPE => {
+                class.sourcetype = nonempty.map_or(Value::Static("sc4s:unknown"), Value::Bytes)
+            }
+            id::SOURCE => class.source = nonempty.map_or(Value::Static("sc4s"), Value::Bytes),
+            id::TEMPLATE => {
+                if let Some(t) = nonempty.and_then(|t| template_for(t, program)) {
+                    class.template = t;
+                }
+            }
+            id::VENDOR => class.vendor = v.map_or(Value::Static(""), Value::Bytes),
+            id::PRODUCT => class.product = v.map_or(Value::Static(""), Value::Bytes),
+            id::CLASS => class.class = nonempty.map(Value::Bytes),
+            _ => {}
+        }
+    }
+    if let Some(ts) = c.stamp {
+        class.time = TimeEdit::Stamp(ts);
+    }
+    class.local = Some(LocalRef {
+        overlay: c.overlay,
+        program,
+    });
+    if let Some(name) = class.local.and_then(|l| l.app()) {
+        class.app = name;
     }
 }
 
