@@ -48,12 +48,7 @@ run() {
             --callgrind-out-file="$dir/callgrind.%p" "$bin" run
     ) >"$dir/rx.log" 2>&1 &
     rx=$!
-    local i
-    for i in $(seq 600); do
-        [ -n "$(ss -Hlun "sport = :$port")" ] && break
-        kill -0 "$rx" 2>/dev/null || { cat "$dir/rx.log" >&2; return 1; }
-        sleep 0.2
-    done
+    wait_listen "$port" udp "$rx" "$dir/rx.log" 120 || return 1
     sleep 2
     loggen -D -r 2000 -I 100 -n "$n" -s 800 127.0.0.1 "$port" >"$dir/loggen.log" 2>&1 || true
     sleep 5

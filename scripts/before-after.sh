@@ -148,17 +148,6 @@ printf 'openssl_conf = default_conf\n[default_conf]\nssl_conf = ssl_sect\n[ssl_s
     >"$tmp/openssl-tls12.cnf"
 token=00000000-0000-0000-0000-000000000000
 
-wait_listen() {  # port proto pid log
-    local i
-    for i in $(seq 150); do
-        if [ "$2" = udp ]; then [ -n "$(ss -Hlun "sport = :$1")" ] && return 0
-        else [ -n "$(ss -Hltn "sport = :$1")" ] && return 0; fi
-        kill -0 "$3" 2>/dev/null || { cat "$4" >&2; return 1; }
-        sleep 0.1
-    done
-    echo "nothing listens on $1/$2" >&2; cat "$4" >&2; return 1
-}
-
 # The bench arguments of a scenario (sender side only).
 scenario_args() {
     case $1 in

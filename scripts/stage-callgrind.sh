@@ -58,11 +58,7 @@ run() {
         exec valgrind --tool=callgrind --callgrind-out-file="$dir/cg.out" "$bin" run
     ) >"$dir/rx.log" 2>&1 &
     rx=$!
-    for i in $(seq 600); do
-        [ -n "$(ss -Hltn "sport = :$port")" ] && break
-        kill -0 "$rx" 2>/dev/null || { cat "$dir/rx.log" >&2; return 1; }
-        sleep 0.2
-    done
+    wait_listen "$port" tcp "$rx" "$dir/rx.log" 120 || return 1
     sleep 2
     python3 - "$port" "$n" <<'PY'
 import socket, sys, time

@@ -102,3 +102,16 @@ sluice_env() {
         SC4S_DEST_SPLUNK_HEC_DEFAULT_TOKEN=00000000-0000-0000-0000-000000000000 \
         SC4S_LISTEN_DEFAULT_RFC5426_PORT=disabled SC4S_LISTEN_DEFAULT_RFC6587_PORT=disabled
 }
+
+# Waits until something listens on port $1 ($2: udp or tcp) while process $3 lives, at most
+# $5 seconds (15); on failure prints $3's log $4 and returns 1.
+wait_listen() {
+    local i
+    for i in $(seq $(( ${5:-15} * 10 ))); do
+        if [ "$2" = udp ]; then [ -n "$(ss -Hlun "sport = :$1")" ] && return 0
+        else [ -n "$(ss -Hltn "sport = :$1")" ] && return 0; fi
+        kill -0 "$3" 2>/dev/null || { cat "$4" >&2; return 1; }
+        sleep 0.1
+    done
+    echo "nothing listens on $1/$2" >&2; cat "$4" >&2; return 1
+}
