@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::bytes::Regex;
 
 use crate::classify::kv;
-use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
+use crate::classify::registry::{App, Input, Key, Out, Shape, Topic, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::value::{Inline, Value};
 use crate::classify::vtime;
@@ -24,7 +24,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-almost-syslog-barracuda_waf",
             topic: Topic::AlmostSyslog,
             order: "barracuda/app-almost-syslog-barracuda_waf.conf",
-            when: When::Raw(iso_stamp_after_pri),
+            // The stamp follows the PRI (after spaces): a digit or a space there.
+            when: When::Header(Shape::DIGIT.or(Shape::SPACE), iso_stamp_after_pri),
             parse: waf_header,
         },
         App {
@@ -195,14 +196,20 @@ fn iso_stamp_after_pri(raw: &[u8]) -> bool {
     let Some(s) = raw.get(at..at + 29) else {
         return false;
     };
-    s.iter().enumerate().all(|(i, &b)| match i {
-        4 | 7 => b == b'-',
-        10 | 23 => b == b' ',
-        13 | 16 => b == b':',
-        19 => b == b'.',
-        24 => b == b'+' || b == b'-',
-        _ => b.is_ascii_digit(),
-    })
+    // `yyyy-mm-dd hh:mm:ss.fff ±zzzz`: the separators first, which refuse other stamps
+    // (an ISO `T`, a BSD month) at once.
+    const DIGITS: [usize; 21] = [
+        0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 25, 26, 27, 28,
+    ];
+    s[10] == b' '
+        && s[4] == b'-'
+        && s[7] == b'-'
+        && s[13] == b':'
+        && s[16] == b':'
+        && s[19] == b'.'
+        && s[23] == b' '
+        && matches!(s[24], b'+' | b'-')
+        && DIGITS.iter().all(|&i| s[i].is_ascii_digit())
 }
 
 fn waf<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
@@ -257,6 +264,26 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The header gate is a necessary condition of the check on what the applications can
+    /// take (`^<\d+>`, which their parsers require).
+    #[test]
+    fn the_check_needs_its_shape() {
+        crate::classify::testutil::assert_needs_shape(
+            crate::classify::registry::Shape::DIGIT.or(crate::classify::registry::Shape::SPACE),
+            |raw| {
+                static PRI: std::sync::LazyLock<regex::bytes::Regex> =
+                    std::sync::LazyLock::new(|| {
+                        regex::bytes::Regex::new(r"^<\d+>").expect("static regex")
+                    });
+                super::iso_stamp_after_pri(raw) && PRI.is_match(raw)
+            },
+            &[
+                "<134>2024-03-13 19:33:53.511 +0000 waf1 SYS x",
+                "<134>   2024-03-13 19:33:53.511 -0500 w WF y",
+            ],
+        );
+    }
+
     use super::{waf_header_regex, waf_header_scan};
     use crate::classify::testutil::classify_line;
 

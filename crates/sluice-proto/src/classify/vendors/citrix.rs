@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use crate::classify::gate::Gated;
 
-use crate::classify::registry::{App, Input, Key, Out, Topic, Vendor, When};
+use crate::classify::registry::{App, Input, Key, Out, Shape, Topic, Vendor, When};
 use crate::classify::template::Template;
 use crate::classify::vtime;
 use crate::message::{Format, Timestamp};
@@ -25,7 +25,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-almost-syslog-citrix_netscaler",
             topic: Topic::AlmostSyslog,
             order: "citrix/app-almost-syslog-citrix_netscaler.conf",
-            when: When::Raw(pri_space_and_colon),
+            // `^<\d+> `: a space after the PRI.
+            when: When::Header(Shape::SPACE, pri_space_and_colon),
             parse: native,
         },
         App {
@@ -292,6 +293,26 @@ fn rfc5424_listener<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The header gate is a necessary condition of the check on what the applications can
+    /// take (`^<\d+>`, which their parsers require).
+    #[test]
+    fn the_check_needs_its_shape() {
+        crate::classify::testutil::assert_needs_shape(
+            crate::classify::registry::Shape::SPACE,
+            |raw| {
+                static PRI: std::sync::LazyLock<regex::bytes::Regex> =
+                    std::sync::LazyLock::new(|| {
+                        regex::bytes::Regex::new(r"^<\d+>").expect("static regex")
+                    });
+                super::pri_space_and_colon(raw) && PRI.is_match(raw)
+            },
+            &[
+                "<134> 03/13/2024:19:33:53 GMT ns1 0-PPE-0 : default SSLLOG x",
+                "<134>  ns1 A-1 : x",
+            ],
+        );
+    }
+
     use super::{day_digits, pri_space_and_colon, svm_scan};
     use crate::classify::gate::Gated;
     use crate::classify::testutil::classify_line;
