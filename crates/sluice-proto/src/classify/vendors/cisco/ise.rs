@@ -25,9 +25,10 @@ pub static ISE: Vendor = Vendor {
         topic: Topic::Pgm,
         order: "cisco/app-syslog-cisco_ise.conf",
         // `program('CISE_' prefix) or message('CISE_' substring)`, the parser's own first
-        // test. (Not a shared token: `CISE` loosened the token scan's fingerprints enough
-        // to slow the scan of every message by more than this search costs.)
-        when: When::Check(cise_filter),
+        // test: either puts `CISE_` in the raw message. A token of the shared scan, not a
+        // search of its own: on an 800-byte line the search cost 444 instructions and the
+        // token 0 more; on a short one the token costs 15 more than the search.
+        when: When::Token(&["CISE_"]),
         parse: ise,
     }],
 };
@@ -43,11 +44,6 @@ pub static ACS: Vendor = Vendor {
         parse: acs,
     }],
 };
-
-fn cise_filter<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
-    input.program.is_some_and(|p| p.starts_with(b"CISE_"))
-        || crate::classify::vendors::util::find_lit!(input.body, b"CISE_").is_some()
-}
 
 static ISE_KEYS: [Key; 1] = [Key::new("cisco", "ise", "cisco:ise:syslog", "netauth")];
 static ACS_KEYS: [Key; 1] = [Key::new("cisco", "acs", "cisco:acs", "netauth")];
@@ -266,18 +262,18 @@ mod tests {
 
     /// The filter passes a CISE_ PROGRAM or a CISE_ MESSAGE and skips other programs.
     #[test]
-    fn cise_filter_check() {
-        use crate::classify::dispatch::check_verdict;
-        let app = "app-syslog-cisco_ise";
+    fn cise_filter() {
         for line in [
             "<165> Mar 21 14:13:57 ise-psn-02 CISE_Alarm WARN: RADIUS x",
             "<165> Mar 21 14:13:57 ise-psn-02 ise: Mar 21 14:13:57 ise-psn-02 CISE_Alarm WARN: x",
         ] {
-            assert_eq!(check_verdict(line, app), Some(true), "{line}");
             assert_eq!(classify_line(line).sourcetype, "cisco:ise:syslog", "{line}");
         }
-        let line = "<165> Mar 21 14:13:57 ise-psn-02 sshd: CISE login";
-        assert_eq!(check_verdict(line, app), Some(false));
-        assert_eq!(classify_line(line).sourcetype, "nix:syslog");
+        for line in [
+            "<165> Mar 21 14:13:57 ise-psn-02 sshd: CISE login",
+            "<165> Mar 21 14:13:57 ise-psn-02 sshd: cise_alarm login",
+        ] {
+            assert_eq!(classify_line(line).sourcetype, "nix:syslog", "{line}");
+        }
     }
 }
