@@ -86,21 +86,28 @@ fn unifi_check<'m>(input: &Input<'m, '_>, _: &Out<'m>) -> bool {
 /// counts as a digit here. The UniFi regex walked whole messages for `.+-` (21 % of the
 /// daemon's CPU on nix:syslog traffic, whose `seq: 0000000000, ` has such a comma).
 fn head_possible(m: &[u8]) -> bool {
+    let is_hex = |b: &u8| matches!(b, b'a'..=b'f' | b'0'..=b'9');
     let hex_comma = |at: usize| -> Option<usize> {
-        let run = m
-            .get(at..)?
-            .iter()
-            .take_while(|b| matches!(b, b'a'..=b'f' | b'0'..=b'9'))
-            .count();
-        (run > 0 && m.get(at + run) == Some(&b',')).then_some(at + run + 1)
+        let rest = m.get(at..)?;
+        // Most words start with no hex digit: refused before the run is counted.
+        if !rest.first().is_some_and(is_hex) {
+            return None;
+        }
+        let run = rest.iter().take_while(|b| is_hex(b)).count();
+        (m.get(at + run) == Some(&b',')).then_some(at + run + 1)
     };
     let at_start = hex_comma(0);
-    // The first word is short: a plain loop beats setting up a vector search.
-    let after_word = m
-        .iter()
-        .position(|&b| b == b' ' || b == b',')
-        .filter(|&sep| sep > 0)
-        .and_then(|sep| hex_comma(sep + 1));
+    // The first word is short: a plain loop beats setting up a vector search (or an
+    // iterator's).
+    let mut sep = 0;
+    while sep < m.len() && m[sep] != b' ' && m[sep] != b',' {
+        sep += 1;
+    }
+    let after_word = if sep > 0 && sep < m.len() {
+        hex_comma(sep + 1)
+    } else {
+        None
+    };
     let mut dash_from = None;
     for c in [at_start, after_word].into_iter().flatten() {
         if m.get(c) == Some(&b'v') && version_at(m, c + 1) {
@@ -289,5 +296,25 @@ mod tests {
         assert!(!head_possible(b"h 18e8294876c3;x-1.2.3: y"));
         assert!(!head_possible(b"h1 h2 18e8294876c3,v1.2.3 y"));
         assert!(!head_possible(b""));
+    }
+
+    proptest::proptest! {
+        /// `head_possible` is a necessary condition of the HEAD regex.
+        #[test]
+        fn head_possible_holds_wherever_the_regex_matches(
+            pieces in proptest::collection::vec(proptest::sample::select(&[
+                "usw", "18e8294876c3", "ab", "0", ",", " ", "v", "4.0.66", "1.2.3", ".", "-",
+                "x-", ": ", "+12", "é", "G", "h1",
+            ][..]), 0..10),
+        ) {
+            static HEAD: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+                regex::bytes::Regex::new(
+                    r"^(?:([^, ]+)(?: |,))?([abcedf0-9]+),(?:v|.+-)\d+\.\d+\.\d+(?:\.\d+)?(?:\+\d+)?(?:: | )",
+                )
+                .expect("static regex")
+            });
+            let m = pieces.concat();
+            proptest::prop_assert!(!HEAD.is_match(m.as_bytes()) || super::head_possible(m.as_bytes()), "{m:?}");
+        }
     }
 }

@@ -363,8 +363,17 @@ fn vsphere_sdata<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 /// The PROGRAM names [`vsphere_program`] accepts (`true`: exactly, else as a prefix), by their
 /// lowercase first byte: a PROGRAM is compared with the few names of its first letter instead
 /// of all sixty.
-static VSPHERE_BY_FIRST: LazyLock<Vec<Vec<(&'static str, bool)>>> = LazyLock::new(|| {
+/// The vSphere names by their first byte (lower case), and for each first byte the set of
+/// second bytes (lower case) its names have: most PROGRAMs share a first letter with some
+/// name and are refused by the second, before any name is compared.
+struct VsphereNames {
+    by_first: Vec<Vec<(&'static str, bool)>>,
+    second: Vec<[u64; 4]>,
+}
+
+static VSPHERE_BY_FIRST: LazyLock<VsphereNames> = LazyLock::new(|| {
     let mut table = vec![Vec::new(); 256];
+    let mut second = vec![[0u64; 4]; 256];
     let prefixes = [
         ESX_PREFIXES,
         VC_PREFIXES,
@@ -380,9 +389,15 @@ static VSPHERE_BY_FIRST: LazyLock<Vec<Vec<(&'static str, bool)>>> = LazyLock::ne
         for name in list.iter() {
             let first = name.as_bytes()[0].to_ascii_lowercase();
             table[usize::from(first)].push((*name, exact));
+            // Every name has a second byte (the test below checks).
+            let b = name.as_bytes()[1].to_ascii_lowercase();
+            second[usize::from(first)][usize::from(b >> 6)] |= 1 << (b & 63);
         }
     }
-    table
+    VsphereNames {
+        by_first: table,
+        second,
+    }
 });
 
 /// `app-syslog-vmware_vsphere`'s PROGRAM filter (the dispatcher's check, so a PROGRAM it
@@ -395,15 +410,21 @@ fn is_vsphere_program(p: &[u8]) -> bool {
     let Some(first) = p.first() else {
         return false;
     };
-    VSPHERE_BY_FIRST[usize::from(first.to_ascii_lowercase())]
-        .iter()
-        .any(|(name, exact)| {
-            if *exact {
-                ieq(p, name)
-            } else {
-                iprefix(p, name)
-            }
-        })
+    let names = &*VSPHERE_BY_FIRST;
+    let first = usize::from(first.to_ascii_lowercase());
+    let Some(b) = p.get(1).map(u8::to_ascii_lowercase) else {
+        return false;
+    };
+    if names.second[first][usize::from(b >> 6)] & (1 << (b & 63)) == 0 {
+        return false;
+    }
+    names.by_first[first].iter().any(|(name, exact)| {
+        if *exact {
+            ieq(p, name)
+        } else {
+            iprefix(p, name)
+        }
+    })
 }
 
 fn vsphere_pgm<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {

@@ -95,7 +95,20 @@ fn vsphere_program_table() {
             names.push(n.as_bytes()[..n.len() - 1].to_vec());
         }
     }
-    names.extend([b"".to_vec(), b"prg00000".to_vec(), b"sshd".to_vec()]);
+    names.extend(
+        [
+            &b""[..],
+            b"prg00000",
+            b"sshd",
+            b"v",
+            b"V",
+            b"vm",
+            b"sT",
+            b"fd",
+            b"FDM",
+        ]
+        .map(|n| n.to_vec()),
+    );
     for p in &names {
         assert_eq!(
             is_vsphere_program(p),
