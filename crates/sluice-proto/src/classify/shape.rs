@@ -45,6 +45,10 @@ impl Shape {
     pub const ISO_COMMA: Shape = Shape(512);
     /// `t` starts `yyyy-mm-ddThh:mmZ ` (an ISO stamp to the minute, in UTC).
     pub const ISO_MINUTE_Z: Shape = Shape(1024);
+    /// `t` starts with an ASCII letter but not `[A-Z][a-z][a-z] ` (a BSD month and its space).
+    pub const ALPHA_NOT_MONTH: Shape = Shape(2048);
+    /// `t` starts with `[0-9a-f]` (a lower-case hexadecimal digit).
+    pub const HEX: Shape = Shape(4096);
 
     /// Every bit: a PRI whose digits [`Shape::of`] cannot judge (non-ASCII).
     pub const UNSURE: Shape = Shape(u16::MAX);
@@ -96,8 +100,14 @@ impl Shape {
         if word3 && w[3] == b' ' {
             bits |= Shape::WORD3.0;
         }
+        if matches!(b0, b'0'..=b'9' | b'a'..=b'f') {
+            bits |= Shape::HEX.0;
+        }
         if b0.is_ascii_alphabetic() {
             bits |= Shape::ALPHA.0;
+            if !(month && w[3] == b' ') {
+                bits |= Shape::ALPHA_NOT_MONTH.0;
+            }
         } else if b0.is_ascii_digit() {
             bits |= Shape::DIGIT.0 | iso_bits(t, w);
         } else if b0 == b' ' {
@@ -311,6 +321,12 @@ mod reference {
         }
         if b(0).is_ascii_alphabetic() {
             bits |= Shape::ALPHA.0;
+            if !(month && b(3) == b' ') {
+                bits |= Shape::ALPHA_NOT_MONTH.0;
+            }
+        }
+        if b(0).is_ascii_digit() || (b'a'..=b'f').contains(&b(0)) {
+            bits |= Shape::HEX.0;
         }
         if b(0).is_ascii_digit() {
             bits |= Shape::DIGIT.0;

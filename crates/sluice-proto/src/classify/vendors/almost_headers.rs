@@ -47,7 +47,10 @@ pub(crate) static BUILTIN: Vendor = Vendor {
             name: "app-almost-syslogz-hostnodate",
             topic: Topic::AlmostSyslog,
             order: "~almost-syslog/app-almost-syslogz-hostnodate.conf",
-            when: When::Header(Shape::ALPHA, |raw| hostnodate_header(raw).is_some()),
+            // A letter, and not a BSD month with its space (the check's first refusal).
+            when: When::Header(Shape::ALPHA_NOT_MONTH, |raw| {
+                hostnodate_header(raw).is_some()
+            }),
             parse: hostnodate,
         },
         App {
@@ -431,7 +434,7 @@ mod tests {
             ],
         );
         assert_needs_shape(
-            Shape::ALPHA,
+            Shape::ALPHA_NOT_MONTH,
             |raw| hostnodate_header(raw).is_some(),
             &["<13>myhost prog: hello", "<13> h-1.x prog: x"],
         );

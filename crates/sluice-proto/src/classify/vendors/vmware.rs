@@ -15,7 +15,7 @@ use std::sync::LazyLock;
 use regex::bytes::Regex;
 
 use crate::classify::registry::{
-    App, Input, Key, Out, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,
+    App, Input, Key, Out, Shape, TimeEdit, Topic, Values, ValuesSyntax, Vendor, When,
 };
 use crate::classify::template::Template;
 use crate::classify::value::{INLINE_CAP, Inline, Value};
@@ -45,7 +45,8 @@ pub static VENDOR: Vendor = Vendor {
             name: "app-almost-syslog-ciscvmware_vsphere_guiddate",
             topic: Topic::AlmostSyslog,
             order: "vmware/app-almost-syslog-vmware_vsphere_guiddate.conf",
-            when: When::Raw(guid_stamp_follows_pri),
+            // `^<\d+> ?[a-f0-9]{4}-`: a hexadecimal digit after the PRI and a space.
+            when: When::Header(Shape::HEX, guid_stamp_follows_pri),
             parse: guiddate,
         },
         App {

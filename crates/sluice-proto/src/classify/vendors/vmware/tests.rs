@@ -236,3 +236,22 @@ fn almost_syslog() {
     assert_eq!(c.sourcetype, "vmware:esxlog:hostd");
     assert_eq!(c.time, crate::classify::registry::TimeEdit::Recv);
 }
+
+/// The GUID-date check's header gate holds wherever the application can take the message
+/// (the parser's `^<\d+> ?[a-f0-9]`).
+#[test]
+fn guid_date_needs_a_hex_digit() {
+    crate::classify::testutil::assert_needs_shape(
+        crate::classify::registry::Shape::HEX,
+        |raw| {
+            static PRI: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+                regex::bytes::Regex::new(r"^<\d+> ?[a-f0-9]").expect("static regex")
+            });
+            super::guid_stamp_follows_pri(raw) && PRI.is_match(raw)
+        },
+        &[
+            "<14>a1b2-c3d4-e5f6-a7b8-9c0Z host x",
+            "<14> 0000-1111-2222-3333-444Z h y",
+        ],
+    );
+}
