@@ -5,9 +5,8 @@
 /// What the text after a message's `<PRI>` (`<\d+>`) starts with: the first-byte classes
 /// the almost-syslog header checks test, and how a BSD-like stamp there ends, read once per
 /// message ([`When::Header`]). `t` is that text with one leading space removed. Without a PRI
-/// no bit is set;
-/// with a non-ASCII byte where its digits end, every bit (a regex's `\d` may read it as a
-/// digit).
+/// no bit is set; with a non-ASCII byte where its digits end, every bit (a regex's `\d` may
+/// read it as a digit).
 ///
 /// The stamp bits come from one walk over `\w\w\w *\d{1,2} ` at the start of `t` (the
 /// loosest form any header check accepts), then either `hh:mm:ss HOST ` (HOST a run of
@@ -63,10 +62,9 @@ impl Shape {
         self.0 & need.0 != 0
     }
 
-    /// The shape of a raw message. Reads a fixed window of the bytes after the PRI (copied
-    /// into a zero-padded array, so each test is one load and compare, not a bounds check):
-    /// this runs on every message with a PRI, and the byte-at-a-time form cost 375
-    /// instructions on a plain BSD line.
+    /// The shape of a raw message. It runs on every message with a PRI, so it reads a fixed
+    /// window of the bytes after the PRI (in place, or zero-padded when the text is shorter):
+    /// each test is one load and compare, with no bounds check per byte.
     pub fn of(raw: &[u8]) -> Shape {
         let t = match after_pri(raw) {
             Pri::Ascii(t) => t,

@@ -170,6 +170,14 @@ pub fn classify_line_bytes(raw: &[u8]) {
     let _ = classify(&msg, &src, NOW, &CLASSIFIER, &scratch);
 }
 
+/// `^<\d+>` (Unicode `\d`, as SC4S's regexes read it): what an almost-syslog parser requires
+/// before its header check can matter.
+pub fn pri_is_digits(raw: &[u8]) -> bool {
+    static PRI: std::sync::LazyLock<regex::bytes::Regex> =
+        std::sync::LazyLock::new(|| regex::bytes::Regex::new(r"^<\d+>").expect("static regex"));
+    PRI.is_match(raw)
+}
+
 /// A [`When::Header`](super::registry::When::Header) check's claim, tested: whenever
 /// `check` accepts a message, the message's [`Shape`](super::registry::Shape) has one of the
 /// bits of `need` (else the dispatcher would skip a message the application takes). The

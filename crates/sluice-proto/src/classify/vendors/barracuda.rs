@@ -264,28 +264,24 @@ fn netsource<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    /// The header gate is a necessary condition of the check on what the applications can
-    /// take (`^<\d+>`, which their parsers require).
+    use super::{waf_header_regex, waf_header_scan};
+    use crate::classify::testutil::classify_line;
+
+    /// The header gate is a necessary condition of the check on what the application can
+    /// take (its parser requires `^<\d+>`).
     #[test]
     fn the_check_needs_its_shape() {
-        crate::classify::testutil::assert_needs_shape(
-            crate::classify::registry::Shape::DIGIT.or(crate::classify::registry::Shape::SPACE),
-            |raw| {
-                static PRI: std::sync::LazyLock<regex::bytes::Regex> =
-                    std::sync::LazyLock::new(|| {
-                        regex::bytes::Regex::new(r"^<\d+>").expect("static regex")
-                    });
-                super::iso_stamp_after_pri(raw) && PRI.is_match(raw)
-            },
+        use crate::classify::registry::Shape;
+        use crate::classify::testutil::{assert_needs_shape, pri_is_digits};
+        assert_needs_shape(
+            Shape::DIGIT.or(Shape::SPACE),
+            |raw| super::iso_stamp_after_pri(raw) && pri_is_digits(raw),
             &[
                 "<134>2024-03-13 19:33:53.511 +0000 waf1 SYS x",
                 "<134>   2024-03-13 19:33:53.511 -0500 w WF y",
             ],
         );
     }
-
-    use super::{waf_header_regex, waf_header_scan};
-    use crate::classify::testutil::classify_line;
 
     /// The scanner gives the regex's groups on ASCII headers, odd ones included.
     #[test]

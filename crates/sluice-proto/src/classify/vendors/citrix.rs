@@ -293,30 +293,26 @@ fn rfc5424_listener<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
 
 #[cfg(test)]
 mod tests {
-    /// The header gate is a necessary condition of the check on what the applications can
-    /// take (`^<\d+>`, which their parsers require).
+    use super::{day_digits, pri_space_and_colon, svm_scan};
+    use crate::classify::gate::Gated;
+    use crate::classify::testutil::classify_line;
+    use proptest::prelude::*;
+
+    /// The header gate is a necessary condition of the check on what the application can
+    /// take (its parser requires `^<\d+>`).
     #[test]
     fn the_check_needs_its_shape() {
-        crate::classify::testutil::assert_needs_shape(
-            crate::classify::registry::Shape::SPACE,
-            |raw| {
-                static PRI: std::sync::LazyLock<regex::bytes::Regex> =
-                    std::sync::LazyLock::new(|| {
-                        regex::bytes::Regex::new(r"^<\d+>").expect("static regex")
-                    });
-                super::pri_space_and_colon(raw) && PRI.is_match(raw)
-            },
+        use crate::classify::registry::Shape;
+        use crate::classify::testutil::{assert_needs_shape, pri_is_digits};
+        assert_needs_shape(
+            Shape::SPACE,
+            |raw| super::pri_space_and_colon(raw) && pri_is_digits(raw),
             &[
                 "<134> 03/13/2024:19:33:53 GMT ns1 0-PPE-0 : default SSLLOG x",
                 "<134>  ns1 A-1 : x",
             ],
         );
     }
-
-    use super::{day_digits, pri_space_and_colon, svm_scan};
-    use crate::classify::gate::Gated;
-    use crate::classify::testutil::classify_line;
-    use proptest::prelude::*;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
