@@ -53,7 +53,7 @@ pub mod kvscan;
 pub mod local;
 pub mod metadata;
 pub mod registry;
-mod shape;
+pub(crate) mod shape;
 pub mod template;
 pub mod value;
 pub mod vendors;

@@ -22,22 +22,16 @@ pub struct Shape(u16);
 impl Shape {
     /// The text starts with a space.
     pub const SPACE: Shape = Shape(1);
-    /// `t` starts `[A-Z][a-z][a-z]` (a BSD month name's shape).
-    pub const MONTH: Shape = Shape(2);
-    /// `t` starts with three ASCII word bytes (`[A-Za-z0-9_]`) and a space.
-    pub const WORD3: Shape = Shape(4);
-    /// `t` starts with an ASCII letter.
-    pub const ALPHA: Shape = Shape(8);
     /// `t` starts with an ASCII digit.
     pub const DIGIT: Shape = Shape(16);
-    /// MONTH, the clock stamp, and HOST holds a `.` (Cisco's `facility.level` in its place).
+    /// A BSD month, the clock stamp, and HOST holds a `.` (Cisco's `facility.level` in its place).
     pub const HOST_DOT: Shape = Shape(32);
     /// The clock stamp, HOST, a space and a digit (a relay's IPv4 address after HOST).
     pub const HOST_THEN_DIGIT: Shape = Shape(64);
     /// The clock stamp, HOST, a space and a byte a syslog level word starts with
     /// (`alert crit debug emerg err error info notice warning`).
     pub const HOST_THEN_LEVEL: Shape = Shape(128);
-    /// MONTH, a day, a space, four digits and a space (`Mmm dd yyyy hh:mm:ss...`).
+    /// A BSD month, a day, a space, four digits and a space (`Mmm dd yyyy hh:mm:ss...`).
     pub const YEAR: Shape = Shape(256);
     /// `yyyy-mm-dd[ T]hh:mm:ss,` after an optional `1` and spaces (an ISO stamp with a comma
     /// before its fraction).
@@ -92,17 +86,10 @@ impl Shape {
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
         let month = b0.is_ascii_uppercase() && b1.is_ascii_lowercase() && b2.is_ascii_lowercase();
         let word3 = word(b0) && word(b1) && word(b2);
-        if month {
-            bits |= Shape::MONTH.0;
-        }
-        if word3 && w[3] == b' ' {
-            bits |= Shape::WORD3.0;
-        }
         if matches!(b0, b'0'..=b'9' | b'a'..=b'f') {
             bits |= Shape::HEX.0;
         }
         if b0.is_ascii_alphabetic() {
-            bits |= Shape::ALPHA.0;
             if !(month && w[3] == b' ') {
                 bits |= Shape::ALPHA_NOT_MONTH.0;
             }
@@ -139,17 +126,32 @@ enum Pri<'a> {
 }
 
 fn after_pri(raw: &[u8]) -> Pri<'_> {
+    match pri_scan(raw) {
+        Ok(n) => Pri::Ascii(&raw[n..]),
+        Err(true) => Pri::Unsure,
+        Err(false) => Pri::None,
+    }
+}
+
+/// `^<[0-9]+>`: the length of the PRI, for the almost-syslog parsers that read what follows
+/// it (one definition for them and [`Shape`]).
+pub(crate) fn pri_len(raw: &[u8]) -> Option<usize> {
+    pri_scan(raw).ok()
+}
+
+/// The PRI's length, or `Err(true)` when a non-ASCII byte ends its digits.
+fn pri_scan(raw: &[u8]) -> Result<usize, bool> {
     if raw.first() != Some(&b'<') {
-        return Pri::None;
+        return Err(false);
     }
     let mut i = 1;
     while i < raw.len() && raw[i].is_ascii_digit() {
         i += 1;
     }
     match raw.get(i) {
-        Some(b'>') if i > 1 => Pri::Ascii(&raw[i + 1..]),
-        Some(b) if !b.is_ascii() => Pri::Unsure,
-        _ => Pri::None,
+        Some(b'>') if i > 1 => Ok(i + 1),
+        Some(b) => Err(!b.is_ascii()),
+        None => Err(false),
     }
 }
 
@@ -310,18 +312,9 @@ mod reference {
         let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
         let month =
             b(0).is_ascii_uppercase() && b(1).is_ascii_lowercase() && b(2).is_ascii_lowercase();
-        if month {
-            bits |= Shape::MONTH.0;
-        }
         let word3 = word(b(0)) && word(b(1)) && word(b(2));
-        if word3 && b(3) == b' ' {
-            bits |= Shape::WORD3.0;
-        }
-        if b(0).is_ascii_alphabetic() {
-            bits |= Shape::ALPHA.0;
-            if !(month && b(3) == b' ') {
-                bits |= Shape::ALPHA_NOT_MONTH.0;
-            }
+        if b(0).is_ascii_alphabetic() && !(month && b(3) == b' ') {
+            bits |= Shape::ALPHA_NOT_MONTH.0;
         }
         if b(0).is_ascii_digit() || (b'a'..=b'f').contains(&b(0)) {
             bits |= Shape::HEX.0;

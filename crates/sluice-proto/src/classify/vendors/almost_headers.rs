@@ -65,15 +65,7 @@ pub(crate) static BUILTIN: Vendor = Vendor {
 
 /// The bytes after `<\d+>`, or `None` without a PRI.
 fn after_pri(raw: &[u8]) -> Option<&[u8]> {
-    let digits = raw
-        .get(1..)?
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if raw.first() != Some(&b'<') || digits == 0 || raw.get(1 + digits) != Some(&b'>') {
-        return None;
-    }
-    Some(&raw[digits + 2..])
+    crate::classify::shape::pri_len(raw).map(|n| &raw[n..])
 }
 
 /// `.` in SC4S's patterns stops at a line end.

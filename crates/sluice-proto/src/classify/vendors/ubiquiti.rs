@@ -157,12 +157,13 @@ fn version_at(m: &[u8], mut at: usize) -> bool {
     true
 }
 
+/// SC4S's UniFi header (`app-syslog-ubiquiti_unifi`): the parser's regex, and the one
+/// [`head_possible`] must hold for.
+const HEAD_PATTERN: &str =
+    r"^(?:([^, ]+)(?: |,))?([abcedf0-9]+),(?:v|.+-)\d+\.\d+\.\d+(?:\.\d+)?(?:\+\d+)?(?:: | )";
+
 fn unifi<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
-    static HEAD: LazyLock<Gated> = LazyLock::new(|| {
-        Gated::new(
-            r"^(?:([^, ]+)(?: |,))?([abcedf0-9]+),(?:v|.+-)\d+\.\d+\.\d+(?:\.\d+)?(?:\+\d+)?(?:: | )",
-        )
-    });
+    static HEAD: LazyLock<Gated> = LazyLock::new(|| Gated::new(HEAD_PATTERN));
     static MODEL: LazyLock<Gated> = LazyLock::new(|| Gated::new(r"^U[A-Z0-9\-a-z]+$"));
     let m = input.body;
     if !head_possible(m) {
@@ -299,22 +300,19 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// `head_possible` is a necessary condition of the HEAD regex.
-        #[test]
-        fn head_possible_holds_wherever_the_regex_matches(
-            pieces in proptest::collection::vec(proptest::sample::select(&[
-                "usw", "18e8294876c3", "ab", "0", ",", " ", "v", "4.0.66", "1.2.3", ".", "-",
-                "x-", ": ", "+12", "é", "G", "h1",
-            ][..]), 0..10),
-        ) {
-            static HEAD: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
-                regex::bytes::Regex::new(
-                    r"^(?:([^, ]+)(?: |,))?([abcedf0-9]+),(?:v|.+-)\d+\.\d+\.\d+(?:\.\d+)?(?:\+\d+)?(?:: | )",
-                )
-                .expect("static regex")
-            });
-            let m = pieces.concat();
-            proptest::prop_assert!(!HEAD.is_match(m.as_bytes()) || super::head_possible(m.as_bytes()), "{m:?}");
+            /// `head_possible` is a necessary condition of the HEAD regex.
+            #[test]
+            fn head_possible_holds_wherever_the_regex_matches(
+                pieces in proptest::collection::vec(proptest::sample::select(&[
+                    "usw", "18e8294876c3", "ab", "0", ",", " ", "v", "4.0.66", "1.2.3", ".", "-",
+                    "x-", ": ", "+12", "é", "G", "h1",
+                ][..]), 0..10),
+            ) {
+                static HEAD: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+    regex::bytes::Regex::new(super::HEAD_PATTERN).expect("static regex")
+                });
+                let m = pieces.concat();
+                proptest::prop_assert!(!HEAD.is_match(m.as_bytes()) || super::head_possible(m.as_bytes()), "{m:?}");
+            }
         }
-    }
 }

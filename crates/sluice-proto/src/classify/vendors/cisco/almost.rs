@@ -14,6 +14,7 @@
 use std::sync::LazyLock;
 
 use crate::classify::registry::{App, HostEdit, Input, Out, Shape, TimeEdit, Topic, When};
+use crate::classify::shape::pri_len;
 use crate::classify::value::Value;
 use crate::classify::vendors::almost_levelword::split_program;
 use crate::classify::vendors::util::{colon_percent, contains, has_colon_percent};
@@ -38,17 +39,6 @@ pub(crate) const CISCO_MS: App = App {
     when: When::Header(Shape::HOST_DOT, |raw| ms_header(raw).is_some()),
     parse: cisco_ms,
 };
-
-/// `^<\d+>`: the length of the PRI.
-fn pri_len(raw: &[u8]) -> Option<usize> {
-    let digits = raw
-        .get(1..)?
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    (raw.first() == Some(&b'<') && digits > 0 && raw.get(1 + digits) == Some(&b'>'))
-        .then_some(digits + 2)
-}
 
 fn cisco_syslog<'m>(input: &Input<'m, '_>, out: &mut Out<'m>) -> bool {
     let raw: &'m [u8] = input.msg.raw;
