@@ -18,7 +18,7 @@
 # sluice's share of a loaded 2-core machine, and the table records the load average.
 #
 # Environment: N (2000000), SIZE (300), CONNS (4), LOAD_MAX (1.5), LOAD_WAIT (300),
-# ONLY (subset of "hec kafka both"), SLUICE_BIN, TANSU (path of the broker binary),
+# ONLY (subset of "hec kafka both"), EXTRA_ENV (more NAME=value settings for sluice), SLUICE_BIN, TANSU (path of the broker binary),
 # CARGO_TARGET_DIR. Writes OUT_DIR/{table.txt,<case>-receiver.log,<case>-metrics.txt}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -91,6 +91,8 @@ run_case() {
         envs+=("SLUICE_DEST_KAFKA_BENCH_BROKERS=127.0.0.1:$broker_port"
                "SLUICE_DEST_KAFKA_BENCH_TOPIC=sc4s-bench")
     fi
+    # shellcheck disable=SC2206
+    envs+=(${EXTRA_ENV:-})
     "$bin" sink --listen "127.0.0.1:$sink_port" >"$work/sink.log" 2>&1 &
     pids+=($!)
     # exec: the pid is sluice's own, whatever the binary is called.

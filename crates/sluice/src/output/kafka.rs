@@ -68,8 +68,8 @@ struct Failed {
     error: KafkaError,
 }
 
-/// What became of the records of one batch, filled in by the delivery reports.
-#[derive(Debug)]
+/// What became of the records of one batch attempt, filled in by the delivery reports.
+#[derive(Debug, Default)]
 struct BatchState {
     pending: AtomicU32,
     failed: Mutex<Vec<Failed>>,
@@ -77,12 +77,14 @@ struct BatchState {
 }
 
 impl BatchState {
-    fn new(records: u32) -> Arc<BatchState> {
-        Arc::new(BatchState {
-            pending: AtomicU32::new(records),
-            failed: Mutex::new(Vec::new()),
-            done: tokio::sync::Notify::new(),
-        })
+    /// Starts an attempt of `records` records. Only called by the slot's holder, after every
+    /// report of its previous attempt is in.
+    fn begin(&self, records: u32) {
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.pending.store(records, Ordering::Release);
     }
 
     fn report(&self, failure: Option<Failed>) {
@@ -97,16 +99,78 @@ impl BatchState {
     }
 }
 
-/// The record's batch and its index in it, as each record's delivery opaque.
+/// One [`BatchState`] per batch in flight, shared by the output and every producer
+/// generation's callbacks. A record's delivery opaque is a plain number, its slot and index
+/// ([`opaque`]): a `Box` holding an `Arc` per record cost an allocation, a free and two
+/// atomic updates of a cache line the producing and reporting threads both write, for each
+/// record. A slot is reused only after every report of its attempt is in (`deliver` waits
+/// for them), so a report can never land in the next batch's slot.
 #[derive(Debug)]
-struct RecordRef {
-    batch: Arc<BatchState>,
-    index: u32,
+struct Slots {
+    states: [BatchState; IN_FLIGHT_BATCHES],
+    free: Mutex<Vec<usize>>,
+}
+
+impl Slots {
+    fn new() -> Arc<Slots> {
+        Arc::new(Slots {
+            states: std::array::from_fn(|_| BatchState::default()),
+            free: Mutex::new((0..IN_FLIGHT_BATCHES).rev().collect()),
+        })
+    }
+
+    /// A free slot. `run_inner` holds one of `IN_FLIGHT_BATCHES` permits per task, so one is
+    /// free whenever it is called.
+    fn take(self: &Arc<Slots>) -> Option<SlotGuard> {
+        let i = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop()?;
+        Some(SlotGuard {
+            slots: Arc::clone(self),
+            index: i,
+        })
+    }
+
+    /// The state a report with `opaque` belongs to, and the record's index in its batch.
+    fn of(&self, opaque: usize) -> Option<(&BatchState, u32)> {
+        let (slot, index) = unpack(opaque);
+        self.states.get(slot).map(|s| (s, index))
+    }
+}
+
+/// A taken slot, given back when dropped.
+struct SlotGuard {
+    slots: Arc<Slots>,
+    index: usize,
+}
+
+impl SlotGuard {
+    fn state(&self) -> &BatchState {
+        &self.slots.states[self.index]
+    }
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.slots
+            .free
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(self.index);
+    }
+}
+
+/// A record's delivery opaque: its batch's slot and its index in the batch.
+fn opaque(slot: usize, index: u32) -> usize {
+    (slot << 32) | index as usize
+}
+
+fn unpack(opaque: usize) -> (usize, u32) {
+    (opaque >> 32, (opaque & 0xFFFF_FFFF) as u32)
 }
 
 /// librdkafka's callbacks: delivery reports, errors and logs.
 struct Context {
     events: Arc<ForwardEvents>,
+    slots: Arc<Slots>,
 }
 
 impl ClientContext for Context {
@@ -148,13 +212,16 @@ impl ClientContext for Context {
 }
 
 impl ProducerContext for Context {
-    type DeliveryOpaque = Box<RecordRef>;
+    type DeliveryOpaque = usize;
 
-    fn delivery(&self, result: &DeliveryResult<'_>, opaque: Box<RecordRef>) {
+    fn delivery(&self, result: &DeliveryResult<'_>, opaque: usize) {
+        let Some((state, index)) = self.slots.of(opaque) else {
+            return;
+        };
         match result {
-            Ok(_) => opaque.batch.report(None),
-            Err((e, _)) => opaque.batch.report(Some(Failed {
-                index: opaque.index,
+            Ok(_) => state.report(None),
+            Err((e, _)) => state.report(Some(Failed {
+                index,
                 error: e.clone(),
             })),
         }
@@ -173,6 +240,7 @@ pub struct KafkaOutput {
     dead_letter: Arc<DeadLetter>,
     hand_back: HandBack,
     brokers: String,
+    slots: Arc<Slots>,
 }
 
 impl std::fmt::Debug for KafkaOutput {
@@ -294,9 +362,11 @@ impl KafkaOutput {
                 c.set(k.trim(), v.trim());
             }
         }
+        let slots = Slots::new();
         let producer: KafkaProducer = c
             .create_with_context(Context {
                 events: Arc::clone(&events),
+                slots: Arc::clone(&slots),
             })
             .map_err(|e| anyhow::anyhow!("destination {name}: {p}* (librdkafka): {e}"))?;
         let dir = cfg
@@ -317,6 +387,7 @@ impl KafkaOutput {
             dead_letter: Arc::new(dead_letter),
             hand_back: Arc::new(OnceLock::new()),
             brokers: cfg.brokers.clone(),
+            slots,
         })
     }
 
@@ -346,6 +417,7 @@ impl KafkaOutput {
             .config
             .create_with_context::<Context, KafkaProducer>(Context {
                 events: Arc::clone(&self.events),
+                slots: Arc::clone(&self.slots),
             }) {
             Ok(p) => {
                 let old = std::mem::replace(&mut *g, (generation + 1, Arc::new(p)));
@@ -438,9 +510,18 @@ impl KafkaOutput {
         let mut todo: Vec<u32> = (0..batch.events()).collect();
         let mut rejected: Vec<Rejection> = Vec::new();
         let mut backoff = BACKOFF_FIRST;
+        let Some(slot) = self.slots.take() else {
+            // Not reached: `run_inner` runs at most IN_FLIGHT_BATCHES of these at once.
+            d.complete(Completion::Retry {
+                after: BACKOFF_FIRST,
+                reason: RetryReason::Unreachable,
+            });
+            return;
+        };
+        let state = slot.state();
         loop {
             let (generation, producer) = self.producer();
-            let state = BatchState::new(todo.len() as u32);
+            state.begin(todo.len() as u32);
             let mut bytes = 0u64;
             let mut bad = 0u64;
             for &i in &todo {
@@ -474,14 +555,8 @@ impl KafkaOutput {
                     .emit(&self.events);
                 }
                 let topic = String::from_utf8_lossy(rec.topic);
-                let mut record = BaseRecord::with_opaque_to(
-                    &topic,
-                    Box::new(RecordRef {
-                        batch: Arc::clone(&state),
-                        index: i,
-                    }),
-                )
-                .payload(rec.value);
+                let mut record =
+                    BaseRecord::with_opaque_to(&topic, opaque(slot.index, i)).payload(rec.value);
                 if let Some(k) = rec.key {
                     record = record.key(k);
                 }
@@ -499,7 +574,7 @@ impl KafkaOutput {
                             // Refused before it left (too large for message.max.bytes, …):
                             // as if the broker had said so.
                             state.report(Some(Failed {
-                                index: r.delivery_opaque.index,
+                                index: unpack(r.delivery_opaque).1,
                                 error: e,
                             }));
                             break;
