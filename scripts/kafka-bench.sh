@@ -5,19 +5,21 @@
 #
 #   scripts/kafka-bench.sh [OUT_DIR]
 #
-# Each case: a release build of this checkout receives $N loggen messages ($SIZE bytes,
-# loggen -S: TCP, $CONNS connections, as fast as they are taken) and delivers them:
+# Each case: a release build of this checkout receives $N loggen messages ($SIZE bytes; with
+# PROTO=tcp, the default, over $CONNS connections as fast as they are taken; with PROTO=udp,
+# one sender at $RATE/s) and delivers them:
 #   hec:   to `sluice sink` (the HEC stand-in), SC4S defaults (10 workers, gzip);
 #   kafka: to tansu (the broker tests/e2e_kafka.rs uses: `.ci/run` installs it), the
 #          default destination in SELECT mode, SLUICE_DEST_KAFKA_BENCH_* defaults
 #          (acks=all, idempotent, lz4), topic sc4s-bench;
 #   both:  HEC and Kafka together (every event to both).
-# Measured: wall time from the first to the last delivered event (sluice_delivered_total on
+# Measured: wall time from the first to the last delivered event (UDP: until the sender is
+# done and nothing more arrives for 2 s; the loss is what the sender counted minus that) (sluice_delivered_total on
 # /metrics, polled every 0.2 s), and sluice's own CPU (utime + stime from /proc) over the
 # run. The broker, the HEC stand-in and loggen run on the same cores: the figures are
 # sluice's share of a loaded 2-core machine, and the table records the load average.
 #
-# Environment: N (2000000), SIZE (300), CONNS (4), LOAD_MAX (1.5), LOAD_WAIT (300),
+# Environment: N (2000000), SIZE (300), CONNS (4), PROTO (tcp or udp), RATE (150000), LOAD_MAX (1.5), LOAD_WAIT (300),
 # ONLY (subset of "hec kafka both"), EXTRA_ENV (more NAME=value settings for sluice), SLUICE_BIN, TANSU (path of the broker binary),
 # CARGO_TARGET_DIR. Writes OUT_DIR/{table.txt,<case>-receiver.log,<case>-metrics.txt}.
 set -euo pipefail
@@ -27,6 +29,9 @@ repo=$PWD
 N=${N:-2000000}
 SIZE=${SIZE:-300}
 CONNS=${CONNS:-4}
+PROTO=${PROTO:-tcp}
+RATE=${RATE:-150000}
+case $PROTO in tcp | udp) ;; *) echo "PROTO=$PROTO: tcp or udp" >&2; exit 2 ;; esac
 LOAD_MAX=${LOAD_MAX:-1.5}
 LOAD_WAIT=${LOAD_WAIT:-300}
 ONLY=${ONLY:-hec kafka both}
@@ -107,10 +112,15 @@ run_case() {
     local t0 c0 first=""
     c0=$(cpu_ticks "$spid")
     t0=$(date +%s.%N)
-    loggen -i -S -I 3600 -n "$((N / CONNS))" --active-connections "$CONNS" -s "$SIZE" -r 10000000 \
-        127.0.0.1 "$port" >"$work/loggen.log" 2>&1 &
+    if [ "$PROTO" = tcp ]; then
+        loggen -i -S -I 3600 -n "$((N / CONNS))" --active-connections "$CONNS" -s "$SIZE" \
+            -r 10000000 127.0.0.1 "$port" >"$work/loggen.log" 2>&1 &
+    else
+        loggen -i -D -I 3600 -n "$N" -s "$SIZE" -r "$RATE" 127.0.0.1 "$port" \
+            >"$work/loggen.log" 2>&1 &
+    fi
     local lpid=$!
-    local done_n=0 last
+    local done_n=0 last prev=-1 still=0
     while :; do
         done_n=0
         for d in "${dests[@]}"; do
@@ -118,6 +128,12 @@ run_case() {
         done
         if [ -z "$first" ] && [ "$done_n" -gt 0 ]; then first=$(date +%s.%N); fi
         [ "$done_n" -ge $((N * ${#dests[@]})) ] && break
+        # UDP: what was lost never arrives; done when the sender is and nothing moved for 2 s.
+        if [ "$PROTO" = udp ] && ! kill -0 "$lpid" 2>/dev/null; then
+            if [ "$done_n" -eq "$prev" ]; then still=$((still + 1)); else still=0; fi
+            prev=$done_n
+            [ "$still" -ge 10 ] && break
+        fi
         if ! kill -0 "$spid" 2>/dev/null; then echo "sluice exited" >&2; break; fi
         last=$(date +%s.%N)
         if awk -v a="$t0" -v b="$last" 'BEGIN { exit !(b - a > 600) }'; then
@@ -130,13 +146,19 @@ run_case() {
     c1=$(cpu_ticks "$spid")
     wait "$lpid" 2>/dev/null || true
     curl -s "http://127.0.0.1:$status/metrics" >"$out/$case-metrics.txt" || true
-    local hz
+    local hz sent=$N
     hz=$(getconf CLK_TCK)
-    awk -v c="$case" -v n="$N" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v hz="$hz" \
-        -v got="$done_n" -v k="${#dests[@]}" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
-        'BEGIN { wall = t1 - t0; cpu = (c1 - c0) / hz;
-                 printf "%-6s %9d events %7.1f s %9.0f events/s %6.2f CPU-s/M  delivered %d/%d  load %s\n",
-                        c, n, wall, n / wall, cpu / n * 1e6, got, n * k, load }' | tee -a "$out/table.txt"
+    if [ "$PROTO" = udp ]; then
+        sent=$(sed -n 's/.*count=\([0-9]*\).*/\1/p' "$work/loggen.log" | tail -n1)
+        sent=${sent:-$N}
+    fi
+    # CPU per delivered event (per destination's copy: `both` counts each event once).
+    awk -v c="$case/$PROTO" -v n="$sent" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" \
+        -v hz="$hz" -v got="$done_n" -v k="${#dests[@]}" \
+        -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
+        'BEGIN { wall = t1 - t0; cpu = (c1 - c0) / hz; ev = got / k;
+                 printf "%-9s %9d events %7.1f s %9.0f events/s %6.2f CPU-s/M  delivered %d/%d  load %s\n",
+                        c, n, wall, ev / wall, cpu / ev * 1e6, got, n * k, load }' | tee -a "$out/table.txt"
     kill "$spid" 2>/dev/null || true
     cleanup
     pids=()
