@@ -59,6 +59,8 @@ cleanup() {
 trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# Minor page faults: memory the kernel had to map (and zero) for sluice.
+faults() { awk '{print $10}' "/proc/$1/stat"; }
 delivered() {
     curl -s "http://127.0.0.1:$1/metrics" \
         | awk -v d="$2" '$1 ~ /^sluice_delivered_total\{/ && $1 ~ ("destination=\"" d "\"") {s += $2} END {print s + 0}'
@@ -109,8 +111,9 @@ run_case() {
         sleep 0.2
     done
     local spid=$rpid
-    local t0 c0 first=""
+    local t0 c0 f0 f1 first=""
     c0=$(cpu_ticks "$spid")
+    f0=$(faults "$spid")
     t0=$(date +%s.%N)
     if [ "$PROTO" = tcp ]; then
         loggen -i -S -I 3600 -n "$((N / CONNS))" --active-connections "$CONNS" -s "$SIZE" \
@@ -144,6 +147,7 @@ run_case() {
     local t1 c1
     t1=$(date +%s.%N)
     c1=$(cpu_ticks "$spid")
+    f1=$(faults "$spid")
     wait "$lpid" 2>/dev/null || true
     curl -s "http://127.0.0.1:$status/metrics" >"$out/$case-metrics.txt" || true
     local hz sent=$N
@@ -154,11 +158,11 @@ run_case() {
     fi
     # CPU per delivered event (per destination's copy: `both` counts each event once).
     awk -v c="$case/$PROTO" -v n="$sent" -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" \
-        -v hz="$hz" -v got="$done_n" -v k="${#dests[@]}" \
+        -v hz="$hz" -v got="$done_n" -v k="${#dests[@]}" -v pf="$((f1 - f0))" \
         -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
         'BEGIN { wall = t1 - t0; cpu = (c1 - c0) / hz; ev = got / k;
-                 printf "%-9s %9d events %7.1f s %9.0f events/s %6.2f CPU-s/M  delivered %d/%d  load %s\n",
-                        c, n, wall, ev / wall, cpu / ev * 1e6, got, n * k, load }' | tee -a "$out/table.txt"
+                 printf "%-9s %9d events %7.1f s %9.0f events/s %6.2f CPU-s/M %6.1f faults/k  delivered %d/%d  load %s\n",
+                        c, n, wall, ev / wall, cpu / ev * 1e6, pf / ev * 1000, got, n * k, load }' | tee -a "$out/table.txt"
     kill "$spid" 2>/dev/null || true
     cleanup
     pids=()
