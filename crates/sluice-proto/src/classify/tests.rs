@@ -725,30 +725,3 @@ fn listener_ids_without_vendor_reach_the_applications_that_name_them() {
     );
     assert_ne!(run(ns, "DEFAULT"), "citrix:netscaler:syslog");
 }
-
-#[test]
-fn zz_sizes() {
-    use std::mem::size_of;
-    eprintln!(
-        "Classification {}",
-        size_of::<Classification<'static, 'static>>()
-    );
-    eprintln!("Out {}", size_of::<registry::Out<'static>>());
-    eprintln!("Input {}", size_of::<registry::Input<'static, 'static>>());
-    eprintln!("Finish {}", size_of::<Finish<'static, 'static>>());
-    eprintln!("Value {}", size_of::<value::Value<'static, 'static>>());
-    eprintln!("Fields {}", size_of::<registry::Fields<'static, 'static>>());
-    eprintln!("HeaderView {}", size_of::<HeaderView<'static>>());
-    eprintln!("Values {}", size_of::<Option<registry::Values<'static>>>());
-    eprintln!("Edit {}", size_of::<Edit<'static, 'static>>());
-    eprintln!(
-        "HostEdit {}",
-        size_of::<registry::HostEdit<'static, 'static>>()
-    );
-    eprintln!("TokenHits {}", size_of::<dispatch::TokenHits>());
-    eprintln!("NetSource {}", size_of::<registry::NetSource<'static>>());
-    eprintln!(
-        "LocalRef {}",
-        size_of::<Option<local::run::LocalRef<'static, 'static>>>()
-    );
-}

@@ -511,10 +511,15 @@ impl KafkaOutput {
         let mut rejected: Vec<Rejection> = Vec::new();
         let mut backoff = BACKOFF_FIRST;
         let Some(slot) = self.slots.take() else {
-            // Not reached: `run_inner` runs at most IN_FLIGHT_BATCHES of these at once.
+            // A bug: `run_inner` runs at most IN_FLIGHT_BATCHES of these at once. The batch
+            // goes back to be offered again rather than being lost.
+            tracing::error!(
+                destination = %self.name,
+                "no free delivery slot for a batch (a bug); handing it back"
+            );
             d.complete(Completion::Retry {
                 after: BACKOFF_FIRST,
-                reason: RetryReason::Unreachable,
+                reason: RetryReason::Other,
             });
             return;
         };
