@@ -56,6 +56,8 @@ LOAD_WAIT=${LOAD_WAIT:-600}
 out=${2:-$repo/target/bench-results/before-after-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
+# The table reads every result in OUT_DIR: an earlier run's would be counted as rounds of this one.
+rm -f "$out"/*.json "$out"/*.log "$out"/table.md
 
 # shellcheck source=scripts/lib/measure.sh
 . scripts/lib/measure.sh
