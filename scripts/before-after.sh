@@ -35,7 +35,9 @@
 # CONNECTIONS (10), SCENARIOS ("udp-nix udp-mix tcp tls"; also udp-loggen, tcp-nix), PEER (yes: measure
 # syslog-ng too), RCVBUF (syslog-ng's so-rcvbuf, 67108864), LOAD_MAX (1.5: wait while the 1-minute load average
 # is above it), LOAD_WAIT (600 s at most), BASE_BIN / HEAD_BIN (use these binaries instead of
-# building), CARGO_TARGET_DIR (default target/before-after).
+# building), BASE_ENV / HEAD_ENV (space-separated VAR=value settings for one side only: with one
+# binary twice, `HEAD_ENV=SC4S_DEST_SPLUNK_HEC_DEFAULT_DISKBUFF_ENABLE=no` is what the buffer
+# costs), CARGO_TARGET_DIR (default target/before-after).
 #
 # Writes OUT_DIR/{table.md,*.json,*.log,bin/}; the table goes to stdout too.
 set -euo pipefail
@@ -53,6 +55,8 @@ PEER=${PEER:-yes}
 RCVBUF=${RCVBUF:-67108864}
 LOAD_MAX=${LOAD_MAX:-1.5}
 LOAD_WAIT=${LOAD_WAIT:-600}
+BASE_ENV=${BASE_ENV:-}
+HEAD_ENV=${HEAD_ENV:-}
 out=${2:-$repo/target/bench-results/before-after-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
@@ -164,7 +168,7 @@ scenario_args() {
 
 # Starts sluice binary $1 for scenario $2; sets rx_pid, port, status, sink_port.
 start_sluice() {
-    local bin=$1 scenario=$2 log=$3 var
+    local bin=$1 scenario=$2 log=$3 extra=$4 var
     port=$(free_port); status=$(free_port); sink_port=$(free_port)
     var=$(mktemp -d "$tmp/var.XXXXXX")
     (
@@ -182,6 +186,8 @@ start_sluice() {
                     SC4S_SOURCE_TLS_ENABLE=yes SC4S_TLS=$tmp SC4S_LISTEN_DEFAULT_TLS_PORT=$port \
                     SC4S_LISTEN_DEFAULT_RFC5425_PORT=disabled ;;
         esac
+        # BASE_ENV / HEAD_ENV: this side's own settings, over the defaults above.
+        for kv in $extra; do export "${kv?}"; done
         cd "$var"
         exec "$bin" run
     ) >"$log" 2>&1 &
@@ -215,7 +221,9 @@ measure() {
         *) label="$who"
            # A baseline older than the feature (c9181ed has no TLS listener) leaves its
            # cells empty; the head and syslog-ng must listen.
-           if ! start_sluice "$out/bin/$who" "$scenario" "$out/$name.log"; then
+           local extra=$BASE_ENV
+           [ "$who" = head ] && extra=$HEAD_ENV
+           if ! start_sluice "$out/bin/$who" "$scenario" "$out/$name.log" "$extra"; then
                stop_rx
                [ "$who" = base ] || exit 1
                echo "base has no $scenario listener: its cells stay empty" >&2
@@ -253,7 +261,7 @@ for scenario in $SCENARIOS; do
 done
 
 say "table"
-python3 - "$out" "$base_commit" "$head_commit$dirty" "$DURATION" "$SCENARIOS" <<'EOF' | tee "$out/table.md"
+python3 - "$out" "$base_commit${BASE_ENV:+ $BASE_ENV}" "$head_commit$dirty${HEAD_ENV:+ $HEAD_ENV}" "$DURATION" "$SCENARIOS" <<'EOF' | tee "$out/table.md"
 import glob, json, os, statistics, sys
 out, base, head, duration, scenarios = sys.argv[1:6]
 titles = {
@@ -272,15 +280,16 @@ def steps(scenario, who):
         for cfg in doc["configs"]:
             rows.extend(cfg["steps"])
     return rows
+MEASURES = ["delivered/s", "CPU-s per million", "loss %", "peak RSS, MiB"]
 def cell(rows):
     if not rows:
-        return ("—", "—", "—")
-    secs = [r["send_secs"] + (r.get("drain_secs") or 0) for r in rows]
+        return ("—",) * len(MEASURES)
     rate = [r["delivered"] / r["send_secs"] for r in rows]
     cpu = [r["cpu_us_per_event"] for r in rows if r.get("cpu_us_per_event") is not None]
     loss = [r["loss_pct"] for r in rows]
-    fmt = lambda xs, f: " / ".join(f.format(x) for x in xs)
-    return (fmt(rate, "{:,.0f}"), fmt(cpu, "{:.2f}"), fmt(loss, "{:.2f}"))
+    rss = [r["peak_rss_kib"] / 1024 for r in rows if r.get("peak_rss_kib") is not None]
+    fmt = lambda xs, f: " / ".join(f.format(x) for x in xs) or "—"
+    return (fmt(rate, "{:,.0f}"), fmt(cpu, "{:.2f}"), fmt(loss, "{:.2f}"), fmt(rss, "{:,.0f}"))
 loads = []
 for path in glob.glob(os.path.join(out, "*.json")):
     try:
@@ -300,7 +309,7 @@ for s in scenarios.split():
     r = first[0]["offered_rate"] if first else 0
     title = titles.get(s, s).format(r=f"{round(r, -3):,.0f}")
     b, h, p = cell(steps(s, "base")), cell(steps(s, "head")), cell(steps(s, "syslog-ng"))
-    for i, name in enumerate(["delivered/s", "CPU-s per million", "loss %"]):
+    for i, name in enumerate(MEASURES):
         print(f"| {title if i == 0 else ''} | {name} | {b[i]} | {h[i]} | {p[i]} |")
     hr = [x["delivered"] / x["send_secs"] for x in steps(s, "head")]
     pr = [x["delivered"] / x["send_secs"] for x in steps(s, "syslog-ng")]
