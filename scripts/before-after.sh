@@ -57,6 +57,10 @@ LOAD_MAX=${LOAD_MAX:-1.5}
 LOAD_WAIT=${LOAD_WAIT:-600}
 BASE_ENV=${BASE_ENV:-}
 HEAD_ENV=${HEAD_ENV:-}
+# A word without `=` would be exported empty and measured as if it were a setting.
+for kv in $BASE_ENV $HEAD_ENV; do
+    [[ $kv =~ ^[A-Za-z_][A-Za-z0-9_]*=.*$ ]] || { echo "BASE_ENV/HEAD_ENV: '$kv' is not VAR=value" >&2; exit 2; }
+done
 out=${2:-$repo/target/bench-results/before-after-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out/bin"
 out=$(cd "$out" && pwd)
