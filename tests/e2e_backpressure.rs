@@ -139,5 +139,63 @@ fn kernel_drops_are_counted_while_the_udp_window_is_full() {
         m.sum("sluice_received_total", &[]) <= 1000.0,
         "nothing was delivered, so the window bounds what was taken in: {m:?}"
     );
+    assert_eq!(
+        d.log_count(BALANCE_ADVICE),
+        0,
+        "drops behind a full window are downstream's, not one sender's"
+    );
     eprintln!("{kernel} of 6000 datagrams dropped by the kernel while the window was full");
+}
+
+/// What the log says when one sender overruns its socket under the kernel's hash.
+const BALANCE_ADVICE: &str = "spreads them over the port's sockets";
+
+/// One sender faster than its receive thread, Splunk keeping up, the kernel's hash (SC4S's
+/// default): every datagram goes to one of the port's four sockets, the kernel drops what
+/// that thread cannot read, and the log names the setting that spreads the sender — once.
+/// The window-full test above is the other side: drops caused downstream give no advice.
+#[test]
+fn one_sender_overrunning_its_socket_is_told_to_balance() {
+    let _heavy = sluice_suite::heavy();
+    let sink = sluice_suite::sink();
+    let d = Daemon::start(
+        DaemonOpts::default()
+            .hec(&sink)
+            .env("SLUICE_UDP_BALANCE", "kernel")
+            .env("SC4S_SOURCE_LISTEN_UDP_SOCKETS", 4)
+            // A few datagrams of room: the sender outruns the thread at once.
+            .env("SC4S_SOURCE_UDP_SO_RCVBUFF", 4096),
+    );
+    let mut line = b"<13>Nov 22 10:00:00 host app: one heavy sender, pad ".to_vec();
+    line.resize(800, b'x');
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let start = std::time::Instant::now();
+    while proc_udp_drops(d.port) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the kernel dropped nothing in 20 s of sending"
+        );
+        for _ in 0..20_000 {
+            s.send_to(&line, d.udp_addr()).unwrap();
+        }
+    }
+    // The watch reads once a second; the drops must fall in an interval it compares.
+    for _ in 0..3 {
+        for _ in 0..20_000 {
+            s.send_to(&line, d.udp_addr()).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    d.wait_for_log(BALANCE_ADVICE, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(d.log_count(BALANCE_ADVICE), 1, "{}", d.log());
+    let log = d.log();
+    let advice = log
+        .lines()
+        .find(|l| l.contains(BALANCE_ADVICE))
+        .unwrap_or_default();
+    eprintln!(
+        "{} datagrams dropped by the kernel; {advice}",
+        proc_udp_drops(d.port)
+    );
 }

@@ -2,6 +2,7 @@
 //! arrives into batches (UDP threads in [`udp`]; TCP, RFC 6587, TLS and RFC 5425 connections
 //! in [`stream`]).
 
+pub mod skew;
 pub mod stream;
 pub mod udp;
 

@@ -41,6 +41,7 @@ use sluice_proto::classify::{SourceMeta, Transport};
 use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
+use super::skew::{Skew, SkewWatch};
 use crate::config::{Balance, Config, ListenerSpec, SourceProto};
 use crate::output::Submit;
 use crate::pipeline::{Emitter, LocalCounts, ReceiverCounters, RecvTime, SharedProcessor};
@@ -250,7 +251,23 @@ impl UdpPort {
             }
         }
         let drop_watch = CancellationToken::new();
-        watch_kernel_drops(&ctx.rt, probes, DROP_WATCH_INTERVAL, drop_watch.clone());
+        // Only the kernel's hash sends one sender to one socket; eBPF and cBPF spread it.
+        let skew = (group.balance_mode() == sluice_net::Balance::Kernel)
+            .then(|| SkewWatch::new(probes.len()))
+            .flatten()
+            .map(|watch| PortSkew {
+                port: local_addr.port(),
+                watch,
+                window: ctx.window.clone(),
+                memory: ctx.memory.clone(),
+            });
+        watch_kernel_drops(
+            &ctx.rt,
+            probes,
+            skew,
+            DROP_WATCH_INTERVAL,
+            drop_watch.clone(),
+        );
         let mut port = UdpPort {
             local_addr,
             group,
@@ -362,13 +379,31 @@ pub const DRAIN_LIMIT: Duration = Duration::from_millis(500);
 /// How often [`watch_kernel_drops`] reads the counters.
 pub const DROP_WATCH_INTERVAL: Duration = Duration::from_secs(1);
 
+/// A port balanced by the kernel's hash, watched for one sender overrunning one socket
+/// ([`SkewWatch`]), with what can hold its receivers back.
+pub struct PortSkew {
+    pub port: u16,
+    pub watch: SkewWatch,
+    pub window: Arc<Window>,
+    pub memory: Arc<MemoryBudget>,
+}
+
+impl PortSkew {
+    fn holds(&self) -> u64 {
+        self.window.full_count() + self.memory.full_count()
+    }
+}
+
 /// Reads every socket's kernel drop counter every `every` until `stop`, then drops the probes
 /// (closing their descriptors). A receive thread updates the counter itself whenever it reads
 /// — but not while it waits for window space, which is exactly when the kernel drops: without
 /// this, `sluice_kernel_dropped_total` would stand still for as long as the window is full.
+/// With `skew`, each reading also goes to its [`SkewWatch`], which advises balancing when
+/// one socket carries the port and drops.
 pub fn watch_kernel_drops(
     rt: &Handle,
     probes: Vec<DropProbe>,
+    mut skew: Option<PortSkew>,
     every: Duration,
     stop: CancellationToken,
 ) -> tokio::task::JoinHandle<()> {
@@ -379,16 +414,28 @@ pub fn watch_kernel_drops(
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
+        let mut holds = skew.as_ref().map_or(0, PortSkew::holds);
+        let mut readings = Vec::with_capacity(probes.len());
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
                 () = stop.cancelled() => break,
             }
+            readings.clear();
             for p in &probes {
                 if let Err(e) = p.refresh()
                     && !std::mem::replace(&mut failing, true)
                 {
                     tracing::warn!(socket = p.stats().index(), error = %e, "cannot read a socket's kernel drop counter");
+                }
+                readings.push((p.stats().received(), p.stats().kernel_drops()));
+            }
+            if let Some(s) = skew.as_mut() {
+                let now_holds = s.holds();
+                let held = std::mem::replace(&mut holds, now_holds) != now_holds;
+                if let Some(found) = s.watch.observe(Instant::now(), &readings, held) {
+                    let socket = probes[found.socket].stats().index();
+                    super::skew::advise(s.port, Skew { socket, ..found });
                 }
             }
         }
