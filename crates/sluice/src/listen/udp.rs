@@ -389,8 +389,20 @@ pub struct PortSkew {
 }
 
 impl PortSkew {
-    fn holds(&self) -> u64 {
-        self.window.full_count() + self.memory.full_count()
+    /// Counts that move whenever the receivers were held back: a wait that began, or one that
+    /// ended (a long wait can span the whole interval before it, with no new full event).
+    fn holds(&self) -> (u64, std::time::Duration) {
+        (
+            self.window.full_count() + self.memory.full_count(),
+            self.window.waited(),
+        )
+    }
+
+    /// Whether the receivers were held back since the previous reading `before`, or are now.
+    fn held_since(&self, before: &mut (u64, std::time::Duration)) -> bool {
+        let now = self.holds();
+        let moved = std::mem::replace(before, now) != now;
+        moved || self.window.in_use() >= u64::from(self.window.capacity())
     }
 }
 
@@ -414,7 +426,7 @@ pub fn watch_kernel_drops(
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut failing = false;
-        let mut holds = skew.as_ref().map_or(0, PortSkew::holds);
+        let mut holds = skew.as_ref().map(PortSkew::holds).unwrap_or_default();
         let mut readings = Vec::with_capacity(probes.len());
         loop {
             tokio::select! {
@@ -431,8 +443,7 @@ pub fn watch_kernel_drops(
                 readings.push((p.stats().received(), p.stats().kernel_drops()));
             }
             if let Some(s) = skew.as_mut() {
-                let now_holds = s.holds();
-                let held = std::mem::replace(&mut holds, now_holds) != now_holds;
+                let held = s.held_since(&mut holds);
                 if let Some(found) = s.watch.observe(Instant::now(), &readings, held) {
                     let socket = probes[found.socket].stats().index();
                     super::skew::advise(s.port, Skew { socket, ..found });
