@@ -313,6 +313,11 @@ impl MemoryBudget {
     pub fn full_count(&self) -> u64 {
         self.kib.full_count()
     }
+
+    /// Time receivers spent waiting for memory, counted when each wait ends.
+    pub fn waited(&self) -> std::time::Duration {
+        self.kib.waited()
+    }
 }
 
 #[cfg(test)]

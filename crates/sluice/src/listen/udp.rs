@@ -394,7 +394,7 @@ impl PortSkew {
     fn holds(&self) -> (u64, std::time::Duration) {
         (
             self.window.full_count() + self.memory.full_count(),
-            self.window.waited(),
+            self.window.waited() + self.memory.waited(),
         )
     }
 
