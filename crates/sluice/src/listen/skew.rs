@@ -4,7 +4,7 @@
 //! datagram's 4-tuple, so every datagram of one sender goes to one socket and one receive
 //! thread. A firewall sending more than one thread can classify then loses datagrams in the
 //! kernel while the port's other sockets sit idle: the vendor mix at 200k/s from one sender
-//! lost 26–30 % that way on the 2-core bench box, and 0 % with `SLUICE_UDP_BALANCE=cbpf`
+//! lost 11–30 % that way on the 2-core bench box, and 0 % with `SLUICE_UDP_BALANCE=cbpf`
 //! (BENCHMARKS.md). The drops are counted per socket either way; what an operator cannot see
 //! from the counter is that the remedy is a setting. [`SkewWatch`] recognises the pattern
 //! from the once-a-second drop readings and says so, at most once per [`WARN_EVERY`].
