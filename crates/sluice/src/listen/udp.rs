@@ -252,15 +252,17 @@ impl UdpPort {
         }
         let drop_watch = CancellationToken::new();
         // Only the kernel's hash sends one sender to one socket; eBPF and cBPF spread it.
-        let skew = (group.balance_mode() == sluice_net::Balance::Kernel)
-            .then(|| SkewWatch::new(probes.len()))
-            .flatten()
-            .map(|watch| PortSkew {
-                port: local_addr.port(),
-                watch,
-                window: ctx.window.clone(),
-                memory: ctx.memory.clone(),
-            });
+        let watch = if group.balance_mode() == sluice_net::Balance::Kernel {
+            SkewWatch::new(probes.len())
+        } else {
+            None
+        };
+        let skew = watch.map(|watch| PortSkew {
+            port: local_addr.port(),
+            watch,
+            window: ctx.window.clone(),
+            memory: ctx.memory.clone(),
+        });
         watch_kernel_drops(
             &ctx.rt,
             probes,
@@ -382,10 +384,10 @@ pub const DROP_WATCH_INTERVAL: Duration = Duration::from_secs(1);
 /// A port balanced by the kernel's hash, watched for one sender overrunning one socket
 /// ([`SkewWatch`]), with what can hold its receivers back.
 pub struct PortSkew {
-    pub port: u16,
-    pub watch: SkewWatch,
-    pub window: Arc<Window>,
-    pub memory: Arc<MemoryBudget>,
+    port: u16,
+    watch: SkewWatch,
+    window: Arc<Window>,
+    memory: Arc<MemoryBudget>,
 }
 
 impl PortSkew {
